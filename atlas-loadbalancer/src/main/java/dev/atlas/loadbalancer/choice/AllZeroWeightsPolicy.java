@@ -1,0 +1,61 @@
+package dev.atlas.loadbalancer.choice;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * What a balancer does when candidates exist but every one of them has weight 0 (all drained), which is
+ * nearly always an operator mistake rather than an intended outage.
+ */
+public enum AllZeroWeightsPolicy {
+
+	/**
+	 * Treat every candidate as weight 1: traffic keeps flowing, one WARN per snapshot is logged and the
+	 * {@code atlas.weights.all.zero} counter counts each such request. The default.
+	 */
+	FAIL_OPEN("fail-open"),
+
+	/**
+	 * Choose nothing: the request gets an empty response (a 503 for HTTP clients) and the
+	 * {@code atlas.weights.all.zero} counter counts it.
+	 */
+	REJECT("reject");
+
+	private final String value;
+
+	AllZeroWeightsPolicy(String value) {
+		this.value = value;
+	}
+
+	/**
+	 * The property value of this policy.
+	 * @return e.g. {@code fail-open}
+	 */
+	public String value() {
+		return this.value;
+	}
+
+	/**
+	 * Parses a property value, ignoring case and treating {@code _} like {@code -}.
+	 * @param value e.g. {@code fail-open}
+	 * @return the policy, never {@code null}
+	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
+	 */
+	public static AllZeroWeightsPolicy fromValue(String value) {
+		String normalized = (value != null) ? value.trim().toLowerCase(Locale.ROOT).replace('_', '-') : "";
+		for (AllZeroWeightsPolicy policy : values()) {
+			if (policy.value.equals(normalized)) {
+				return policy;
+			}
+		}
+		throw new IllegalArgumentException("'" + value + "' is not an all-zero-weights policy; allowed values: "
+				+ Arrays.stream(values()).map(AllZeroWeightsPolicy::value).collect(Collectors.joining(", ")));
+	}
+
+	@Override
+	public String toString() {
+		return this.value;
+	}
+
+}

@@ -1,0 +1,149 @@
+package dev.atlas.loadbalancer.choice;
+
+import java.util.List;
+import java.util.Objects;
+
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.cloud.client.ServiceInstance;
+
+/**
+ * Base of the weighted balancers: memoizes, per candidate list (by identity), the parsed
+ * {@link InstanceSnapshot} and a strategy-specific selection table, so that a pick is a volatile read, an
+ * identity comparison and the table lookup. No lock is taken; when the list changes, concurrent callers
+ * may build the new table twice, which is harmless (both results are equal).
+ *
+ * <p>Handles the edge cases once for every strategy: an empty list (WARN once per snapshot, no choice),
+ * a single positive-weight candidate, and all weights 0 ({@link AllZeroWeightsPolicy}).
+ *
+ * @param <T> the per-snapshot selection table
+ */
+public abstract class SnapshotBalancer<T> implements Balancer {
+
+	private static final Logger log = LoggerFactory.getLogger(SnapshotBalancer.class);
+
+	/** Name of the counter of requests that met an all-zero-weights list; tags {@code service, policy}. */
+	public static final String ALL_ZERO_WEIGHTS_METER = "atlas.weights.all.zero";
+
+	private final String serviceId;
+
+	private final InstanceAttributesParser parser;
+
+	private final AllZeroWeightsPolicy allZeroWeightsPolicy;
+
+	private final Counter allZeroWeights;
+
+	private volatile @Nullable Prepared<T> prepared;
+
+	/**
+	 * Creates the balancer of one service.
+	 * @param serviceId not {@code null}
+	 * @param parser reads instance metadata once per snapshot; not {@code null}
+	 * @param allZeroWeightsPolicy not {@code null}
+	 * @param meterRegistry where {@value #ALL_ZERO_WEIGHTS_METER} is registered; not {@code null}
+	 */
+	protected SnapshotBalancer(String serviceId, InstanceAttributesParser parser,
+			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry) {
+		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
+		this.parser = Objects.requireNonNull(parser, "parser");
+		this.allZeroWeightsPolicy = Objects.requireNonNull(allZeroWeightsPolicy, "allZeroWeightsPolicy");
+		this.allZeroWeights = Counter.builder(ALL_ZERO_WEIGHTS_METER)
+			.description("Requests whose candidates all had weight 0, handled by the all-zero-weights policy")
+			.tag("service", serviceId)
+			.tag("policy", allZeroWeightsPolicy.value())
+			.register(meterRegistry);
+	}
+
+	@Override
+	public final @Nullable ServiceInstance choose(List<ServiceInstance> candidates) {
+		Prepared<T> current = this.prepared;
+		if (current == null || !current.snapshot.isSnapshotOf(candidates)) {
+			current = prepare(candidates);
+			this.prepared = current;
+		}
+		if (current.allZero) {
+			this.allZeroWeights.increment();
+		}
+		if (current.only >= 0) {
+			return current.snapshot.instance(current.only);
+		}
+		T table = current.table;
+		return (table != null) ? current.snapshot.instance(pick(table)) : null;
+	}
+
+	private Prepared<T> prepare(List<ServiceInstance> candidates) {
+		InstanceSnapshot snapshot = InstanceSnapshot.of(candidates, this.parser);
+		if (snapshot.size() == 0) {
+			log.warn("No instance available for service '{}'", this.serviceId);
+			return new Prepared<>(snapshot, null, -1, false);
+		}
+		double[] weights = snapshot.weights();
+		boolean allZero = snapshot.totalWeight() == 0;
+		if (allZero) {
+			if (this.allZeroWeightsPolicy == AllZeroWeightsPolicy.REJECT) {
+				log.warn("All {} instances of service '{}' have weight 0; rejecting requests "
+						+ "(atlas.loadbalancer.all-zero-weights=reject)", snapshot.size(), this.serviceId);
+				return new Prepared<>(snapshot, null, -1, true);
+			}
+			log.warn("All {} instances of service '{}' have weight 0; treating them as equal weights "
+					+ "(atlas.loadbalancer.all-zero-weights=fail-open)", snapshot.size(), this.serviceId);
+			java.util.Arrays.fill(weights, 1.0);
+		}
+		int only = singlePositive(weights);
+		return new Prepared<>(snapshot, (only >= 0) ? null : buildTable(weights), only, allZero);
+	}
+
+	private static int singlePositive(double[] weights) {
+		int found = -1;
+		for (int i = 0; i < weights.length; i++) {
+			if (weights[i] > 0) {
+				if (found >= 0) {
+					return -1;
+				}
+				found = i;
+			}
+		}
+		return found;
+	}
+
+	/**
+	 * Builds the selection table for one snapshot. Called once per snapshot, never per request.
+	 * @param weights one finite weight {@code >= 0} per instance, in snapshot order, at least two of them
+	 *     positive; the array is owned by the callee
+	 * @return the table, never {@code null}
+	 */
+	protected abstract T buildTable(double[] weights);
+
+	/**
+	 * Picks an index from a table built by {@link #buildTable(double[])}. Must be thread-safe and take no
+	 * lock.
+	 * @param table not {@code null}
+	 * @return an index of an instance whose weight is positive
+	 */
+	protected abstract int pick(T table);
+
+	/**
+	 * The service this balancer serves.
+	 * @return never {@code null}
+	 */
+	public String serviceId() {
+		return this.serviceId;
+	}
+
+	/**
+	 * Everything derived from one candidate list.
+	 * @param snapshot the parsed list
+	 * @param table selection table, {@code null} when there is nothing to choose or a single candidate
+	 * @param only index of the single positive-weight candidate, or {@code -1}
+	 * @param allZero whether the all-zero-weights policy applied
+	 */
+	private record Prepared<T>(InstanceSnapshot snapshot, @Nullable T table, int only, boolean allZero) {
+	}
+
+}
