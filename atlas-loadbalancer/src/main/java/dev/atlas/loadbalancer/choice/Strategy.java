@@ -4,6 +4,9 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import io.micrometer.core.instrument.MeterRegistry;
+
 /**
  * The load-balancing algorithms Atlas offers. Every strategy honours weights (weight 0 = drained).
  */
@@ -52,6 +55,24 @@ public enum Strategy {
 		}
 		throw new IllegalArgumentException("'" + value + "' is not a load-balancing strategy; allowed values: "
 				+ Arrays.stream(values()).map(Strategy::value).collect(Collectors.joining(", ")));
+	}
+
+	/**
+	 * Creates a balancer of this strategy with production defaults (thread-local randomness, random
+	 * starting position).
+	 * @param serviceId not {@code null}
+	 * @param parser not {@code null}
+	 * @param allZeroWeightsPolicy not {@code null}
+	 * @param meterRegistry not {@code null}
+	 * @return a new balancer, never {@code null}
+	 */
+	public Balancer newBalancer(String serviceId, InstanceAttributesParser parser,
+			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry) {
+		return switch (this) {
+			case WEIGHTED_RANDOM -> new WeightedRandomBalancer(serviceId, parser, allZeroWeightsPolicy, meterRegistry);
+			case SMOOTH_ROUND_ROBIN ->
+				new SmoothWeightedRoundRobinBalancer(serviceId, parser, allZeroWeightsPolicy, meterRegistry);
+		};
 	}
 
 	@Override

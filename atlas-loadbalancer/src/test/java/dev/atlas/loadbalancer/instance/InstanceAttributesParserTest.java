@@ -1,0 +1,125 @@
+package dev.atlas.loadbalancer.instance;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import com.alibaba.cloud.nacos.NacosServiceInstance;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+
+import static dev.atlas.loadbalancer.TestInstances.instance;
+import static dev.atlas.loadbalancer.TestInstances.weighted;
+import static org.assertj.core.api.Assertions.assertThat;
+
+@ExtendWith(OutputCaptureExtension.class)
+class InstanceAttributesParserTest {
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	private final InstanceAttributesParser parser = new InstanceAttributesParser("user-service", "version",
+			this.meters);
+
+	@Test
+	void case05_nacosWeightIsReadAsFloat() {
+		assertThat(this.parser.parse(nacos("a", 1.0, "DEFAULT", true)).weight()).isEqualTo(1.0);
+		assertThat(this.parser.parse(nacos("b", 6.0, "DEFAULT", true)).weight()).isEqualTo(6.0);
+	}
+
+	@Test
+	void case05_plainWeightIsReadAsIntOrFloat() {
+		assertThat(this.parser.parse(weighted("a", "6")).weight()).isEqualTo(6.0);
+		assertThat(this.parser.parse(weighted("b", " 0.5 ")).weight()).isEqualTo(0.5);
+	}
+
+	@Test
+	void nacosWeightWinsOverPlainWeight() {
+		assertThat(this.parser.parse(instance("a", "nacos.weight", "3.0", "weight", "7")).weight()).isEqualTo(3.0);
+		assertThat(this.parser.parse(instance("a", "nacos.weight", " ", "weight", "7")).weight()).isEqualTo(7.0);
+	}
+
+	@Test
+	void case06_malformedWeightGetsDefaultAndOneWarnPerInstance(CapturedOutput output) {
+		ServiceInstance a = weighted("a", "abc");
+		for (int refresh = 0; refresh < 3; refresh++) {
+			assertThat(this.parser.parse(a).weight()).isEqualTo(1.0);
+		}
+		assertThat(this.parser.parse(weighted("c", "NaN")).weight()).isEqualTo(1.0);
+		assertThat(this.parser.parse(weighted("d", "Infinity")).weight()).isEqualTo(1.0);
+		assertThat(this.meters.counter("atlas.weights.invalid", "service", "user-service").count()).isEqualTo(3);
+		assertThat(output.getOut().lines().filter((line) -> line.contains("weight='abc'"))).hasSize(1);
+		assertThat(output.getOut()).contains("Service 'user-service', instance a.local:8080 (a): metadata weight='abc'"
+				+ " is not a finite number; using the default weight 1");
+	}
+
+	@Test
+	void case06_missingWeightIsOneAndNegativeIsDrainedNotPromoted() {
+		assertThat(this.parser.parse(instance("c")).weight()).isEqualTo(1.0);
+		InstanceAttributes negative = this.parser.parse(weighted("a", "-3"));
+		assertThat(negative.weight()).isZero();
+		assertThat(negative.drained()).isTrue();
+		assertThat(this.parser.parse(weighted("z", "0")).drained()).isTrue();
+		assertThat(this.meters.counter("atlas.weights.invalid", "service", "user-service").count()).isEqualTo(1);
+	}
+
+	@Test
+	void nullMetadataAndNullValuesAreMissing() {
+		ServiceInstance noMetadata = new DefaultServiceInstance("n", "user-service", "h", 1, false, null);
+		assertThat(this.parser.parse(noMetadata)).isEqualTo(InstanceAttributes.DEFAULTS);
+		Map<String, String> withNulls = new HashMap<>();
+		withNulls.put("weight", null);
+		withNulls.put("zone", null);
+		ServiceInstance nulls = new DefaultServiceInstance("m", "user-service", "h", 1, false, withNulls);
+		assertThat(this.parser.parse(nulls)).isEqualTo(InstanceAttributes.DEFAULTS);
+	}
+
+	@Test
+	void clusterComesFromNacosThenZoneAndIsCaseInsensitive() {
+		assertThat(this.parser.parse(nacos("a", 1.0, "SH", true)).cluster()).isEqualTo("sh");
+		assertThat(this.parser.parse(instance("b", "zone", "Sh")).cluster()).isEqualTo("sh");
+		assertThat(this.parser.parse(instance("c", "nacos.cluster", "BJ", "zone", "sh")).cluster()).isEqualTo("bj");
+		assertThat(this.parser.parse(instance("d", "zone", "  ")).cluster()).isNull();
+	}
+
+	@Test
+	void tagHealthAndRegistrationTime() {
+		InstanceAttributes parsed = this.parser
+			.parse(instance("a", "version", "v2", "atlas.registered-at", "1700000000000"));
+		assertThat(parsed.tag()).isEqualTo("v2");
+		assertThat(parsed.registeredAtMillis()).isEqualTo(1_700_000_000_000L);
+		assertThat(this.parser.parse(instance("b", "version", "")).tag()).isNull();
+		assertThat(this.parser.parse(instance("c", "atlas.registered-at", "yesterday")).registeredAtMillis())
+			.isEqualTo(InstanceAttributes.UNKNOWN_REGISTRATION_TIME);
+		assertThat(this.parser.parse(nacos("d", 1.0, "DEFAULT", false)).healthy()).isFalse();
+		assertThat(this.parser.parse(nacos("e", 1.0, "DEFAULT", true)).healthy()).isTrue();
+	}
+
+	@Test
+	void tagKeyIsConfigurable() {
+		InstanceAttributesParser lane = new InstanceAttributesParser("s", "lane", this.meters);
+		assertThat(lane.parse(instance("a", "lane", "gray", "version", "v2")).tag()).isEqualTo("gray");
+	}
+
+	/** A real NacosServiceInstance with the metadata Spring Cloud Alibaba's NacosServiceDiscovery writes. */
+	static NacosServiceInstance nacos(String id, double weight, String cluster, boolean healthy) {
+		NacosServiceInstance instance = new NacosServiceInstance();
+		instance.setInstanceId(id);
+		instance.setServiceId("user-service");
+		instance.setHost(id + ".local");
+		instance.setPort(8080);
+		Map<String, String> metadata = new HashMap<>();
+		metadata.put("nacos.instanceId", id);
+		metadata.put("nacos.weight", weight + "");
+		metadata.put("nacos.healthy", healthy + "");
+		metadata.put("nacos.cluster", cluster + "");
+		metadata.put("nacos.ephemeral", "true");
+		instance.setMetadata(metadata);
+		return instance;
+	}
+
+}

@@ -1,0 +1,62 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import java.util.stream.Collectors;
+
+import dev.atlas.autoconfigure.AtlasProperties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Makes Atlas the load balancer of every {@code @LoadBalanced} RestTemplate, RestClient, WebClient and
+ * Feign client, when Spring Cloud LoadBalancer is present and enabled and {@code atlas.enabled} is not
+ * {@code false}.
+ */
+@AutoConfiguration(before = LoadBalancerAutoConfiguration.class)
+@ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
+@ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(AtlasProperties.class)
+@LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
+public class AtlasLoadBalancerAutoConfiguration {
+
+	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static AtlasValueConverters.ToStrategy atlasStrategyConverter() {
+		return new AtlasValueConverters.ToStrategy();
+	}
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static AtlasValueConverters.ToAllZeroWeightsPolicy atlasAllZeroWeightsPolicyConverter() {
+		return new AtlasValueConverters.ToAllZeroWeightsPolicy();
+	}
+
+	@Bean
+	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasProperties properties) {
+		return () -> {
+			AtlasProperties.ResolvedLoadBalancer defaults = properties.resolve("");
+			String overrides = properties.getServices()
+				.keySet()
+				.stream()
+				.map((serviceId) -> serviceId + "=" + properties.resolve(serviceId).strategy())
+				.collect(Collectors.joining(", "));
+			log.info("Atlas is the load balancer of every @LoadBalanced client: strategy={}, all-zero-weights={}{}",
+					defaults.strategy(), defaults.allZeroWeights(),
+					overrides.isEmpty() ? "" : ", per-service strategies: " + overrides);
+		};
+	}
+
+}
