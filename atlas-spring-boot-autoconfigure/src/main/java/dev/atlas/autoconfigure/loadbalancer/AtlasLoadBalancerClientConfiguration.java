@@ -8,12 +8,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
@@ -37,8 +37,7 @@ public class AtlasLoadBalancerClientConfiguration {
 
 	@Bean
 	@Primary
-	@ConditionalOnMissingBean(value = ReactorLoadBalancer.class,
-			ignoredType = "com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer")
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
 			LoadBalancerClientFactory loadBalancerClientFactory, AtlasProperties properties,
 			ObjectProvider<MeterRegistry> meterRegistry) {
