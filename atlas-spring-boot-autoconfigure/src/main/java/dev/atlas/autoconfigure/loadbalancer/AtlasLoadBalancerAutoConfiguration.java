@@ -16,6 +16,7 @@ import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 /**
  * Makes Atlas the load balancer of every {@code @LoadBalanced} RestTemplate, RestClient, WebClient and
@@ -32,6 +33,8 @@ public class AtlasLoadBalancerAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
 
+	private static final String SPRING_CONFIGURATIONS = "spring.cloud.loadbalancer.configurations";
+
 	@Bean
 	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToStrategy atlasStrategyConverter() {
@@ -45,8 +48,12 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	@Bean
-	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasProperties properties) {
+	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasProperties properties, Environment environment) {
 		return () -> {
+			if ("weighted".equals(environment.getProperty(SPRING_CONFIGURATIONS))) {
+				log.warn("{}=weighted repeats every instance by its weight before Atlas, which honours weights "
+						+ "itself: weights would count twice. Remove that property.", SPRING_CONFIGURATIONS);
+			}
 			AtlasProperties.ResolvedLoadBalancer defaults = properties.resolve("");
 			String overrides = properties.getServices()
 				.keySet()

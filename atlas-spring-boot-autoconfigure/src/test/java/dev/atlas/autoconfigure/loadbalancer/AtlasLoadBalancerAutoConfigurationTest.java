@@ -143,6 +143,13 @@ class AtlasLoadBalancerAutoConfigurationTest {
 	}
 
 	@Test
+	void warnsThatSpringsWeightedSupplierWouldCountWeightsTwice(CapturedOutput output) {
+		this.runner.withPropertyValues("spring.cloud.loadbalancer.configurations=weighted")
+			.run((context) -> assertThat(output).contains("weights would count twice"));
+		this.runner.run((context) -> assertThat(output).containsOnlyOnce("weights would count twice"));
+	}
+
+	@Test
 	void atlasIsInChargeWhenNacosLoadBalancerIsAlsoEnabled(CapturedOutput output) {
 		this.runner
 			.withConfiguration(AutoConfigurations.of(UtilIPv6AutoConfiguration.class, NacosServiceAutoConfiguration.class,
