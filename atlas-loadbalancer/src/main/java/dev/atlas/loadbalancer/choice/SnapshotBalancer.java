@@ -5,6 +5,7 @@ import java.util.Objects;
 
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
@@ -14,10 +15,12 @@ import org.slf4j.LoggerFactory;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Base of the weighted balancers: memoizes, per candidate list (by identity), the parsed
- * {@link InstanceSnapshot} and a strategy-specific selection table, so that a pick is a volatile read, an
- * identity comparison and the table lookup. No lock is taken; when the list changes, concurrent callers
- * may build the new table twice, which is harmless (both results are equal).
+ * Base of the weighted balancers: memoizes, per candidate list, the parsed {@link InstanceSnapshot} and a
+ * strategy-specific selection table built from its effective weights, so that a pick is a volatile read,
+ * a map lookup and the table lookup. Candidates that already are snapshots (as Atlas's supplier stages
+ * emit) carry the table themselves; any other list is parsed once per list object ({@link SnapshotCache}).
+ * No lock is taken; when the list changes, concurrent callers may build the new table twice, which is
+ * harmless (both results are equal).
  *
  * <p>Handles the edge cases once for every strategy: an empty list (WARN once per snapshot, no choice),
  * a single positive-weight candidate, and all weights 0 ({@link AllZeroWeightsPolicy}).
@@ -33,13 +36,11 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	private final String serviceId;
 
-	private final InstanceAttributesParser parser;
+	private final SnapshotCache snapshots;
 
 	private final AllZeroWeightsPolicy allZeroWeightsPolicy;
 
 	private final Counter allZeroWeights;
-
-	private volatile @Nullable Prepared<T> prepared;
 
 	/**
 	 * Creates the balancer of one service.
@@ -51,7 +52,7 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 	protected SnapshotBalancer(String serviceId, InstanceAttributesParser parser,
 			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
-		this.parser = Objects.requireNonNull(parser, "parser");
+		this.snapshots = new SnapshotCache(Objects.requireNonNull(parser, "parser"));
 		this.allZeroWeightsPolicy = Objects.requireNonNull(allZeroWeightsPolicy, "allZeroWeightsPolicy");
 		this.allZeroWeights = Counter.builder(ALL_ZERO_WEIGHTS_METER)
 			.description("Requests whose candidates all had weight 0, handled by the all-zero-weights policy")
@@ -62,29 +63,24 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	@Override
 	public final @Nullable ServiceInstance choose(List<ServiceInstance> candidates) {
-		Prepared<T> current = this.prepared;
-		if (current == null || !current.snapshot.isSnapshotOf(candidates)) {
-			current = prepare(candidates);
-			this.prepared = current;
-		}
+		Prepared<T> current = this.snapshots.snapshotOf(candidates).derive(this, this::prepare);
 		if (current.allZero) {
 			this.allZeroWeights.increment();
 		}
 		if (current.only >= 0) {
-			return current.snapshot.instance(current.only);
+			return current.snapshot.get(current.only);
 		}
 		T table = current.table;
-		return (table != null) ? current.snapshot.instance(pick(table)) : null;
+		return (table != null) ? current.snapshot.get(pick(table)) : null;
 	}
 
-	private Prepared<T> prepare(List<ServiceInstance> candidates) {
-		InstanceSnapshot snapshot = InstanceSnapshot.of(candidates, this.parser);
-		if (snapshot.size() == 0) {
+	private Prepared<T> prepare(InstanceSnapshot snapshot) {
+		if (snapshot.isEmpty()) {
 			log.warn("No instance available for service '{}'", this.serviceId);
 			return new Prepared<>(snapshot, null, -1, false);
 		}
-		double[] weights = snapshot.weights();
-		boolean allZero = snapshot.totalWeight() == 0;
+		double[] weights = snapshot.effectiveWeights();
+		boolean allZero = snapshot.totalEffectiveWeight() == 0;
 		if (allZero) {
 			if (this.allZeroWeightsPolicy == AllZeroWeightsPolicy.REJECT) {
 				log.warn("All {} instances of service '{}' have weight 0; rejecting requests "

@@ -1,90 +1,161 @@
 package dev.atlas.loadbalancer.instance;
 
+import java.util.AbstractList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.RandomAccess;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.IntPredicate;
 
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * The parsed view of one instance list as emitted by the supplier chain: every instance's attributes are
- * read exactly once, when the snapshot is built, so that choosing is a table lookup.
+ * An immutable instance list whose elements' attributes were parsed exactly once, when the snapshot was
+ * built from the list the registry returned. Atlas's supplier stages pass snapshots to each other (a
+ * snapshot <em>is</em> a {@code List<ServiceInstance>} holding the very objects the registry client
+ * produced), so no stage and no balancer parses metadata again.
  *
- * <p>A snapshot remembers the list it was built from by identity ({@link #isSnapshotOf(List)}): Spring
- * Cloud LoadBalancer's cache emits the same list object until the next refresh, so a balancer rebuilds
- * its snapshot exactly when the registry's answer changes.
+ * <p>Each element carries its parsed {@link InstanceAttributes} and an <em>effective weight</em>: the
+ * configured weight, or what a stage (e.g. warmup) made of it. Work derived from a snapshot (a filtered
+ * subset, a balancer's selection table) is memoized on the snapshot itself with {@link #derive}, so the
+ * per-request cost of every stage is a map lookup.
  *
- * <p>Immutable after construction and therefore thread-safe; publish it through a {@code volatile} field.
+ * <p>Immutable and thread-safe; {@code derive} may run a function twice under a race, never concurrently
+ * returning different values to the same caller after it has been stored.
  */
-public final class InstanceSnapshot {
+public final class InstanceSnapshot extends AbstractList<ServiceInstance> implements RandomAccess {
 
-	private final List<ServiceInstance> source;
+	private static final InstanceAttributes[] NO_ATTRIBUTES = {};
 
 	private final ServiceInstance[] instances;
 
 	private final InstanceAttributes[] attributes;
 
-	private final double totalWeight;
+	private final double[] weights;
 
-	private InstanceSnapshot(List<ServiceInstance> source, ServiceInstance[] instances,
-			InstanceAttributes[] attributes, double totalWeight) {
-		this.source = source;
+	private final ConcurrentHashMap<Object, Object> derived = new ConcurrentHashMap<>(4);
+
+	private InstanceSnapshot(ServiceInstance[] instances, InstanceAttributes[] attributes, double[] weights) {
 		this.instances = instances;
 		this.attributes = attributes;
-		this.totalWeight = totalWeight;
+		this.weights = weights;
 	}
 
 	/**
-	 * Builds a snapshot, parsing each instance once. {@code null} elements of the list are skipped.
-	 * @param source the list emitted by the supplier chain; not {@code null}, may be empty; not copied, so it
-	 *     must not be mutated afterwards (Spring's suppliers never do)
+	 * Builds a snapshot, parsing each instance once; a list that already is a snapshot is returned as is.
+	 * {@code null} elements are skipped.
+	 * @param source the list emitted by the supplier chain; not {@code null}, may be empty
 	 * @param parser reads the attributes; not {@code null}
 	 * @return the snapshot, never {@code null}
 	 */
 	public static InstanceSnapshot of(List<ServiceInstance> source, InstanceAttributesParser parser) {
+		if (source instanceof InstanceSnapshot snapshot) {
+			return snapshot;
+		}
 		int size = 0;
 		ServiceInstance[] instances = new ServiceInstance[source.size()];
-		InstanceAttributes[] attributes = new InstanceAttributes[source.size()];
-		double total = 0;
+		InstanceAttributes[] attributes = (instances.length == 0) ? NO_ATTRIBUTES
+				: new InstanceAttributes[instances.length];
 		for (ServiceInstance instance : source) {
 			if (instance == null) {
 				continue;
 			}
-			InstanceAttributes parsed = parser.parse(instance);
 			instances[size] = instance;
-			attributes[size] = parsed;
-			total += parsed.weight();
+			attributes[size] = parser.parse(instance);
 			size++;
 		}
 		if (size < instances.length) {
-			instances = java.util.Arrays.copyOf(instances, size);
-			attributes = java.util.Arrays.copyOf(attributes, size);
+			instances = Arrays.copyOf(instances, size);
+			attributes = Arrays.copyOf(attributes, size);
 		}
-		return new InstanceSnapshot(source, instances, attributes, total);
+		double[] weights = new double[size];
+		for (int i = 0; i < size; i++) {
+			weights[i] = attributes[i].weight();
+		}
+		return new InstanceSnapshot(instances, attributes, weights);
 	}
 
 	/**
-	 * Whether this snapshot was built from exactly this list object.
-	 * @param list a list emitted by the supplier chain, may be {@code null}
-	 * @return {@code true} on identity, not on equality
+	 * The elements for which a predicate holds, with their attributes and effective weights.
+	 * @param keep called once per index, {@code 0 <= index < size()}
+	 * @return this snapshot when every element is kept, else a new one (with nothing derived yet)
 	 */
-	public boolean isSnapshotOf(List<ServiceInstance> list) {
-		return this.source == list;
+	public InstanceSnapshot filter(IntPredicate keep) {
+		int[] kept = new int[this.instances.length];
+		int size = 0;
+		for (int i = 0; i < this.instances.length; i++) {
+			if (keep.test(i)) {
+				kept[size++] = i;
+			}
+		}
+		if (size == this.instances.length) {
+			return this;
+		}
+		ServiceInstance[] instances = new ServiceInstance[size];
+		InstanceAttributes[] attributes = new InstanceAttributes[size];
+		double[] weights = new double[size];
+		for (int k = 0; k < size; k++) {
+			instances[k] = this.instances[kept[k]];
+			attributes[k] = this.attributes[kept[k]];
+			weights[k] = this.weights[kept[k]];
+		}
+		return new InstanceSnapshot(instances, attributes, weights);
 	}
 
 	/**
-	 * Number of instances.
-	 * @return {@code >= 0}
+	 * The same elements with other effective weights.
+	 * @param effectiveWeights one finite weight {@code >= 0} per element; copied
+	 * @return a new snapshot, never {@code null}
+	 * @throws IllegalArgumentException if the length differs from {@link #size()} or a weight is invalid
 	 */
-	public int size() {
-		return this.instances.length;
+	public InstanceSnapshot withEffectiveWeights(double[] effectiveWeights) {
+		if (effectiveWeights.length != this.instances.length) {
+			throw new IllegalArgumentException(
+					"expected " + this.instances.length + " weights, got " + effectiveWeights.length);
+		}
+		for (double weight : effectiveWeights) {
+			if (!(weight >= 0) || Double.isInfinite(weight)) {
+				throw new IllegalArgumentException("weights must be finite and >= 0, found " + weight);
+			}
+		}
+		return new InstanceSnapshot(this.instances, this.attributes, effectiveWeights.clone());
 	}
 
 	/**
-	 * The instance at an index, the very object the supplier produced.
+	 * Returns what {@code function} derives from this snapshot, computing it at most once per key (but for a
+	 * harmless race when two threads ask for the same key at once).
+	 * @param key identifies the derivation, typically the stage or balancer object itself; not {@code null}
+	 * @param function derives the value from this snapshot; must not return {@code null}
+	 * @param <T> the value type
+	 * @return the memoized value
+	 */
+	@SuppressWarnings("unchecked")
+	public <T> T derive(Object key, Function<InstanceSnapshot, T> function) {
+		Object value = this.derived.get(key);
+		if (value == null) {
+			value = function.apply(this);
+			Object raced = this.derived.putIfAbsent(key, value);
+			if (raced != null) {
+				value = raced;
+			}
+		}
+		return (T) value;
+	}
+
+	/**
+	 * The instance at an index, the very object the registry client produced.
 	 * @param index {@code 0 <= index < size()}
 	 * @return never {@code null}
 	 */
-	public ServiceInstance instance(int index) {
+	@Override
+	public ServiceInstance get(int index) {
 		return this.instances[index];
+	}
+
+	@Override
+	public int size() {
+		return this.instances.length;
 	}
 
 	/**
@@ -97,23 +168,44 @@ public final class InstanceSnapshot {
 	}
 
 	/**
-	 * The weights of all instances, in list order.
-	 * @return a new array of finite values {@code >= 0}
+	 * The effective weight of the instance at an index: its configured weight unless a stage changed it.
+	 * @param index {@code 0 <= index < size()}
+	 * @return a finite value {@code >= 0}
 	 */
-	public double[] weights() {
-		double[] weights = new double[this.attributes.length];
-		for (int i = 0; i < weights.length; i++) {
-			weights[i] = this.attributes[i].weight();
-		}
-		return weights;
+	public double effectiveWeight(int index) {
+		return this.weights[index];
 	}
 
 	/**
-	 * Sum of all weights.
+	 * The effective weights of all instances, in list order.
+	 * @return a new array of finite values {@code >= 0}
+	 */
+	public double[] effectiveWeights() {
+		return this.weights.clone();
+	}
+
+	/**
+	 * Sum of the effective weights.
 	 * @return {@code >= 0}; {@code 0} when the list is empty or every instance is drained
 	 */
-	public double totalWeight() {
-		return this.totalWeight;
+	public double totalEffectiveWeight() {
+		double total = 0;
+		for (double weight : this.weights) {
+			total += weight;
+		}
+		return total;
+	}
+
+	// Identity semantics: two snapshots are equal only if they are the same object, so that memoization
+	// keyed on snapshots never confuses two refreshes with equal content.
+	@Override
+	public boolean equals(Object other) {
+		return this == other;
+	}
+
+	@Override
+	public int hashCode() {
+		return System.identityHashCode(this);
 	}
 
 }
