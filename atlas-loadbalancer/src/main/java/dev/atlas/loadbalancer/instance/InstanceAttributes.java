@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  *     1:6 split
  * @param cluster cluster or zone, lower-cased with {@link java.util.Locale#ROOT} so that comparisons are
  *     case-insensitive; {@code null} when the instance carries none
- * @param tag gray tag (e.g. {@code v2}); {@code null} for an untagged (baseline) instance, never blank
+ * @param tag gray tag, lower-cased (e.g. {@code v2}); {@code null} for an untagged (baseline) instance, never
+ *     blank
  * @param registeredAtMillis registration time in epoch milliseconds as written by Atlas at registration,
  *     or {@link #UNKNOWN_REGISTRATION_TIME} when the instance does not carry it
  * @param healthy {@code false} only when the registry says so explicitly (e.g. {@code nacos.healthy=false})

@@ -24,7 +24,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * and one increment of the {@code atlas.weights.invalid} counter. Negative gives {@code 0} (drained,
  * never promoted to the default), with the same WARN and counter.</li>
  * <li>cluster: {@code nacos.cluster}, then {@code zone}; blank counts as missing; lower-cased.</li>
- * <li>tag: the configured key (default {@code version}); blank counts as untagged.</li>
+ * <li>tag: the configured key (default {@code version}); blank counts as untagged; lower-cased.</li>
  * <li>registered-at: {@code atlas.registered-at} in epoch ms; unparsable or negative counts as missing
  * (one WARN).</li>
  * <li>healthy: {@code false} only for an explicit {@code nacos.healthy=false}.</li>
@@ -80,6 +80,7 @@ public final class InstanceAttributesParser {
 		}
 		String cluster = firstPresent(metadata, MetadataKeys.NACOS_CLUSTER, MetadataKeys.ZONE);
 		String tag = trimToNull(metadata.get(this.tagKey));
+		tag = (tag != null) ? tag.toLowerCase(Locale.ROOT) : null;
 		boolean healthy = !"false".equalsIgnoreCase(trimToNull(metadata.get(MetadataKeys.NACOS_HEALTHY)));
 		return new InstanceAttributes(weight(instance, metadata),
 				(cluster != null) ? cluster.toLowerCase(Locale.ROOT) : null, tag,

@@ -1,0 +1,73 @@
+package dev.atlas.loadbalancer.context;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The routing-relevant headers of the inbound request being served (e.g. {@code X-Service-Version: v2}),
+ * carried to every outbound call made on its behalf: on the same thread, on other threads and in reactive
+ * chains (see {@link RoutingContextHolder}).
+ *
+ * <p>Header names are case-insensitive. Immutable and thread-safe.
+ */
+public final class RoutingContext {
+
+	/** A context without headers. */
+	public static final RoutingContext EMPTY = new RoutingContext(Map.of());
+
+	private final Map<String, String> headers;
+
+	private RoutingContext(Map<String, String> headers) {
+		this.headers = headers;
+	}
+
+	/**
+	 * Creates a context.
+	 * @param headers header name to value; {@code null} or blank values are dropped; not {@code null}
+	 * @return {@link #EMPTY} when nothing is left, else a new context
+	 */
+	public static RoutingContext of(Map<String, String> headers) {
+		Map<String, String> kept = new LinkedHashMap<>();
+		headers.forEach((name, value) -> {
+			if (name != null && value != null && !value.isBlank()) {
+				kept.put(name.toLowerCase(Locale.ROOT), value.trim());
+			}
+		});
+		return kept.isEmpty() ? EMPTY : new RoutingContext(Collections.unmodifiableMap(kept));
+	}
+
+	/**
+	 * The value of a header.
+	 * @param name header name, any case; not {@code null}
+	 * @return the trimmed value, or {@code null} when absent
+	 */
+	public @Nullable String get(String name) {
+		return this.headers.isEmpty() ? null : this.headers.get(name.toLowerCase(Locale.ROOT));
+	}
+
+	/**
+	 * All headers, names lower-cased.
+	 * @return an unmodifiable map, never {@code null}
+	 */
+	public Map<String, String> headers() {
+		return this.headers;
+	}
+
+	/**
+	 * Whether the context carries no header.
+	 * @return {@code true} for {@link #EMPTY}
+	 */
+	public boolean isEmpty() {
+		return this.headers.isEmpty();
+	}
+
+	@Override
+	public String toString() {
+		return "RoutingContext" + this.headers;
+	}
+
+}

@@ -1,0 +1,49 @@
+package dev.atlas.loadbalancer.context;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link RoutingContext} of the current thread. Inbound adapters (a servlet filter) set it for the
+ * duration of a request and clear it afterwards; {@link RoutingContextAccessor} lets Micrometer's
+ * context-propagation carry it to other threads ({@code @Async}, executors) and to and from Reactor's
+ * {@code Context} under the key {@link #KEY}.
+ *
+ * <p>Thread confinement makes it thread-safe.
+ */
+public final class RoutingContextHolder {
+
+	/** Key of the routing context in Reactor's {@code Context} and in context-propagation snapshots. */
+	public static final String KEY = "dev.atlas.routing-context";
+
+	private static final ThreadLocal<RoutingContext> CURRENT = new ThreadLocal<>();
+
+	private RoutingContextHolder() {
+	}
+
+	/**
+	 * The current thread's context.
+	 * @return the context, or {@code null} when the thread serves no routed request
+	 */
+	public static @Nullable RoutingContext get() {
+		return CURRENT.get();
+	}
+
+	/**
+	 * Sets the current thread's context.
+	 * @param context the context; {@code null} or {@link RoutingContext#EMPTY} clears it
+	 */
+	public static void set(@Nullable RoutingContext context) {
+		if (context == null || context.isEmpty()) {
+			CURRENT.remove();
+		}
+		else {
+			CURRENT.set(context);
+		}
+	}
+
+	/** Clears the current thread's context. */
+	public static void clear() {
+		CURRENT.remove();
+	}
+
+}

@@ -1,0 +1,58 @@
+package dev.atlas.loadbalancer.routing;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * Where a request goes when it wants a tag that no instance carries (e.g. {@code v3} while only
+ * {@code v1} and {@code v2} run).
+ */
+public enum GrayFallback {
+
+	/** To the baseline instances (untagged or tagged with a baseline tag); to all when there is none. */
+	BASELINE("baseline"),
+
+	/** To every instance, whatever its tag. */
+	ALL("all"),
+
+	/** Nowhere: the request gets an empty response (a 503 for HTTP clients). */
+	NONE("none");
+
+	private final String value;
+
+	GrayFallback(String value) {
+		this.value = value;
+	}
+
+	/**
+	 * The property value.
+	 * @return e.g. {@code baseline}
+	 */
+	public String value() {
+		return this.value;
+	}
+
+	/**
+	 * Parses a property value, ignoring case.
+	 * @param value e.g. {@code baseline}
+	 * @return never {@code null}
+	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
+	 */
+	public static GrayFallback fromValue(String value) {
+		String normalized = (value != null) ? value.trim().toLowerCase(Locale.ROOT) : "";
+		for (GrayFallback fallback : values()) {
+			if (fallback.value.equals(normalized)) {
+				return fallback;
+			}
+		}
+		throw new IllegalArgumentException("'" + value + "' is not a gray fallback; allowed values: "
+				+ Arrays.stream(values()).map(GrayFallback::value).collect(Collectors.joining(", ")));
+	}
+
+	@Override
+	public String toString() {
+		return this.value;
+	}
+
+}

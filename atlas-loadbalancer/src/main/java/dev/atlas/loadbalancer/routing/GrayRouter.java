@@ -1,0 +1,200 @@
+package dev.atlas.loadbalancer.routing;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.random.RandomGenerator;
+
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Chooses the lane of a request: the subset of a service's instances it may be sent to, by the tag it
+ * wants (from its header, the propagated context or the caller's own tag) and {@link GrayRules}.
+ *
+ * <table>
+ * <caption>Lanes</caption>
+ * <tr><th>request wants</th><th>instances</th></tr>
+ * <tr><td>tag T, some instance tagged T</td><td>those tagged T</td></tr>
+ * <tr><td>a baseline tag, no instance tagged with it</td><td>baseline</td></tr>
+ * <tr><td>tag T, no instance tagged T</td><td>{@link GrayFallback}: baseline, all or none (counted in
+ * {@code atlas.gray.fallback}, one WARN per tag)</td></tr>
+ * <tr><td>no tag, a percentage rule picks tag C with instances</td><td>those tagged C</td></tr>
+ * <tr><td>no tag, baseline isolated</td><td>baseline (untagged or a baseline tag); all when there is
+ * none</td></tr>
+ * <tr><td>no tag, baseline not isolated</td><td>all</td></tr>
+ * </table>
+ *
+ * <p>The lanes of a snapshot are computed once and memoized on it, so routing a request is a few map
+ * lookups; the lane returned for the same snapshot and tag is always the same object, which lets the
+ * balancer memoize its tables per lane. Thread-safe and lock-free.
+ */
+public final class GrayRouter {
+
+	private static final Logger log = LoggerFactory.getLogger(GrayRouter.class);
+
+	/** Counter of requests whose wanted tag had no instance; tags {@code service}, {@code policy}. */
+	public static final String FALLBACK_METER = "atlas.gray.fallback";
+
+	private final String serviceId;
+
+	private final GrayRules rules;
+
+	private final String[] canaryTags;
+
+	private final double[] canaryCumulative;
+
+	private final Counter fallbacks;
+
+	private final OncePerKeyLog warnings = new OncePerKeyLog();
+
+	/**
+	 * Creates the router of one service.
+	 * @param serviceId not {@code null}
+	 * @param rules not {@code null}
+	 * @param meterRegistry where {@value #FALLBACK_METER} is registered; not {@code null}
+	 */
+	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry) {
+		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
+		this.rules = Objects.requireNonNull(rules, "rules");
+		this.canaryTags = rules.canaryPercentages().keySet().toArray(new String[0]);
+		this.canaryCumulative = new double[this.canaryTags.length];
+		double sum = 0;
+		for (int i = 0; i < this.canaryTags.length; i++) {
+			sum += rules.canaryPercentages().get(this.canaryTags[i]) / 100.0;
+			this.canaryCumulative[i] = sum;
+		}
+		this.fallbacks = Counter.builder(FALLBACK_METER)
+			.description("Requests whose wanted gray tag had no instance, handled by the fallback policy")
+			.tag("service", serviceId)
+			.tag("policy", rules.fallback().value())
+			.register(meterRegistry);
+	}
+
+	/**
+	 * The rules in force.
+	 * @return never {@code null}
+	 */
+	public GrayRules rules() {
+		return this.rules;
+	}
+
+	/**
+	 * The lane of one request.
+	 * @param candidates the service's instances; not {@code null}
+	 * @param wantedTag the tag the request wants, any case, or {@code null}/blank for none
+	 * @param hashKey value of the hash-key header, or {@code null}; makes percentage choices sticky
+	 * @param random used only for a percentage choice without hash key; not {@code null}
+	 * @return a subset of {@code candidates} (possibly empty, possibly {@code candidates} itself), never
+	 *     {@code null}
+	 */
+	public InstanceSnapshot route(InstanceSnapshot candidates, @Nullable String wantedTag, @Nullable String hashKey,
+			RandomGenerator random) {
+		Lanes lanes = candidates.derive(this, Lanes::new);
+		String tag = GrayRules.normalize(wantedTag);
+		if (tag != null) {
+			InstanceSnapshot lane = lanes.byTag.get(tag);
+			if (lane != null) {
+				return lane;
+			}
+			if (this.rules.baselineTags().contains(tag)) {
+				return lanes.baselineOrAll;
+			}
+			return fallback(lanes, tag);
+		}
+		if (this.canaryTags.length > 0) {
+			double u = (hashKey != null) ? unitHash(hashKey) : random.nextDouble();
+			for (int i = 0; i < this.canaryTags.length; i++) {
+				if (u < this.canaryCumulative[i]) {
+					InstanceSnapshot lane = lanes.byTag.get(this.canaryTags[i]);
+					if (lane != null) {
+						return lane;
+					}
+					break;
+				}
+			}
+		}
+		return this.rules.isolateBaseline() ? lanes.baselineOrAll : lanes.all;
+	}
+
+	private InstanceSnapshot fallback(Lanes lanes, String tag) {
+		this.fallbacks.increment();
+		this.warnings.once(tag, (key) -> log.warn(
+				"No instance of service '{}' has tag '{}' (tags seen: {}); requests for it go to {} "
+						+ "(atlas.gray.fallback={})",
+				this.serviceId, tag, lanes.byTag.keySet(), describe(this.rules.fallback()), this.rules.fallback()));
+		return switch (this.rules.fallback()) {
+			case BASELINE -> lanes.baselineOrAll;
+			case ALL -> lanes.all;
+			case NONE -> lanes.none;
+		};
+	}
+
+	private static String describe(GrayFallback fallback) {
+		return switch (fallback) {
+			case BASELINE -> "the baseline instances";
+			case ALL -> "all instances";
+			case NONE -> "no instance (503)";
+		};
+	}
+
+	/**
+	 * A uniform value in [0, 1) from a key: {@code String.hashCode} mixed by MurmurHash3's 32-bit finalizer
+	 * so that similar keys spread, then taken modulo 10,000 (a resolution of 0.01 %).
+	 */
+	static double unitHash(String key) {
+		int h = key.hashCode();
+		h ^= h >>> 16;
+		h *= 0x85ebca6b;
+		h ^= h >>> 13;
+		h *= 0xc2b2ae35;
+		h ^= h >>> 16;
+		return Integer.remainderUnsigned(h, 10_000) / 10_000.0;
+	}
+
+	/** The lanes of one snapshot, computed once. */
+	private final class Lanes {
+
+		final InstanceSnapshot all;
+
+		final InstanceSnapshot baselineOrAll;
+
+		final InstanceSnapshot none;
+
+		final Map<String, InstanceSnapshot> byTag = new HashMap<>();
+
+		Lanes(InstanceSnapshot snapshot) {
+			this.all = snapshot;
+			this.none = snapshot.filter((i) -> false);
+			Map<String, Boolean> tags = new HashMap<>();
+			for (int i = 0; i < snapshot.size(); i++) {
+				String tag = snapshot.attributes(i).tag();
+				if (tag != null) {
+					tags.put(tag, Boolean.TRUE);
+				}
+			}
+			for (String tag : tags.keySet()) {
+				this.byTag.put(tag, snapshot.filter((i) -> tag.equals(snapshot.attributes(i).tag())));
+			}
+			InstanceSnapshot baseline = snapshot.filter((i) -> isBaseline(snapshot.attributes(i).tag()));
+			if (baseline.isEmpty() && !snapshot.isEmpty()) {
+				GrayRouter.this.warnings.once(" no-baseline",
+						(key) -> log.warn("Service '{}' has no baseline instance (untagged or tagged {}); requests "
+								+ "that want no tag go to all instances", GrayRouter.this.serviceId,
+								GrayRouter.this.rules.baselineTags()));
+			}
+			this.baselineOrAll = baseline.isEmpty() ? snapshot : baseline;
+		}
+
+		private boolean isBaseline(@Nullable String tag) {
+			return tag == null || GrayRouter.this.rules.baselineTags().contains(tag);
+		}
+
+	}
+
+}

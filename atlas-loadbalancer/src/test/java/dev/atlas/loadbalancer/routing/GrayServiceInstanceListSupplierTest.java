@@ -1,0 +1,101 @@
+package dev.atlas.loadbalancer.routing;
+
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.util.LinkedMultiValueMap;
+
+import static dev.atlas.loadbalancer.TestInstances.SERVICE;
+import static dev.atlas.loadbalancer.TestInstances.instance;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class GrayServiceInstanceListSupplierTest {
+
+	private final List<ServiceInstance> fleet = List.of(instance("S1"), instance("C1", "version", "v2"),
+			instance("C3", "version", "v3"));
+
+	private final ServiceInstanceListSupplier discovery = new ServiceInstanceListSupplier() {
+
+		@Override
+		public String getServiceId() {
+			return SERVICE;
+		}
+
+		@Override
+		public Flux<List<ServiceInstance>> get() {
+			return Flux.just(GrayServiceInstanceListSupplierTest.this.fleet);
+		}
+
+	};
+
+	@AfterEach
+	void clear() {
+		RoutingContextHolder.clear();
+	}
+
+	private GrayServiceInstanceListSupplier supplier(String ownTag) {
+		SimpleMeterRegistry meters = new SimpleMeterRegistry();
+		GrayRules rules = new GrayRules("X-Service-Version", ownTag, GrayFallback.BASELINE, true, Set.of(), Map.of(),
+				null);
+		return new GrayServiceInstanceListSupplier(this.discovery, new GrayRouter(SERVICE, rules, meters),
+				new SnapshotCache(new InstanceAttributesParser(SERVICE, "version", meters)));
+	}
+
+	private static Request<RequestDataContext> request(String version) {
+		HttpHeaders headers = new HttpHeaders();
+		if (version != null) {
+			headers.add("X-Service-Version", version);
+		}
+		return new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
+				URI.create("http://user-service/users/1"), headers, new LinkedMultiValueMap<>(), Map.of())));
+	}
+
+	private static List<String> ids(Flux<List<ServiceInstance>> lane) {
+		return lane.blockFirst().stream().map(ServiceInstance::getInstanceId).toList();
+	}
+
+	@Test
+	void outboundHeaderWins() {
+		RoutingContextHolder.set(RoutingContext.of(Map.of("X-Service-Version", "v3")));
+		assertThat(ids(supplier("v3").get(request("v2")))).containsExactly("C1");
+	}
+
+	@Test
+	void reactorContextThenThreadContextThenOwnTag() {
+		RoutingContextHolder.set(RoutingContext.of(Map.of("x-service-version", "v3")));
+		assertThat(ids(supplier(null).get(request(null))
+			.contextWrite((ctx) -> ctx.put(RoutingContextHolder.KEY, RoutingContext.of(Map.of("X-Service-Version",
+					"v2")))))).containsExactly("C1");
+		assertThat(ids(supplier(null).get(request(null)))).containsExactly("C3");
+		RoutingContextHolder.clear();
+		assertThat(ids(supplier("V2").get(request(null)))).containsExactly("C1");
+		assertThat(ids(supplier(null).get(request(null)))).containsExactly("S1");
+		assertThat(ids(supplier(null).get())).containsExactly("S1");
+	}
+
+	@Test
+	void lanesAreStableObjectsPerRefreshSoBalancersMemoize() {
+		GrayServiceInstanceListSupplier supplier = supplier(null);
+		assertThat(supplier.get(request("v2")).blockFirst()).isSameAs(supplier.get(request("v2")).blockFirst());
+	}
+
+}
