@@ -1,10 +1,17 @@
 package dev.atlas.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.choice.Strategy;
+import dev.atlas.loadbalancer.instance.MetadataKeys;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.routing.GrayRules;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -28,6 +35,12 @@ public class AtlasProperties {
 	/** Defaults of the choice among candidate instances, for every service. */
 	private final LoadBalancer loadbalancer = new LoadBalancer();
 
+	/** Gray-tag routing: which lane (tagged instances) each request goes to. */
+	private final Gray gray = new Gray();
+
+	/** Carrying routing headers from inbound requests to outbound calls, across threads and reactive chains. */
+	private final Propagation propagation = new Propagation();
+
 	/** Per-service overrides, keyed by service id (e.g. atlas.services.user-service.loadbalancer.strategy). */
 	private final Map<String, Service> services = new LinkedHashMap<>();
 
@@ -45,6 +58,67 @@ public class AtlasProperties {
 
 	public Map<String, Service> getServices() {
 		return this.services;
+	}
+
+	public Gray getGray() {
+		return this.gray;
+	}
+
+	public Propagation getPropagation() {
+		return this.propagation;
+	}
+
+	/**
+	 * The gray rules that apply to one service: its overrides, else the global values.
+	 * @param serviceId a service id, not {@code null}
+	 * @return never {@code null}
+	 * @throws IllegalArgumentException naming the property when a percentage is invalid
+	 */
+	public GrayRules resolveGray(String serviceId) {
+		Service service = this.services.get(serviceId);
+		ServiceGray overrides = (service != null) ? service.getGray() : null;
+		GrayFallback fallback = (overrides != null && overrides.fallback != null) ? overrides.fallback
+				: this.gray.fallback;
+		boolean isolate = (overrides != null && overrides.isolateBaseline != null) ? overrides.isolateBaseline
+				: this.gray.isolateBaseline;
+		Set<String> baselineTags = (overrides != null && overrides.baselineTags != null) ? overrides.baselineTags
+				: this.gray.baselineTags;
+		String hashKeyHeader = (overrides != null && overrides.hashKeyHeader != null) ? overrides.hashKeyHeader
+				: this.gray.hashKeyHeader;
+		Map<String, Double> weights = (overrides != null && !overrides.weights.isEmpty()) ? overrides.weights
+				: this.gray.weights.getOrDefault(serviceId, Map.of());
+		String property = (overrides != null && !overrides.weights.isEmpty())
+				? PREFIX + ".services." + serviceId + ".gray.weights" : PREFIX + ".gray.weights." + serviceId;
+		try {
+			return new GrayRules(this.gray.header, this.gray.ownTag, fallback, isolate, baselineTags, weights,
+					hashKeyHeader);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid " + property + ": " + ex.getMessage()
+					+ " (each value is a percentage 0..100 of untagged requests, adding up to at most 100)", ex);
+		}
+	}
+
+	/**
+	 * The headers carried from inbound requests to outbound calls: the configured ones plus the gray header
+	 * and the hash-key header.
+	 * @return lower-case names, never {@code null}
+	 */
+	public Set<String> propagatedHeaders() {
+		Set<String> headers = new LinkedHashSet<>();
+		this.propagation.headers.forEach((header) -> headers.add(header.trim().toLowerCase(java.util.Locale.ROOT)));
+		headers.add(this.gray.header.toLowerCase(java.util.Locale.ROOT));
+		if (this.gray.hashKeyHeader != null && !this.gray.hashKeyHeader.isBlank()) {
+			headers.add(this.gray.hashKeyHeader.trim().toLowerCase(java.util.Locale.ROOT));
+		}
+		this.services.values().forEach((service) -> {
+			String key = service.getGray().hashKeyHeader;
+			if (key != null && !key.isBlank()) {
+				headers.add(key.trim().toLowerCase(java.util.Locale.ROOT));
+			}
+		});
+		headers.removeIf(String::isEmpty);
+		return headers;
 	}
 
 	/**
@@ -118,8 +192,243 @@ public class AtlasProperties {
 		/** Choice settings of this service. */
 		private final LoadBalancer loadbalancer = new LoadBalancer();
 
+		/** Gray settings of this service. */
+		private final ServiceGray gray = new ServiceGray();
+
 		public LoadBalancer getLoadbalancer() {
 			return this.loadbalancer;
+		}
+
+		public ServiceGray getGray() {
+			return this.gray;
+		}
+
+	}
+
+	/** Gray-tag routing. */
+	public static class Gray {
+
+		/** Whether requests are routed to lanes by gray tag. When false, every instance is a candidate. */
+		private boolean enabled = true;
+
+		/** Request header naming the tag a request wants (e.g. X-Service-Version: v2). */
+		private String header = GrayRules.DEFAULT_HEADER;
+
+		/** Instance metadata key holding an instance's tag. Instances without it are untagged (baseline). */
+		private String metadataKey = MetadataKeys.DEFAULT_TAG;
+
+		/**
+		 * This application's own tag, wanted by its outbound calls when the request names none, so that a
+		 * canary caller calls canary providers. Empty for none.
+		 */
+		private @Nullable String ownTag;
+
+		/**
+		 * Where a request goes when no instance carries the tag it wants: baseline (untagged or baseline-tag
+		 * instances; all when there is none), all, or none (the caller gets a 503). Counted in
+		 * atlas.gray.fallback.
+		 */
+		private GrayFallback fallback = GrayFallback.BASELINE;
+
+		/**
+		 * Whether requests that want no tag go to baseline instances only, never to tagged (canary) ones.
+		 * When no baseline instance exists they go to all.
+		 */
+		private boolean isolateBaseline = true;
+
+		/** Tags that count as baseline besides "no tag", e.g. v1. */
+		private Set<String> baselineTags = new LinkedHashSet<>();
+
+		/**
+		 * Percentage canary for requests that want no tag, per service and tag: e.g.
+		 * atlas.gray.weights.user-service.v2=10 sends 10 % of them to v2 instances.
+		 */
+		private Map<String, Map<String, Double>> weights = new LinkedHashMap<>();
+
+		/**
+		 * Request header whose value makes the percentage choice sticky: the same value (e.g. a user id)
+		 * always lands in the same lane. Empty to choose at random per request.
+		 */
+		private @Nullable String hashKeyHeader;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getHeader() {
+			return this.header;
+		}
+
+		public void setHeader(String header) {
+			this.header = header;
+		}
+
+		public String getMetadataKey() {
+			return this.metadataKey;
+		}
+
+		public void setMetadataKey(String metadataKey) {
+			this.metadataKey = metadataKey;
+		}
+
+		public @Nullable String getOwnTag() {
+			return this.ownTag;
+		}
+
+		public void setOwnTag(@Nullable String ownTag) {
+			this.ownTag = ownTag;
+		}
+
+		public GrayFallback getFallback() {
+			return this.fallback;
+		}
+
+		public void setFallback(GrayFallback fallback) {
+			this.fallback = fallback;
+		}
+
+		public boolean isIsolateBaseline() {
+			return this.isolateBaseline;
+		}
+
+		public void setIsolateBaseline(boolean isolateBaseline) {
+			this.isolateBaseline = isolateBaseline;
+		}
+
+		public Set<String> getBaselineTags() {
+			return this.baselineTags;
+		}
+
+		public void setBaselineTags(Set<String> baselineTags) {
+			this.baselineTags = baselineTags;
+		}
+
+		public Map<String, Map<String, Double>> getWeights() {
+			return this.weights;
+		}
+
+		public void setWeights(Map<String, Map<String, Double>> weights) {
+			this.weights = weights;
+		}
+
+		public @Nullable String getHashKeyHeader() {
+			return this.hashKeyHeader;
+		}
+
+		public void setHashKeyHeader(@Nullable String hashKeyHeader) {
+			this.hashKeyHeader = hashKeyHeader;
+		}
+
+	}
+
+	/** Gray overrides for one service; anything left unset falls back to atlas.gray.*. */
+	public static class ServiceGray {
+
+		/** Fallback when no instance of this service carries the wanted tag: baseline, all or none. */
+		private @Nullable GrayFallback fallback;
+
+		/** Whether untagged requests to this service go to baseline instances only. */
+		private @Nullable Boolean isolateBaseline;
+
+		/** Baseline tags of this service. */
+		private @Nullable Set<String> baselineTags;
+
+		/** Percentage canary for this service: tag to percent of untagged requests, e.g. v2: 10. */
+		private Map<String, Double> weights = new LinkedHashMap<>();
+
+		/** Hash-key header for this service's percentage canary. */
+		private @Nullable String hashKeyHeader;
+
+		public @Nullable GrayFallback getFallback() {
+			return this.fallback;
+		}
+
+		public void setFallback(@Nullable GrayFallback fallback) {
+			this.fallback = fallback;
+		}
+
+		public @Nullable Boolean getIsolateBaseline() {
+			return this.isolateBaseline;
+		}
+
+		public void setIsolateBaseline(@Nullable Boolean isolateBaseline) {
+			this.isolateBaseline = isolateBaseline;
+		}
+
+		public @Nullable Set<String> getBaselineTags() {
+			return this.baselineTags;
+		}
+
+		public void setBaselineTags(@Nullable Set<String> baselineTags) {
+			this.baselineTags = baselineTags;
+		}
+
+		public Map<String, Double> getWeights() {
+			return this.weights;
+		}
+
+		public void setWeights(Map<String, Double> weights) {
+			this.weights = weights;
+		}
+
+		public @Nullable String getHashKeyHeader() {
+			return this.hashKeyHeader;
+		}
+
+		public void setHashKeyHeader(@Nullable String hashKeyHeader) {
+			this.hashKeyHeader = hashKeyHeader;
+		}
+
+	}
+
+	/** Propagation of routing headers. */
+	public static class Propagation {
+
+		/**
+		 * Whether routing headers are carried from inbound requests to outbound @LoadBalanced calls, across
+		 * threads (@Async, Spring executors) and reactive chains.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Headers captured from inbound requests and written on outbound calls (when the outbound request
+		 * does not set them itself). The gray header and the hash-key header are always included.
+		 */
+		private List<String> headers = new ArrayList<>(List.of(GrayRules.DEFAULT_HEADER));
+
+		/**
+		 * Whether Atlas turns on Reactor's automatic context propagation
+		 * (Hooks.enableAutomaticContextPropagation), so that the routing context follows reactive chains across
+		 * schedulers. Same effect as spring.reactor.context-propagation=auto.
+		 */
+		private boolean reactorAutomatic = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public List<String> getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(List<String> headers) {
+			this.headers = headers;
+		}
+
+		public boolean isReactorAutomatic() {
+			return this.reactorAutomatic;
+		}
+
+		public void setReactorAutomatic(boolean reactorAutomatic) {
+			this.reactorAutomatic = reactorAutomatic;
 		}
 
 	}

@@ -48,6 +48,12 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	@Bean
+	@ConfigurationPropertiesBinding
+	static AtlasValueConverters.ToGrayFallback atlasGrayFallbackConverter() {
+		return new AtlasValueConverters.ToGrayFallback();
+	}
+
+	@Bean
 	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasProperties properties, Environment environment) {
 		return () -> {
 			if ("weighted".equals(environment.getProperty(SPRING_CONFIGURATIONS))) {

@@ -3,11 +3,14 @@ package dev.atlas.autoconfigure.loadbalancer;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import dev.atlas.loadbalancer.instance.MetadataKeys;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.GrayServiceInstanceListSupplier;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
@@ -23,6 +26,10 @@ import org.springframework.core.env.Environment;
  * {@code @LoadBalancerClients(defaultConfiguration = ...)} by {@link AtlasLoadBalancerAutoConfiguration}.
  * Not meant for component scanning.
  *
+ * <p>It puts Atlas's stages on top of whatever {@link ServiceInstanceListSupplier} the context has
+ * (Spring's discovery + cache chain by default, or one the application declares), and makes
+ * {@link AtlasLoadBalancer} choose among what they leave.
+ *
  * <p>Atlas's balancer steps aside for a balancer that the application declares for one service with
  * {@code @LoadBalancerClient(name = ..., configuration = ...)}. It does not step aside for Spring Cloud
  * Alibaba's {@code NacosLoadBalancer} (turned on by {@code spring.cloud.loadbalancer.nacos.enabled=true}):
@@ -35,19 +42,56 @@ public class AtlasLoadBalancerClientConfiguration {
 	/** Meters go nowhere when the application has no (single) MeterRegistry. */
 	private static final MeterRegistry NO_METERS = new CompositeMeterRegistry();
 
+	static String serviceId(Environment environment) {
+		return environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME, "");
+	}
+
+	static MeterRegistry meters(ObjectProvider<MeterRegistry> meterRegistry) {
+		return meterRegistry.getIfUnique(() -> NO_METERS);
+	}
+
+	@Bean
+	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasProperties properties,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		return new InstanceAttributesParser(serviceId(environment), properties.getGray().getMetadataKey(),
+				meters(meterRegistry));
+	}
+
+	@Bean
+	GrayRouter atlasGrayRouter(Environment environment, AtlasProperties properties,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		String serviceId = serviceId(environment);
+		return new GrayRouter(serviceId, properties.resolveGray(serviceId), meters(meterRegistry));
+	}
+
+	@Bean
+	static BeanPostProcessor atlasSupplierStages(ObjectProvider<AtlasProperties> properties,
+			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<InstanceAttributesParser> parser) {
+		return new BeanPostProcessor() {
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (!(bean instanceof ServiceInstanceListSupplier supplier)
+						|| bean instanceof GrayServiceInstanceListSupplier
+						|| !properties.getObject().getGray().isEnabled()) {
+					return bean;
+				}
+				return new GrayServiceInstanceListSupplier(supplier, grayRouter.getObject(),
+						new SnapshotCache(parser.getObject()));
+			}
+		};
+	}
+
 	@Bean
 	@Primary
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
 			LoadBalancerClientFactory loadBalancerClientFactory, AtlasProperties properties,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		String serviceId = environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME, "");
+			InstanceAttributesParser parser, ObjectProvider<MeterRegistry> meterRegistry) {
+		String serviceId = serviceId(environment);
 		AtlasProperties.ResolvedLoadBalancer settings = properties.resolve(serviceId);
-		MeterRegistry meters = meterRegistry.getIfUnique(() -> NO_METERS);
-		InstanceAttributesParser parser = new InstanceAttributesParser(serviceId, MetadataKeys.DEFAULT_TAG, meters);
 		return new AtlasLoadBalancer(serviceId,
 				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class),
-				settings.strategy().newBalancer(serviceId, parser, settings.allZeroWeights(), meters));
+				settings.strategy().newBalancer(serviceId, parser, settings.allZeroWeights(), meters(meterRegistry)));
 	}
 
 }

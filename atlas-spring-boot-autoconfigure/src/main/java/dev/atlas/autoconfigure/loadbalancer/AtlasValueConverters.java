@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.choice.Strategy;
+import dev.atlas.loadbalancer.routing.GrayFallback;
 
 import org.springframework.core.convert.converter.Converter;
 
@@ -31,6 +32,16 @@ final class AtlasValueConverters {
 		@Override
 		public AllZeroWeightsPolicy convert(String source) {
 			return AllZeroWeightsPolicy.fromValue(source);
+		}
+
+	}
+
+	/** {@code String} to {@link GrayFallback}. */
+	static final class ToGrayFallback implements Converter<String, GrayFallback> {
+
+		@Override
+		public GrayFallback convert(String source) {
+			return GrayFallback.fromValue(source);
 		}
 
 	}

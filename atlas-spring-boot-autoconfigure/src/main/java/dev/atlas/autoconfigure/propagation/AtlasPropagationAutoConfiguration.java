@@ -1,0 +1,139 @@
+package dev.atlas.autoconfigure.propagation;
+
+import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.loadbalancer.context.RoutingContextAccessor;
+import io.micrometer.context.ContextRegistry;
+import io.micrometer.context.ContextSnapshotFactory;
+import reactor.core.publisher.Hooks;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerRequestTransformer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.task.TaskDecorator;
+import org.springframework.core.task.support.ContextPropagatingTaskDecorator;
+import org.springframework.web.reactive.function.client.WebClient;
+
+/**
+ * Carries the routing headers ({@code atlas.propagation.headers}, the gray header and the hash-key header)
+ * of every inbound request to every outbound {@code @LoadBalanced} call made on its behalf, on the same
+ * thread, on other threads and in reactive chains:
+ * <ul>
+ * <li>in: a servlet filter or a WebFlux {@code WebFilter} captures them (the servlet filter restores the
+ * thread's previous context afterwards, so nothing leaks into a reused thread);</li>
+ * <li>across threads: Micrometer's context-propagation, through a {@link TaskDecorator} (applied by Spring
+ * Boot to its {@code @Async} and task executors) and Reactor's automatic context propagation;</li>
+ * <li>out: a {@link LoadBalancerRequestTransformer} (RestTemplate, RestClient), a WebClient filter placed
+ * first on every {@code WebClient.Builder} bean, and a Feign {@code RequestInterceptor}.</li>
+ * </ul>
+ */
+@AutoConfiguration
+@ConditionalOnClass({ ContextRegistry.class, LoadBalancerRequestTransformer.class })
+@ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "atlas.propagation.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(AtlasProperties.class)
+public class AtlasPropagationAutoConfiguration {
+
+	static {
+		ContextRegistry.getInstance().registerThreadLocalAccessor(new RoutingContextAccessor());
+	}
+
+	@Bean
+	PropagatedHeaders atlasPropagatedHeaders(AtlasProperties properties) {
+		return new PropagatedHeaders(properties.propagatedHeaders());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(TaskDecorator.class)
+	TaskDecorator atlasContextPropagatingTaskDecorator() {
+		// clearMissing: a task submitted without a routing context runs without one, even on a thread that
+		// had one before.
+		return new ContextPropagatingTaskDecorator(ContextSnapshotFactory.builder().clearMissing(true).build());
+	}
+
+	@Bean
+	RoutingContextRequestTransformer atlasRoutingContextRequestTransformer(PropagatedHeaders headers) {
+		return new RoutingContextRequestTransformer(headers);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(Hooks.class)
+	@ConditionalOnBooleanProperty(name = "atlas.propagation.reactor-automatic", matchIfMissing = true)
+	static class ReactorConfiguration {
+
+		ReactorConfiguration() {
+			Hooks.enableAutomaticContextPropagation();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass(name = "jakarta.servlet.Filter")
+	static class ServletConfiguration {
+
+		@Bean
+		FilterRegistrationBean<RoutingContextServletFilter> atlasRoutingContextFilter(PropagatedHeaders headers) {
+			FilterRegistrationBean<RoutingContextServletFilter> registration = new FilterRegistrationBean<>(
+					new RoutingContextServletFilter(headers));
+			registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 10);
+			return registration;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	static class ReactiveConfiguration {
+
+		@Bean
+		RoutingContextWebFilter atlasRoutingContextWebFilter(PropagatedHeaders headers) {
+			return new RoutingContextWebFilter(headers);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(WebClient.class)
+	static class WebClientConfiguration {
+
+		@Bean
+		static BeanPostProcessor atlasWebClientBuilderPostProcessor(ObjectProvider<PropagatedHeaders> headers) {
+			return new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (bean instanceof WebClient.Builder builder) {
+						builder.filters((filters) -> {
+							if (filters.stream().noneMatch(RoutingContextExchangeFilter.class::isInstance)) {
+								filters.add(0, new RoutingContextExchangeFilter(headers.getObject()));
+							}
+						});
+					}
+					return bean;
+				}
+			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "feign.RequestInterceptor")
+	static class FeignConfiguration {
+
+		@Bean
+		RoutingContextFeignInterceptor atlasRoutingContextFeignInterceptor(PropagatedHeaders headers) {
+			return new RoutingContextFeignInterceptor(headers);
+		}
+
+	}
+
+}

@@ -1,0 +1,76 @@
+package dev.atlas.autoconfigure.propagation;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+import dev.atlas.loadbalancer.context.RoutingContext;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The set of header names Atlas carries from inbound requests to outbound calls, with the two operations
+ * every adapter needs: capture them from an inbound request, and write the missing ones on an outbound
+ * request. Immutable and thread-safe.
+ */
+public final class PropagatedHeaders {
+
+	private final String[] names;
+
+	/**
+	 * Creates the set.
+	 * @param names header names, lower-case; not {@code null}
+	 */
+	public PropagatedHeaders(Set<String> names) {
+		this.names = names.toArray(new String[0]);
+	}
+
+	/**
+	 * The header names.
+	 * @return lower-case names, never {@code null}
+	 */
+	public List<String> names() {
+		return List.of(this.names);
+	}
+
+	/**
+	 * Captures the propagated headers of an inbound request.
+	 * @param header reads one header of the inbound request (case-insensitively), {@code null} when absent
+	 * @return the context, {@link RoutingContext#EMPTY} when none is present
+	 */
+	public RoutingContext capture(Function<String, @Nullable String> header) {
+		Map<String, String> found = null;
+		for (String name : this.names) {
+			String value = header.apply(name);
+			if (value != null && !value.isBlank()) {
+				if (found == null) {
+					found = new LinkedHashMap<>();
+				}
+				found.put(name, value);
+			}
+		}
+		return (found != null) ? RoutingContext.of(found) : RoutingContext.EMPTY;
+	}
+
+	/**
+	 * Writes the context's headers that the outbound request does not carry yet: an explicit header set by
+	 * application code wins over the propagated one.
+	 * @param context may be {@code null}
+	 * @param present tells whether the outbound request already has a header
+	 * @param add adds a header to the outbound request
+	 */
+	public void write(@Nullable RoutingContext context, Function<String, Boolean> present,
+			BiConsumer<String, String> add) {
+		if (context == null || context.isEmpty()) {
+			return;
+		}
+		for (Map.Entry<String, String> header : context.headers().entrySet()) {
+			if (!present.apply(header.getKey())) {
+				add.accept(header.getKey(), header.getValue());
+			}
+		}
+	}
+
+}

@@ -1,0 +1,35 @@
+package dev.atlas.autoconfigure.propagation;
+
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerRequestTransformer;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpRequest;
+
+/**
+ * Writes the routing context's headers on outbound {@code @LoadBalanced} RestTemplate and RestClient calls.
+ * Spring Cloud applies it after the instance is chosen, whatever the order of the application's own
+ * interceptors; the routing decision itself reads the context directly.
+ */
+public class RoutingContextRequestTransformer implements LoadBalancerRequestTransformer {
+
+	private final PropagatedHeaders headers;
+
+	/**
+	 * Creates the transformer.
+	 * @param headers what to write; not {@code null}
+	 */
+	public RoutingContextRequestTransformer(PropagatedHeaders headers) {
+		this.headers = headers;
+	}
+
+	@Override
+	public HttpRequest transformRequest(HttpRequest request, @Nullable ServiceInstance instance) {
+		HttpHeaders outbound = request.getHeaders();
+		this.headers.write(RoutingContextHolder.get(), outbound::containsHeader, outbound::add);
+		return request;
+	}
+
+}

@@ -1,0 +1,43 @@
+package dev.atlas.autoconfigure.propagation;
+
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.Ordered;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+
+/**
+ * Captures the propagated headers of each inbound WebFlux request into Reactor's {@code Context} under
+ * {@link RoutingContextHolder#KEY}, where Atlas's gray stage and WebClient filter read it, and from which
+ * context-propagation restores the thread-local holder when automatic propagation is on.
+ */
+public class RoutingContextWebFilter implements WebFilter, Ordered {
+
+	private final PropagatedHeaders headers;
+
+	/**
+	 * Creates the filter.
+	 * @param headers what to capture; not {@code null}
+	 */
+	public RoutingContextWebFilter(PropagatedHeaders headers) {
+		this.headers = headers;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		RoutingContext context = this.headers.capture(exchange.getRequest().getHeaders()::getFirst);
+		if (context.isEmpty()) {
+			return chain.filter(exchange);
+		}
+		return chain.filter(exchange).contextWrite((reactorContext) -> reactorContext.put(RoutingContextHolder.KEY, context));
+	}
+
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE + 10;
+	}
+
+}
