@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Atlas demo: weighted load balancing across a real (embedded) registry, on one machine.
+#
+#   ./demo.sh              build, start everything, print one report per client, stop everything
+#   ./demo.sh --no-build   reuse the jars already in */target
+#   ./demo.sh --keep       leave the services running after the reports, until Ctrl-C
+#
+# It starts an in-process ZooKeeper, three user-service instances with weights 1, 2 and 3 and one
+# order-service, then sends CALLS calls through each @LoadBalanced client (RestTemplate,
+# RestClient, WebClient, OpenFeign) and compares each instance's share of the calls with the share
+# its weight entitles it to. Exit status: 0 when every client PASSes, 1 when a report FAILs or a
+# service does not start, 2 on a usage or environment problem. Every process it starts is
+# stopped on exit, failure or Ctrl-C. Logs go to .demo/.
+#
+# Environment: CALLS (3000), CONCURRENCY (4), TOLERANCE in percentage points (3),
+# START_TIMEOUT in seconds (240), DEMO_JAVA_OPTS (JVM options for every process), ORDER_ARGS
+# (extra order-service arguments; ORDER_ARGS=--atlas.enabled=false shows Spring's round robin).
+set -Eeuo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+ROOT=$(pwd)
+DEMO_DIR="$ROOT/.demo"
+VERSION=0.1.0-SNAPSHOT
+CALLS=${CALLS:-3000}
+CONCURRENCY=${CONCURRENCY:-4}
+TOLERANCE=${TOLERANCE:-3}
+START_TIMEOUT=${START_TIMEOUT:-240}
+# C1 only and the serial collector: five JVMs start faster on a small machine.
+DEMO_JAVA_OPTS=${DEMO_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m}
+ORDER_ARGS=${ORDER_ARGS:-}
+CLIENTS=(rest-template rest-client web-client feign)
+WEIGHTS=(1 2 3)
+
+REGISTRY_JAR="$ROOT/sample-registry/target/sample-registry-$VERSION-exec.jar"
+USER_JAR="$ROOT/sample-user-service/target/sample-user-service-$VERSION-exec.jar"
+ORDER_JAR="$ROOT/sample-order-service/target/sample-order-service-$VERSION-exec.jar"
+
+build=true
+keep=false
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) build=false ;;
+    --keep) keep=true ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf '%s\n' "demo: $*"; }
+die() { printf '%s\n' "demo: $*" >&2; exit "${2:-1}"; }
+
+# --- prerequisites -----------------------------------------------------------------------------
+command -v java >/dev/null 2>&1 \
+  || die "'java' was not found on PATH; install a JDK 17 or newer (e.g. apt-get install openjdk-17-jdk-headless)." 2
+command -v curl >/dev/null 2>&1 \
+  || die "'curl' was not found on PATH; install it (e.g. apt-get install curl)." 2
+java_version=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+[[ "${java_version%%.*}" =~ ^[0-9]+$ && "${java_version%%.*}" -ge 17 ]] \
+  || die "Java 17 or newer is required ('java' is version '${java_version:-unknown}')." 2
+
+# --- process bookkeeping: everything started here is stopped on any exit ----------------------
+PIDS=()
+NAMES=()
+
+# stop_pids INDEX... : TERM the given processes together, wait up to 20 s each, then KILL
+stop_pids() {
+  local i pid deadline
+  for i in "$@"; do
+    kill -TERM "${PIDS[i]}" 2>/dev/null || true
+  done
+  for i in "$@"; do
+    pid=${PIDS[i]}
+    deadline=$((SECONDS + 20))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+    if kill -0 "$pid" 2>/dev/null; then
+      say "${NAMES[i]} (pid $pid) did not stop in 20 s; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+  done
+}
+
+# The services first (they deregister on the way out), the registry (started first) last.
+stop_all() {
+  local i services=()
+  for ((i = ${#PIDS[@]} - 1; i >= 1; i--)); do services+=("$i"); done
+  ((${#services[@]} == 0)) || stop_pids "${services[@]}"
+  ((${#PIDS[@]} == 0)) || stop_pids 0
+  PIDS=()
+  NAMES=()
+}
+
+CURL_PID=
+on_exit() {
+  local rc=$?
+  trap - EXIT INT TERM
+  [[ -z "$CURL_PID" ]] || kill "$CURL_PID" 2>/dev/null || true
+  if ((${#PIDS[@]} > 0)); then
+    say "stopping ${#PIDS[@]} process(es): ${NAMES[*]}"
+    stop_all
+  fi
+  exit "$rc"
+}
+trap on_exit EXIT
+trap 'echo; say "interrupted"; exit 130' INT
+trap 'say "terminated"; exit 143' TERM
+
+# start NAME LOGFILE command... : runs the command in the background, remembers its PID
+start() {
+  local name=$1 log=$2
+  shift 2
+  "$@" >"$log" 2>&1 &
+  PIDS+=("$!")
+  NAMES+=("$name")
+}
+
+pid_of() {
+  local i
+  for i in "${!NAMES[@]}"; do [[ "${NAMES[i]}" == "$1" ]] && { echo "${PIDS[i]}"; return; }; done
+}
+
+fail_start() {
+  local name=$1 why=$2
+  printf '%s\n' "demo: $name $why; last lines of .demo/$name.log (stack frames left out):" >&2
+  grep -v -E '^[[:space:]]+(at |\.\.\. [0-9]+ )' "$DEMO_DIR/$name.log" | tail -n 30 >&2 || true
+  exit 1
+}
+
+# --- free ports --------------------------------------------------------------------------------
+TAKEN=" "
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# sets PORT to a port that nothing listens on and that this script has not handed out yet
+pick_port() {
+  local attempt candidate
+  for attempt in $(seq 1 200); do
+    candidate=$((20000 + RANDOM % 30000))
+    if [[ "$TAKEN" != *" $candidate "* ]] && ! port_in_use "$candidate"; then
+      TAKEN+="$candidate "
+      PORT=$candidate
+      return 0
+    fi
+  done
+  die "could not find a free port"
+}
+
+# --- waiting -----------------------------------------------------------------------------------
+# wait_until NAME DESCRIPTION command... : polls the command until it succeeds, the process dies
+# or START_TIMEOUT passes
+wait_until() {
+  local name=$1 what=$2 pid deadline=$((SECONDS + START_TIMEOUT))
+  shift 2
+  pid=$(pid_of "$name")
+  until "$@"; do
+    kill -0 "$pid" 2>/dev/null || fail_start "$name" "exited while waiting for $what"
+    ((SECONDS < deadline)) || fail_start "$name" "was not ready after ${START_TIMEOUT} s (waiting for $what)"
+    sleep 0.5
+  done
+}
+
+http_ready() { curl -fsS --max-time 2 "http://127.0.0.1:$1/actuator/health/readiness" 2>/dev/null | grep -q '"UP"'; }
+registry_ready() { grep -q '^ZooKeeper ready on' "$DEMO_DIR/registry.log" 2>/dev/null; }
+discovered_count() {
+  curl -fsS --max-time 2 "http://127.0.0.1:$1/discovery/user-service" 2>/dev/null \
+    | sed -n 's/.*"count":\([0-9]*\).*/\1/p'
+}
+sees_instances() { [[ "$(discovered_count "$1")" == "$2" ]]; }
+
+# --- build -------------------------------------------------------------------------------------
+if $build; then
+  say "building the samples (./mvnw -B -q -DskipTests package) ..."
+  ./mvnw -B -q -DskipTests package \
+    -pl sample-registry,sample-user-service,sample-order-service -am \
+    || die "the build failed (see the Maven output above)"
+fi
+for jar in "$REGISTRY_JAR" "$USER_JAR" "$ORDER_JAR"; do
+  [[ -f "$jar" ]] || die "missing $jar; run without --no-build" 2
+done
+
+mkdir -p "$DEMO_DIR"
+rm -f "$DEMO_DIR"/*.log "$DEMO_DIR"/report-*.txt
+
+# --- start -------------------------------------------------------------------------------------
+pick_port; ZK_PORT=$PORT
+# shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
+start registry "$DEMO_DIR/registry.log" java $DEMO_JAVA_OPTS -jar "$REGISTRY_JAR" --port="$ZK_PORT"
+wait_until registry "the registry" registry_ready
+say "ZooKeeper ready on 127.0.0.1:$ZK_PORT"
+
+USER_PORTS=()
+for i in "${!WEIGHTS[@]}"; do
+  pick_port
+  USER_PORTS+=("$PORT")
+  # shellcheck disable=SC2086
+  start "user-service-$((i + 1))" "$DEMO_DIR/user-service-$((i + 1)).log" \
+    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_JAR" \
+    --server.port="$PORT" --sample.weight="${WEIGHTS[i]}"
+done
+pick_port; ORDER_PORT=$PORT
+# shellcheck disable=SC2086
+start order-service "$DEMO_DIR/order-service.log" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_JAR" --server.port="$ORDER_PORT" \
+  $ORDER_ARGS
+
+say "starting 3 user-service instances (weights ${WEIGHTS[*]}) and order-service; logs in .demo/ ..."
+for i in "${!WEIGHTS[@]}"; do
+  wait_until "user-service-$((i + 1))" "readiness" http_ready "${USER_PORTS[i]}"
+  say "user-service-$((i + 1)) ready on 127.0.0.1:${USER_PORTS[i]} (weight ${WEIGHTS[i]})"
+done
+wait_until order-service "readiness" http_ready "$ORDER_PORT"
+say "order-service ready on 127.0.0.1:$ORDER_PORT"
+# The balancer caches the first instance list it sees: wait until discovery sees all three.
+wait_until order-service "its DiscoveryClient to see ${#WEIGHTS[@]} user-service instances" \
+  sees_instances "$ORDER_PORT" "${#WEIGHTS[@]}"
+say "order-service discovers ${#WEIGHTS[@]} user-service instances"
+
+# --- reports -----------------------------------------------------------------------------------
+failed=()
+for client in "${CLIENTS[@]}"; do
+  echo
+  url="http://127.0.0.1:$ORDER_PORT/traffic/report?client=$client&calls=$CALLS&concurrency=$CONCURRENCY&tolerance=$TOLERANCE"
+  out="$DEMO_DIR/report-$client.txt"
+  # in the background + wait, so that Ctrl-C or TERM is handled at once, not after the burst
+  curl -sS --max-time 600 -o "$out" -w '%{http_code}' "$url" >"$out.status" 2>"$out.error" &
+  CURL_PID=$!
+  if wait "$CURL_PID"; then status=$(cat "$out.status"); else status="none"; fi
+  CURL_PID=
+  if [[ "$status" == 200 ]]; then
+    cat "$out"
+  else
+    echo "client: $client: no report (HTTP status: $status)"
+    cat "$out" "$out.error" 2>/dev/null || true
+    echo
+  fi
+  rm -f "$out.status" "$out.error"
+  [[ "$status" == 200 ]] && grep -q '^RESULT: PASS' "$out" || failed+=("$client")
+done
+echo
+
+if $keep; then
+  say "services are still running: try http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
+  say "press Ctrl-C to stop them"
+  while true; do sleep 1; done
+fi
+
+if ((${#failed[@]} > 0)); then
+  say "FAIL for: ${failed[*]}"
+  exit 1
+fi
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${WEIGHTS[*]} within $TOLERANCE points"

@@ -1,0 +1,167 @@
+package dev.atlas.sample.order;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
+import dev.atlas.sample.order.TrafficService.InstanceShare;
+import dev.atlas.sample.order.TrafficService.Traffic;
+import dev.atlas.sample.registry.EmbeddedRegistry;
+import dev.atlas.sample.user.UserServiceApplication;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.web.client.RestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * End to end, with a real registry: an in-process ZooKeeper, two user-service instances with
+ * weights 1 and 3, and order-service, all started in this JVM. Each of the four
+ * {@code @LoadBalanced} clients must split traffic 25 % / 75 %; the same order-service with
+ * {@code atlas.enabled=false} (Spring's round robin) must not, which shows that the check
+ * can fail.
+ */
+class WeightedRoutingIT {
+
+    static final int CALLS = 3_000;
+
+    /**
+     * Largest accepted gap between observed and expected share. With weighted random, the
+     * standard deviation of a share p over n calls is sqrt(p(1-p)/n); for p = 0.25 and
+     * n = 3,000 that is about 0.8 percentage points, so 3 points is about 3.8 sigma.
+     */
+    static final double TOLERANCE = 0.03;
+
+    static final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
+
+    static EmbeddedRegistry registry;
+
+    static ConfigurableApplicationContext atlasOrders;
+
+    static ConfigurableApplicationContext roundRobinOrders;
+
+    @BeforeAll
+    static void startRegistryAndServices() throws Exception {
+        registry = EmbeddedRegistry.start(0);
+        start(UserServiceApplication.application(), commonArgs("--sample.weight=1",
+                // user-service does not ship Atlas; it is only on this test's classpath
+                "--atlas.enabled=false"));
+        start(UserServiceApplication.application(), commonArgs("--sample.weight=3",
+                "--atlas.enabled=false"));
+        atlasOrders = start(OrderServiceApplication.application(), commonArgs());
+        roundRobinOrders = start(OrderServiceApplication.application(),
+                commonArgs("--atlas.enabled=false"));
+
+        // The balancer caches the first instance list it sees: make sure it is complete first.
+        for (ConfigurableApplicationContext orders : List.of(atlasOrders, roundRobinOrders)) {
+            DiscoveryClient discovery = orders.getBean(DiscoveryClient.class);
+            await("order-service discovers both user-service instances")
+                    .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> discovery.getInstances(TrafficService.USER_SERVICE).size() == 2);
+        }
+    }
+
+    @AfterAll
+    static void stopAll() throws Exception {
+        // callers first, then providers (they deregister on close), then the registry
+        RuntimeException failure = null;
+        for (int i = contexts.size() - 1; i >= 0; i--) {
+            try {
+                contexts.get(i).close();
+            }
+            catch (RuntimeException ex) {
+                failure = (failure == null) ? ex : failure;
+            }
+        }
+        contexts.clear();
+        if (registry != null) {
+            registry.close();
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    @Test
+    void atlasIsTheBalancerInCharge() {
+        assertThat(balancerOf(atlasOrders)).isInstanceOf(AtlasLoadBalancer.class);
+        assertThat(balancerOf(roundRobinOrders)).isNotInstanceOf(AtlasLoadBalancer.class);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClientType.class)
+    void everyClientFollowsTheWeights(ClientType client) {
+        Traffic traffic = send(atlasOrders, client);
+
+        assertThat(traffic.failures()).as("failed calls (first: %s)", traffic.firstError())
+                .isZero();
+        assertThat(traffic.instances()).hasSize(2);
+        assertThat(traffic.instances()).extracting(InstanceShare::weight)
+                .containsExactlyInAnyOrder(1.0, 3.0);
+        for (InstanceShare instance : traffic.instances()) {
+            double expected = (instance.weight() == 1.0) ? 0.25 : 0.75;
+            assertThat(instance.expectedShare()).isCloseTo(expected, within(1e-9));
+            assertThat(instance.observedShare()).as("share of %s:%d (weight %s) via %s",
+                    instance.host(), instance.port(), instance.weight(), client.id())
+                    .isCloseTo(expected, within(TOLERANCE));
+        }
+    }
+
+    @Test
+    void withoutAtlasTheSameCheckFails() {
+        Traffic traffic = send(roundRobinOrders, ClientType.REST_TEMPLATE);
+
+        assertThat(traffic.failures()).isZero();
+        assertThat(traffic.instances()).hasSize(2).allSatisfy(instance -> {
+            // round robin: an even split, far outside the tolerance around 25 % / 75 %
+            assertThat(instance.observedShare()).isCloseTo(0.5, within(TOLERANCE));
+            assertThat(Math.abs(instance.observedShare() - instance.expectedShare()))
+                    .isGreaterThan(TOLERANCE);
+        });
+    }
+
+    private static Object balancerOf(ConfigurableApplicationContext orders) {
+        return orders.getBean(LoadBalancerClientFactory.class)
+                .getInstance(TrafficService.USER_SERVICE);
+    }
+
+    private static Traffic send(ConfigurableApplicationContext orders, ClientType client) {
+        int port = ((WebServerApplicationContext) orders).getWebServer().getPort();
+        Traffic traffic = RestClient.create("http://127.0.0.1:" + port).get()
+                .uri("/traffic?client={client}&calls={calls}&concurrency=4", client.id(), CALLS)
+                .retrieve().body(Traffic.class);
+        assertThat(traffic).isNotNull();
+        System.out.print((orders == atlasOrders ? "[atlas] " : "[atlas.enabled=false] ")
+                + TrafficController.render(traffic, TOLERANCE * 100));
+        assertThat(traffic.calls()).isEqualTo(CALLS);
+        return traffic;
+    }
+
+    private static ConfigurableApplicationContext start(SpringApplicationBuilder application,
+            String... args) {
+        ConfigurableApplicationContext context = application.run(args);
+        contexts.add(context);
+        return context;
+    }
+
+    private static String[] commonArgs(String... extra) {
+        List<String> args = new ArrayList<>(List.of("--server.port=0",
+                "--spring.cloud.zookeeper.connect-string=" + registry.connectString(),
+                "--spring.main.banner-mode=off"));
+        args.addAll(List.of(extra));
+        return args.toArray(String[]::new);
+    }
+
+}

@@ -1,0 +1,22 @@
+package dev.atlas.sample.user;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * What this instance says about itself, under {@code sample.*}; the same values are
+ * published as registry metadata (see {@code user-service.yml}).
+ *
+ * @param instanceId the instance id registered in ZooKeeper;
+ * {@link UserServiceApplication#application()}
+ * sets a random one (when absent, servedBy reports host:port)
+ * @param host the host this instance registers and reports
+ * @param weight the routing weight published as metadata {@code weight}
+ * @param tag the version tag published as metadata {@code version}; empty = untagged
+ * @param cluster the cluster published as metadata {@code zone}; empty = none
+ */
+@ConfigurationProperties("sample")
+public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") String host,
+        @DefaultValue("1") double weight, @DefaultValue("") String tag,
+        @DefaultValue("") String cluster) {
+}
