@@ -14,6 +14,7 @@ import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -21,7 +22,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * property and the allowed values.
  */
 @ConfigurationProperties(prefix = AtlasProperties.PREFIX)
-public class AtlasProperties {
+public class AtlasProperties implements InitializingBean {
 
 	/** Prefix of every Atlas property. */
 	public static final String PREFIX = "atlas";
@@ -43,6 +44,27 @@ public class AtlasProperties {
 
 	/** Per-service overrides, keyed by service id (e.g. atlas.services.user-service.loadbalancer.strategy). */
 	private final Map<String, Service> services = new LinkedHashMap<>();
+
+	/**
+	 * Validates what binding cannot: blank header names and gray percentages, for every service that has
+	 * some, so that a mistake fails startup instead of the first call.
+	 * @throws IllegalArgumentException naming the property and what is allowed
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		if (this.gray.header == null || this.gray.header.isBlank()) {
+			throw new IllegalArgumentException(
+					"Invalid " + PREFIX + ".gray.header: must be a header name, e.g. X-Service-Version");
+		}
+		if (this.gray.metadataKey == null || this.gray.metadataKey.isBlank()) {
+			throw new IllegalArgumentException(
+					"Invalid " + PREFIX + ".gray.metadata-key: must be a metadata key, e.g. version");
+		}
+		Set<String> serviceIds = new LinkedHashSet<>(this.gray.weights.keySet());
+		serviceIds.addAll(this.services.keySet());
+		serviceIds.forEach(this::resolveGray);
+		resolveGray("");
+	}
 
 	public boolean isEnabled() {
 		return this.enabled;
