@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -11,7 +12,9 @@ import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.choice.Strategy;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.weighting.WarmupRules;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -42,6 +45,12 @@ public class AtlasProperties implements InitializingBean {
 	/** Carrying routing headers from inbound requests to outbound calls, across threads and reactive chains. */
 	private final Propagation propagation = new Propagation();
 
+	/** Cluster affinity: prefer instances of the caller's own cluster or zone. */
+	private final Affinity affinity = new Affinity();
+
+	/** Warmup (slow start): new instances ramp up their weight. */
+	private final Warmup warmup = new Warmup();
+
 	/** Per-service overrides, keyed by service id (e.g. atlas.services.user-service.loadbalancer.strategy). */
 	private final Map<String, Service> services = new LinkedHashMap<>();
 
@@ -64,6 +73,8 @@ public class AtlasProperties implements InitializingBean {
 		serviceIds.addAll(this.services.keySet());
 		serviceIds.forEach(this::resolveGray);
 		resolveGray("");
+		resolveAffinity(null);
+		resolveWarmup();
 	}
 
 	public boolean isEnabled() {
@@ -88,6 +99,49 @@ public class AtlasProperties implements InitializingBean {
 
 	public Propagation getPropagation() {
 		return this.propagation;
+	}
+
+	public Affinity getAffinity() {
+		return this.affinity;
+	}
+
+	public Warmup getWarmup() {
+		return this.warmup;
+	}
+
+	/**
+	 * The affinity rules of this caller.
+	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not set (the Nacos
+	 *     cluster name or {@code spring.cloud.loadbalancer.zone}), may be {@code null}
+	 * @return never {@code null}; {@link AffinityRules#OFF} when disabled or without a cluster
+	 * @throws IllegalArgumentException naming the property when a threshold is out of range
+	 */
+	public AffinityRules resolveAffinity(@Nullable String defaultCluster) {
+		String cluster = (this.affinity.cluster != null && !this.affinity.cluster.isBlank()) ? this.affinity.cluster
+				: defaultCluster;
+		try {
+			return new AffinityRules(this.affinity.enabled ? cluster : null, this.affinity.minHealthyRatio,
+					this.affinity.minInstances);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid " + PREFIX + ".affinity." + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * The warmup rules of this caller.
+	 * @return never {@code null}; {@link WarmupRules#OFF} when disabled
+	 * @throws IllegalArgumentException naming the property when a value is out of range
+	 */
+	public WarmupRules resolveWarmup() {
+		try {
+			WarmupRules rules = new WarmupRules(this.warmup.duration, this.warmup.aggression,
+					this.warmup.minWeightPercent);
+			return this.warmup.enabled ? rules : WarmupRules.OFF;
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid " + PREFIX + ".warmup." + ex.getMessage(), ex);
+		}
 	}
 
 	/**
@@ -451,6 +505,111 @@ public class AtlasProperties implements InitializingBean {
 
 		public void setReactorAutomatic(boolean reactorAutomatic) {
 			this.reactorAutomatic = reactorAutomatic;
+		}
+
+	}
+
+	/** Cluster affinity. */
+	public static class Affinity {
+
+		/** Whether calls prefer instances of the caller's own cluster. */
+		private boolean enabled = true;
+
+		/**
+		 * The caller's own cluster or zone. Defaults to spring.cloud.nacos.discovery.cluster-name when set,
+		 * else spring.cloud.loadbalancer.zone; empty turns affinity off. Compared case-insensitively with the
+		 * instances' nacos.cluster or zone metadata.
+		 */
+		private @Nullable String cluster;
+
+		/**
+		 * Spill over to all clusters when fewer than this ratio (0..1) of the own cluster's registered
+		 * instances are usable (not marked unhealthy).
+		 */
+		private double minHealthyRatio = 0.1;
+
+		/** Spill over to all clusters when the own cluster has fewer usable instances than this. */
+		private int minInstances = 1;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public @Nullable String getCluster() {
+			return this.cluster;
+		}
+
+		public void setCluster(@Nullable String cluster) {
+			this.cluster = cluster;
+		}
+
+		public double getMinHealthyRatio() {
+			return this.minHealthyRatio;
+		}
+
+		public void setMinHealthyRatio(double minHealthyRatio) {
+			this.minHealthyRatio = minHealthyRatio;
+		}
+
+		public int getMinInstances() {
+			return this.minInstances;
+		}
+
+		public void setMinInstances(int minInstances) {
+			this.minInstances = minInstances;
+		}
+
+	}
+
+	/** Warmup (slow start), Envoy's curve. */
+	public static class Warmup {
+
+		/** Whether new instances ramp up their weight. */
+		private boolean enabled = true;
+
+		/** Length of the ramp after an instance registers (or is first seen); 0 turns warmup off. */
+		private Duration duration = Duration.ofSeconds(60);
+
+		/** Shape of the ramp: 1.0 is linear, larger values ramp faster early. Must be > 0. */
+		private double aggression = 1.0;
+
+		/** Floor of the weight factor in percent (0..100), so a new instance is never starved. */
+		private double minWeightPercent = 10;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getDuration() {
+			return this.duration;
+		}
+
+		public void setDuration(Duration duration) {
+			this.duration = duration;
+		}
+
+		public double getAggression() {
+			return this.aggression;
+		}
+
+		public void setAggression(double aggression) {
+			this.aggression = aggression;
+		}
+
+		public double getMinWeightPercent() {
+			return this.minWeightPercent;
+		}
+
+		public void setMinWeightPercent(double minWeightPercent) {
+			this.minWeightPercent = minWeightPercent;
 		}
 
 	}

@@ -4,8 +4,11 @@ import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
-import dev.atlas.loadbalancer.routing.GrayServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.weighting.SlowStart;
+import java.time.Clock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
@@ -65,18 +68,42 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	@Bean
+	ClusterAffinity atlasClusterAffinity(Environment environment, AtlasProperties properties,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		String defaultCluster = environment.getProperty("spring.cloud.nacos.discovery.cluster-name",
+				environment.getProperty("spring.cloud.loadbalancer.zone"));
+		return new ClusterAffinity(serviceId(environment), properties.resolveAffinity(defaultCluster),
+				meters(meterRegistry), Clock.systemUTC());
+	}
+
+	@Bean
+	SlowStart atlasSlowStart(AtlasProperties properties) {
+		return new SlowStart(properties.resolveWarmup(), Clock.systemUTC());
+	}
+
+	/**
+	 * Puts {@link AtlasServiceInstanceListSupplier} on top of every supplier bean of the context, so Atlas
+	 * keeps whatever chain the context has (Spring's discovery + cache, a registry's own filters, or the
+	 * application's supplier).
+	 */
+	@Bean
 	static BeanPostProcessor atlasSupplierStages(ObjectProvider<AtlasProperties> properties,
-			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<InstanceAttributesParser> parser) {
+			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<SlowStart> slowStart,
+			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<ClusterAffinity> affinity) {
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
 				if (!(bean instanceof ServiceInstanceListSupplier supplier)
-						|| bean instanceof GrayServiceInstanceListSupplier
-						|| !properties.getObject().getGray().isEnabled()) {
+						|| bean instanceof AtlasServiceInstanceListSupplier) {
 					return bean;
 				}
-				return new GrayServiceInstanceListSupplier(supplier, grayRouter.getObject(),
-						new SnapshotCache(parser.getObject()));
+				AtlasProperties atlas = properties.getObject();
+				SlowStart warmup = slowStart.getObject();
+				ClusterAffinity clusters = affinity.getObject();
+				return new AtlasServiceInstanceListSupplier(supplier, new SnapshotCache(parser.getObject()),
+						warmup.rules().enabled() ? warmup : null,
+						atlas.getGray().isEnabled() ? grayRouter.getObject() : null,
+						(clusters.rules().cluster() != null) ? clusters : null);
 			}
 		};
 	}

@@ -7,7 +7,7 @@ import java.util.Map;
 import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
-import dev.atlas.loadbalancer.routing.GrayServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
@@ -99,15 +99,16 @@ class AtlasGrayWiringTest {
 	}
 
 	@Test
-	void theGrayStageWrapsTheSupplierUnlessDisabled() {
+	void atlasStageWrapsTheSupplierAndGrayCanBeDisabled() {
 		this.runner.run((context) -> assertThat(context.getBean(LoadBalancerClientFactory.class)
 			.getInstance("user-service", ServiceInstanceListSupplier.class))
-			.isInstanceOf(GrayServiceInstanceListSupplier.class));
+			.isInstanceOf(AtlasServiceInstanceListSupplier.class));
 		this.runner.withPropertyValues("atlas.gray.enabled=false").run((context) -> {
-			assertThat(context.getBean(LoadBalancerClientFactory.class)
-				.getInstance("user-service", ServiceInstanceListSupplier.class))
-				.isNotInstanceOf(GrayServiceInstanceListSupplier.class);
-			assertThat(host(context, request(null))).isIn("s1", "s2", "c1");
+			java.util.Set<String> hosts = new java.util.HashSet<>();
+			for (int i = 0; i < 200; i++) {
+				hosts.add(host(context, request("v2")));
+			}
+			assertThat(hosts).as("no lanes: every instance is a candidate").containsExactlyInAnyOrder("s1", "s2", "c1");
 		});
 	}
 

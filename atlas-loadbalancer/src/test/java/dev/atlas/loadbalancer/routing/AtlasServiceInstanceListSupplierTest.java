@@ -28,7 +28,7 @@ import static dev.atlas.loadbalancer.TestInstances.SERVICE;
 import static dev.atlas.loadbalancer.TestInstances.instance;
 import static org.assertj.core.api.Assertions.assertThat;
 
-class GrayServiceInstanceListSupplierTest {
+class AtlasServiceInstanceListSupplierTest {
 
 	private final List<ServiceInstance> fleet = List.of(instance("S1"), instance("C1", "version", "v2"),
 			instance("C3", "version", "v3"));
@@ -42,7 +42,7 @@ class GrayServiceInstanceListSupplierTest {
 
 		@Override
 		public Flux<List<ServiceInstance>> get() {
-			return Flux.just(GrayServiceInstanceListSupplierTest.this.fleet);
+			return Flux.just(AtlasServiceInstanceListSupplierTest.this.fleet);
 		}
 
 	};
@@ -52,12 +52,13 @@ class GrayServiceInstanceListSupplierTest {
 		RoutingContextHolder.clear();
 	}
 
-	private GrayServiceInstanceListSupplier supplier(String ownTag) {
+	private AtlasServiceInstanceListSupplier supplier(String ownTag) {
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		GrayRules rules = new GrayRules("X-Service-Version", ownTag, GrayFallback.BASELINE, true, Set.of(), Map.of(),
 				null);
-		return new GrayServiceInstanceListSupplier(this.discovery, new GrayRouter(SERVICE, rules, meters),
-				new SnapshotCache(new InstanceAttributesParser(SERVICE, "version", meters)));
+		return new AtlasServiceInstanceListSupplier(this.discovery,
+				new SnapshotCache(new InstanceAttributesParser(SERVICE, "version", meters)), null,
+				new GrayRouter(SERVICE, rules, meters), null);
 	}
 
 	private static Request<RequestDataContext> request(String version) {
@@ -94,7 +95,7 @@ class GrayServiceInstanceListSupplierTest {
 
 	@Test
 	void lanesAreStableObjectsPerRefreshSoBalancersMemoize() {
-		GrayServiceInstanceListSupplier supplier = supplier(null);
+		AtlasServiceInstanceListSupplier supplier = supplier(null);
 		assertThat(supplier.get(request("v2")).blockFirst()).isSameAs(supplier.get(request("v2")).blockFirst());
 	}
 

@@ -1,0 +1,110 @@
+package dev.atlas.loadbalancer.routing;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+
+import dev.atlas.loadbalancer.context.RequestHeaders;
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.weighting.SlowStart;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.util.context.ContextView;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+
+/**
+ * Atlas's stage of the supplier chain, on top of the delegate (discovery + cache): turns the delegate's
+ * list into an {@link InstanceSnapshot} (parsed once per refresh), then applies, each memoized per
+ * snapshot:
+ * <ol>
+ * <li>{@link SlowStart warmup} to the whole list (effective weights of young instances);</li>
+ * <li>{@link GrayRouter gray routing}: the lane of the request;</li>
+ * <li>{@link ClusterAffinity cluster affinity} within that lane.</li>
+ * </ol>
+ * Each concern is optional ({@code null} turns it off). Since the result depends on the request, the stage
+ * must sit above the cache.
+ *
+ * <p>The wanted tag comes, in this order, from the outbound request's header, the routing context of the
+ * inbound request being served (Reactor's {@code Context}, then the current thread's
+ * {@link RoutingContextHolder}), then the caller's own tag. Reading the context directly means the
+ * decision does not depend on whether a header-propagating interceptor ran before the load balancer.
+ *
+ * <p>Thread-safe.
+ */
+public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
+
+	private final SnapshotCache snapshots;
+
+	private final @Nullable SlowStart slowStart;
+
+	private final @Nullable GrayRouter gray;
+
+	private final @Nullable ClusterAffinity affinity;
+
+	/**
+	 * Creates the stage.
+	 * @param delegate the rest of the chain; not {@code null}
+	 * @param snapshots parses the delegate's lists once per list object; not {@code null}
+	 * @param slowStart warmup, or {@code null} for none
+	 * @param gray gray routing, or {@code null} for none
+	 * @param affinity cluster affinity, or {@code null} for none
+	 */
+	public AtlasServiceInstanceListSupplier(ServiceInstanceListSupplier delegate, SnapshotCache snapshots,
+			@Nullable SlowStart slowStart, @Nullable GrayRouter gray, @Nullable ClusterAffinity affinity) {
+		super(delegate);
+		this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
+		this.slowStart = slowStart;
+		this.gray = gray;
+		this.affinity = affinity;
+	}
+
+	@Override
+	public Flux<List<ServiceInstance>> get() {
+		return get(null);
+	}
+
+	@Override
+	public Flux<List<ServiceInstance>> get(@Nullable Request request) {
+		Flux<List<ServiceInstance>> upstream = (request != null) ? this.delegate.get(request) : this.delegate.get();
+		GrayRouter router = this.gray;
+		if (router == null) {
+			return upstream.map((list) -> route(list, null, null));
+		}
+		return Flux.deferContextual((reactorContext) -> {
+			RoutingContext context = current(reactorContext);
+			GrayRules rules = router.rules();
+			String wanted = RequestHeaders.resolve(request, context, rules.header());
+			String tag = (wanted != null) ? wanted : rules.ownTag();
+			String hashKey = (rules.hashKeyHeader() != null)
+					? RequestHeaders.resolve(request, context, rules.hashKeyHeader()) : null;
+			return upstream.map((list) -> route(list, tag, hashKey));
+		});
+	}
+
+	private List<ServiceInstance> route(List<ServiceInstance> list, @Nullable String tag, @Nullable String hashKey) {
+		InstanceSnapshot candidates = this.snapshots.snapshotOf(list);
+		if (this.slowStart != null) {
+			candidates = this.slowStart.apply(candidates);
+		}
+		if (this.gray != null) {
+			candidates = this.gray.route(candidates, tag, hashKey, ThreadLocalRandom.current());
+		}
+		if (this.affinity != null) {
+			candidates = this.affinity.apply(candidates);
+		}
+		return candidates;
+	}
+
+	private static @Nullable RoutingContext current(ContextView reactorContext) {
+		Object fromReactor = reactorContext.getOrDefault(RoutingContextHolder.KEY, null);
+		return (fromReactor instanceof RoutingContext context) ? context : RoutingContextHolder.get();
+	}
+
+}

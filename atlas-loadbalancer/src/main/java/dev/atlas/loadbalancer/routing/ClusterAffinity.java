@@ -1,0 +1,142 @@
+package dev.atlas.loadbalancer.routing;
+
+import java.time.Clock;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Cluster affinity (locality): prefers the instances of the caller's own cluster or zone and spills over
+ * to every cluster when the own cluster is thin.
+ *
+ * <ul>
+ * <li>The caller has no cluster: every instance, no spill-over is counted or logged.</li>
+ * <li>Usable instances are those not marked unhealthy (e.g. {@code nacos.healthy=false}); an instance
+ * without cluster metadata belongs to no cluster, so never to the caller's.</li>
+ * <li>The own cluster has at least {@code min-instances} usable instances and at least
+ * {@code min-healthy-ratio} of its registered ones are usable: its usable instances only.</li>
+ * <li>Otherwise (spill-over): every usable instance of every cluster (every instance when none is usable),
+ * counted per request in {@code atlas.affinity.spillover{service}}, with at most one WARN per minute
+ * naming the cluster; when no instance at all carries the caller's cluster, one WARN lists the clusters
+ * that were seen (the classic {@code DEFAULT} vs {@code bj-zone-a} typo).</li>
+ * </ul>
+ *
+ * <p>Computed once per input snapshot and memoized on it. Thread-safe and lock-free.
+ */
+public final class ClusterAffinity {
+
+	private static final Logger log = LoggerFactory.getLogger(ClusterAffinity.class);
+
+	/** Counter of requests that spilled over out of the caller's cluster; tags {@code service}. */
+	public static final String SPILLOVER_METER = "atlas.affinity.spillover";
+
+	/** Minimum interval between two spill-over WARNs of one service. */
+	static final long WARN_INTERVAL_MILLIS = 60_000;
+
+	private final String serviceId;
+
+	private final AffinityRules rules;
+
+	private final Clock clock;
+
+	private final Counter spillovers;
+
+	private final AtomicLong lastWarn = new AtomicLong(Long.MIN_VALUE);
+
+	private final OncePerKeyLog warnings = new OncePerKeyLog();
+
+	/**
+	 * Creates the affinity of one service.
+	 * @param serviceId not {@code null}
+	 * @param rules not {@code null}
+	 * @param meterRegistry where {@value #SPILLOVER_METER} is registered; not {@code null}
+	 * @param clock rate-limits the spill-over WARN; not {@code null}
+	 */
+	public ClusterAffinity(String serviceId, AffinityRules rules, MeterRegistry meterRegistry, Clock clock) {
+		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
+		this.rules = Objects.requireNonNull(rules, "rules");
+		this.clock = Objects.requireNonNull(clock, "clock");
+		this.spillovers = Counter.builder(SPILLOVER_METER)
+			.description("Requests sent outside the caller's cluster because it had too few usable instances")
+			.tag("service", serviceId)
+			.register(meterRegistry);
+	}
+
+	/**
+	 * The rules in force.
+	 * @return never {@code null}
+	 */
+	public AffinityRules rules() {
+		return this.rules;
+	}
+
+	/**
+	 * The candidates of one request.
+	 * @param candidates not {@code null}
+	 * @return a subset of {@code candidates} (or {@code candidates} itself), never {@code null}; empty only
+	 *     when {@code candidates} is
+	 */
+	public InstanceSnapshot apply(InstanceSnapshot candidates) {
+		if (this.rules.cluster() == null) {
+			return candidates;
+		}
+		Decision decision = candidates.derive(this, this::decide);
+		if (decision.spilled) {
+			this.spillovers.increment();
+			long now = this.clock.millis();
+			long last = this.lastWarn.get();
+			if ((last == Long.MIN_VALUE || now - last >= WARN_INTERVAL_MILLIS) && this.lastWarn.compareAndSet(last, now)) {
+				log.warn("Service '{}': cluster '{}' has {} usable of {} registered instances (need at least {} and "
+						+ "{} %); spilling over to all clusters", this.serviceId, this.rules.cluster(), decision.usableLocal,
+						decision.registeredLocal, this.rules.minInstances(), this.rules.minHealthyRatio() * 100);
+			}
+		}
+		return decision.lane;
+	}
+
+	private Decision decide(InstanceSnapshot candidates) {
+		String own = this.rules.cluster();
+		int registeredLocal = 0;
+		int usableLocal = 0;
+		Set<String> seen = new TreeSet<>();
+		for (int i = 0; i < candidates.size(); i++) {
+			String cluster = candidates.attributes(i).cluster();
+			seen.add(String.valueOf(cluster));
+			if (own.equals(cluster)) {
+				registeredLocal++;
+				if (candidates.attributes(i).healthy()) {
+					usableLocal++;
+				}
+			}
+		}
+		if (candidates.isEmpty()) {
+			return new Decision(candidates, false, 0, 0);
+		}
+		if (registeredLocal == 0) {
+			this.warnings.once("no-match", (key) -> log.warn("Service '{}': no instance is in the caller's cluster "
+					+ "'{}' (clusters seen: {}); check atlas.affinity.cluster and the instances' cluster names",
+					this.serviceId, own, seen));
+		}
+		boolean enough = usableLocal >= Math.max(1, this.rules.minInstances())
+				&& usableLocal >= this.rules.minHealthyRatio() * registeredLocal;
+		if (enough) {
+			InstanceSnapshot local = candidates
+				.filter((i) -> own.equals(candidates.attributes(i).cluster()) && candidates.attributes(i).healthy());
+			return new Decision(local, false, usableLocal, registeredLocal);
+		}
+		InstanceSnapshot healthy = candidates.filter((i) -> candidates.attributes(i).healthy());
+		return new Decision(healthy.isEmpty() ? candidates : healthy, true, usableLocal, registeredLocal);
+	}
+
+	private record Decision(InstanceSnapshot lane, boolean spilled, int usableLocal, int registeredLocal) {
+	}
+
+}

@@ -1,0 +1,150 @@
+package dev.atlas.loadbalancer.weighting;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import dev.atlas.loadbalancer.MutableClock;
+import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.ServiceInstance;
+
+import static dev.atlas.loadbalancer.TestInstances.SERVICE;
+import static dev.atlas.loadbalancer.TestInstances.instance;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
+
+class SlowStartTest {
+
+	private static final long T0 = 1_700_000_000_000L;
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	private final MutableClock clock = new MutableClock(T0);
+
+	private final InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
+
+	private InstanceSnapshot fleet(ServiceInstance... instances) {
+		return InstanceSnapshot.of(List.of(instances), this.parser);
+	}
+
+	private static ServiceInstance registeredAt(String id, long millis) {
+		return instance(id, "atlas.registered-at", Long.toString(millis));
+	}
+
+	@Test
+	void envoyCurveDefaults() {
+		WarmupRules rules = WarmupRules.DEFAULTS;
+		assertThat(rules.factor(0)).isEqualTo(0.10);
+		assertThat(rules.factor(3_000)).as("5 %% of the window is below the 10 %% floor").isEqualTo(0.10);
+		assertThat(rules.factor(6_000)).isEqualTo(0.10);
+		assertThat(rules.factor(30_000)).isEqualTo(0.50);
+		assertThat(rules.factor(60_000)).isEqualTo(1.0);
+		assertThat(rules.factor(-5)).isEqualTo(0.10);
+		// aggression 2: (age/duration)^(1/2) ramps faster early.
+		assertThat(new WarmupRules(Duration.ofSeconds(60), 2.0, 10).factor(15_000)).isEqualTo(0.50);
+		assertThat(WarmupRules.OFF.factor(0)).isEqualTo(1.0);
+	}
+
+	@Test
+	void case11_sharesAtTenFiftyAndHundredPercentOfTheWindow() {
+		// Old instance A (weight 1, warm) and new instance B (weight 1) registered at T0; 60 s window.
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		InstanceSnapshot fleet = fleet(registeredAt("A", T0 - 3_600_000), registeredAt("B", T0));
+		// 10 % of the window: B's factor is max(10 %, 6/60) = 0.10 -> B's share 0.1/1.1.
+		this.clock.set(T0 + 6_000);
+		assertThat(slowStart.apply(fleet).effectiveWeights()).containsExactly(1.0, 0.10);
+		assertThat(shareOfB(slowStart.apply(fleet))).isCloseTo(0.1 / 1.1, within(0.02));
+		// 50 %: factor 0.5 -> share 1/3.
+		this.clock.set(T0 + 30_000);
+		assertThat(slowStart.apply(fleet).effectiveWeights()).containsExactly(1.0, 0.5);
+		assertThat(shareOfB(slowStart.apply(fleet))).isCloseTo(1 / 3.0, within(0.02));
+		// 100 %: warm, the very input snapshot comes back.
+		this.clock.set(T0 + 60_000);
+		assertThat(slowStart.apply(fleet)).isSameAs(fleet);
+		assertThat(shareOfB(slowStart.apply(fleet))).isCloseTo(0.5, within(0.02));
+	}
+
+	/** 20,000 picks with a seeded random; sigma of a share below 0.4 points, tolerance 2 points. */
+	private static double shareOfB(InstanceSnapshot candidates) {
+		SplittableRandom random = new SplittableRandom(42);
+		WeightedRandomBalancer seeded = new WeightedRandomBalancer(SERVICE,
+				new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry()),
+				AllZeroWeightsPolicy.FAIL_OPEN, new SimpleMeterRegistry(), () -> random);
+		int b = 0;
+		for (int i = 0; i < 20_000; i++) {
+			if ("B".equals(seeded.choose(candidates).getInstanceId())) {
+				b++;
+			}
+		}
+		return b / 20_000.0;
+	}
+
+	@Test
+	void recomputedOncePerTickNotPerRequest() {
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		InstanceSnapshot fleet = fleet(registeredAt("A", T0 - 3_600_000), registeredAt("B", T0));
+		this.clock.set(T0 + 12_000);
+		InstanceSnapshot first = slowStart.apply(fleet);
+		this.clock.set(T0 + 12_900);
+		assertThat(slowStart.apply(fleet)).as("same tick, same object").isSameAs(first);
+		this.clock.set(T0 + 13_000);
+		assertThat(slowStart.apply(fleet)).isNotSameAs(first);
+	}
+
+	@Test
+	void futureRegistrationTimeIsClampedToNow() {
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		InstanceSnapshot fleet = fleet(registeredAt("A", T0 - 3_600_000), registeredAt("B", T0 + 3_600_000));
+		assertThat(slowStart.apply(fleet).effectiveWeights()).containsExactly(1.0, 0.10);
+	}
+
+	@Test
+	void aCallerThatStartsSeesItsFirstListAsWarmAndLaterArrivalsAsNew() {
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		InstanceSnapshot first = fleet(instance("A"), instance("B"));
+		assertThat(slowStart.apply(first)).as("no distortion at caller start").isSameAs(first);
+		this.clock.advance(Duration.ofSeconds(5));
+		InstanceSnapshot withC = fleet(instance("A"), instance("B"), instance("C"));
+		assertThat(slowStart.apply(withC).effectiveWeights()).containsExactly(1.0, 1.0, 0.10);
+		this.clock.advance(Duration.ofSeconds(30));
+		assertThat(slowStart.apply(withC).effectiveWeights()).containsExactly(1.0, 1.0, 0.5);
+	}
+
+	@Test
+	void zeroWeightsStayZeroAndOffMeansUnchanged() {
+		InstanceSnapshot fleet = fleet(instance("A", "weight", "0", "atlas.registered-at", Long.toString(T0)),
+				registeredAt("B", T0));
+		assertThat(new SlowStart(WarmupRules.DEFAULTS, this.clock).apply(fleet).effectiveWeights())
+			.containsExactly(0.0, 0.1);
+		assertThat(new SlowStart(WarmupRules.OFF, this.clock).apply(fleet)).isSameAs(fleet);
+	}
+
+	@Test
+	void manyInstancesAtDifferentAgesKeepFewDistinctFactors() {
+		List<ServiceInstance> instances = new ArrayList<>();
+		for (int i = 0; i < 1_000; i++) {
+			instances.add(registeredAt("i" + i, T0 - i * 37L));
+		}
+		double[] weights = new SlowStart(WarmupRules.DEFAULTS, this.clock).apply(InstanceSnapshot.of(instances,
+				this.parser)).effectiveWeights();
+		assertThat(java.util.Arrays.stream(weights).distinct().count()).isLessThanOrEqualTo(100);
+	}
+
+	@Test
+	void rulesAreValidated() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(-1), 1, 10));
+		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(1), 0, 10))
+			.withMessageContaining("aggression");
+		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(1), 1, 101))
+			.withMessageContaining("min-weight-percent");
+	}
+
+}
