@@ -51,6 +51,9 @@ public class AtlasProperties implements InitializingBean {
 	/** Warmup (slow start): new instances ramp up their weight. */
 	private final Warmup warmup = new Warmup();
 
+	/** Lossless online/offline of this application in its registry. */
+	private final Lifecycle lifecycle = new Lifecycle();
+
 	/** Per-service overrides, keyed by service id (e.g. atlas.services.user-service.loadbalancer.strategy). */
 	private final Map<String, Service> services = new LinkedHashMap<>();
 
@@ -75,6 +78,9 @@ public class AtlasProperties implements InitializingBean {
 		resolveGray("");
 		resolveAffinity(null);
 		resolveWarmup();
+		if (this.lifecycle.registerDelay == null || this.lifecycle.registerDelay.isNegative()) {
+			throw new IllegalArgumentException("Invalid " + PREFIX + ".lifecycle.register-delay: must be a duration >= 0");
+		}
 	}
 
 	public boolean isEnabled() {
@@ -107,6 +113,10 @@ public class AtlasProperties implements InitializingBean {
 
 	public Warmup getWarmup() {
 		return this.warmup;
+	}
+
+	public Lifecycle getLifecycle() {
+		return this.lifecycle;
 	}
 
 	/**
@@ -610,6 +620,37 @@ public class AtlasProperties implements InitializingBean {
 
 		public void setMinWeightPercent(double minWeightPercent) {
 			this.minWeightPercent = minWeightPercent;
+		}
+
+	}
+
+	/** Lossless online/offline. */
+	public static class Lifecycle {
+
+		/**
+		 * Whether this application registers in its registry only once it is ready and accepting traffic
+		 * (after every runner), instead of as soon as the web server is up. Its registration then carries
+		 * atlas.registered-at, which callers use for warmup.
+		 */
+		private boolean registerWhenReady = true;
+
+		/** Extra wait after readiness before registering (e.g. for caches to fill). */
+		private Duration registerDelay = Duration.ZERO;
+
+		public boolean isRegisterWhenReady() {
+			return this.registerWhenReady;
+		}
+
+		public void setRegisterWhenReady(boolean registerWhenReady) {
+			this.registerWhenReady = registerWhenReady;
+		}
+
+		public Duration getRegisterDelay() {
+			return this.registerDelay;
+		}
+
+		public void setRegisterDelay(Duration registerDelay) {
+			this.registerDelay = registerDelay;
 		}
 
 	}

@@ -1,0 +1,118 @@
+package dev.atlas.autoconfigure.lifecycle;
+
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.loadbalancer.instance.MetadataKeys;
+import org.aopalliance.intercept.MethodInterceptor;
+
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
+import org.springframework.cloud.client.serviceregistry.Registration;
+import org.springframework.cloud.client.serviceregistry.ServiceRegistry;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * Lossless online of this application in its registry: registration metadata for callers
+ * ({@link RegistrationMetadata}) and registration only once the application is ready
+ * ({@link LosslessRegistration}). Both hook into Spring Cloud's generic service-registry SPI through
+ * class-based proxies (the registries' beans are concrete classes that other beans inject by type), so
+ * they work for Nacos and ZooKeeper alike.
+ */
+@AutoConfiguration
+@ConditionalOnClass({ ServiceRegistry.class, ProxyFactory.class })
+@ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(AtlasProperties.class)
+public class AtlasLifecycleAutoConfiguration {
+
+	@Bean
+	RegistrationMetadata atlasRegistrationMetadata(AtlasProperties properties, Environment environment) {
+		Map<String, String> extra = new LinkedHashMap<>();
+		String tag = properties.getGray().getOwnTag();
+		if (tag != null && !tag.isBlank()) {
+			extra.put(properties.getGray().getMetadataKey(), tag.trim());
+		}
+		String cluster = properties.getAffinity().getCluster();
+		if (cluster != null && !cluster.isBlank()
+				&& !environment.containsProperty("spring.cloud.nacos.discovery.cluster-name")) {
+			extra.put(MetadataKeys.ZONE, cluster.trim());
+		}
+		return new RegistrationMetadata(extra, Clock.systemUTC());
+	}
+
+	/** Stamps every registration passing through a {@link ServiceRegistry} bean. */
+	@Bean
+	static BeanPostProcessor atlasRegistrationMetadataStamper(ObjectProvider<RegistrationMetadata> metadata) {
+		return new BeanPostProcessor() {
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (!(bean instanceof ServiceRegistry<?>)) {
+					return bean;
+				}
+				return proxy(bean, (MethodInterceptor) (invocation) -> {
+					if ("register".equals(invocation.getMethod().getName()) && invocation.getArguments().length == 1
+							&& invocation.getArguments()[0] instanceof Registration registration) {
+						metadata.getObject().stamp(registration);
+					}
+					return invocation.proceed();
+				});
+			}
+		};
+	}
+
+	static Object proxy(Object target, MethodInterceptor interceptor) {
+		ProxyFactory factory = new ProxyFactory(target);
+		factory.setProxyTargetClass(true);
+		factory.addAdvice(interceptor);
+		return factory.getProxy(target.getClass().getClassLoader());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ AbstractAutoServiceRegistration.class, WebServerInitializedEvent.class })
+	@ConditionalOnBooleanProperty(name = "atlas.lifecycle.register-when-ready", matchIfMissing = true)
+	static class RegisterWhenReadyConfiguration {
+
+		@Bean
+		LosslessRegistration atlasLosslessRegistration(AtlasProperties properties) {
+			return new LosslessRegistration(properties.getLifecycle().getRegisterDelay());
+		}
+
+		/**
+		 * Routes the auto-registration's {@code onApplicationEvent(WebServerInitializedEvent)} through
+		 * {@link LosslessRegistration#defer}.
+		 */
+		@Bean
+		static BeanPostProcessor atlasDeferredRegistration(ObjectProvider<LosslessRegistration> lossless) {
+			return new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (!(bean instanceof AbstractAutoServiceRegistration<?> target)) {
+						return bean;
+					}
+					return proxy(target, (MethodInterceptor) (invocation) -> {
+						if ("onApplicationEvent".equals(invocation.getMethod().getName())
+								&& invocation.getArguments().length == 1
+								&& invocation.getArguments()[0] instanceof WebServerInitializedEvent event) {
+							lossless.getObject().defer(target, event);
+							return null;
+						}
+						return invocation.proceed();
+					});
+				}
+			};
+		}
+
+	}
+
+}

@@ -1,0 +1,76 @@
+package dev.atlas.autoconfigure.lifecycle;
+
+import java.time.Clock;
+import java.util.Map;
+
+import dev.atlas.loadbalancer.instance.MetadataKeys;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.cloud.client.serviceregistry.Registration;
+
+/**
+ * Writes Atlas's metadata into a {@link Registration} at the moment it is registered: the registration
+ * time {@code atlas.registered-at} (epoch ms, which callers use for warmup), and the application's gray
+ * tag and cluster when they are configured in {@code atlas.*} but missing from the registry's own
+ * metadata. Atlas calls it from a proxy around the application's {@code ServiceRegistry}, so it works for
+ * every registry whose registration exposes mutable metadata (Nacos, ZooKeeper, Consul, Eureka).
+ *
+ * <p>Thread-safe.
+ */
+public class RegistrationMetadata {
+
+	private static final Logger log = LoggerFactory.getLogger(RegistrationMetadata.class);
+
+	private final Map<String, String> extra;
+
+	private final Clock clock;
+
+	private volatile long registeredAt = -1;
+
+	/**
+	 * Creates the stamper.
+	 * @param extra metadata to add when missing (tag, cluster); not {@code null}
+	 * @param clock source of {@code atlas.registered-at}; not {@code null}
+	 */
+	public RegistrationMetadata(Map<String, String> extra, Clock clock) {
+		this.extra = Map.copyOf(extra);
+		this.clock = clock;
+	}
+
+	/**
+	 * Stamps a registration about to be registered.
+	 * @param registration not {@code null}
+	 */
+	public void stamp(Registration registration) {
+		long now = this.clock.millis();
+		Map<String, String> metadata = registration.getMetadata();
+		try {
+			if (metadata == null) {
+				throw new UnsupportedOperationException("no metadata");
+			}
+			metadata.put(MetadataKeys.REGISTERED_AT, Long.toString(now));
+			this.extra.forEach((key, value) -> {
+				String current = metadata.get(key);
+				if (current == null || current.isBlank()) {
+					metadata.put(key, value);
+				}
+			});
+		}
+		catch (UnsupportedOperationException ex) {
+			log.warn("The registration metadata of '{}' is read-only; callers will not see {} and will time "
+					+ "warmup from when they first see this instance", registration.getServiceId(),
+					MetadataKeys.REGISTERED_AT);
+		}
+		this.registeredAt = now;
+	}
+
+	/**
+	 * When this application last registered.
+	 * @return epoch ms, or {@code -1} when it has not registered (yet)
+	 */
+	public long registeredAt() {
+		return this.registeredAt;
+	}
+
+}
