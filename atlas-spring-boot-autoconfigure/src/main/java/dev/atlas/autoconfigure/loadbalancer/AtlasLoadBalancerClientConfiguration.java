@@ -15,6 +15,7 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
@@ -93,8 +94,7 @@ public class AtlasLoadBalancerClientConfiguration {
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (!(bean instanceof ServiceInstanceListSupplier supplier)
-						|| bean instanceof AtlasServiceInstanceListSupplier) {
+				if (!(bean instanceof ServiceInstanceListSupplier supplier) || containsAtlasStage(supplier)) {
 					return bean;
 				}
 				AtlasProperties atlas = properties.getObject();
@@ -106,6 +106,23 @@ public class AtlasLoadBalancerClientConfiguration {
 						(clusters.rules().cluster() != null) ? clusters : null);
 			}
 		};
+	}
+
+	/**
+	 * Whether a supplier already is, or delegates to, Atlas's stage: Spring's retry configuration declares a
+	 * second supplier bean wrapping the first ({@code RetryAwareServiceInstanceListSupplier}), which must not
+	 * get a second stage (warmup would apply twice).
+	 */
+	static boolean containsAtlasStage(ServiceInstanceListSupplier supplier) {
+		ServiceInstanceListSupplier current = supplier;
+		for (int depth = 0; current != null && depth < 32; depth++) {
+			if (current instanceof AtlasServiceInstanceListSupplier) {
+				return true;
+			}
+			current = (current instanceof DelegatingServiceInstanceListSupplier delegating) ? delegating.getDelegate()
+					: null;
+		}
+		return false;
 	}
 
 	@Bean
