@@ -54,6 +54,9 @@ public class AtlasProperties implements InitializingBean {
 	/** Lossless online/offline of this application in its registry. */
 	private final Lifecycle lifecycle = new Lifecycle();
 
+	/** How callers follow the registry: event-driven refresh and last-known-good lists. */
+	private final Registry registry = new Registry();
+
 	/** Per-service overrides, keyed by service id (e.g. atlas.services.user-service.loadbalancer.strategy). */
 	private final Map<String, Service> services = new LinkedHashMap<>();
 
@@ -78,8 +81,16 @@ public class AtlasProperties implements InitializingBean {
 		resolveGray("");
 		resolveAffinity(null);
 		resolveWarmup();
-		if (this.lifecycle.registerDelay == null || this.lifecycle.registerDelay.isNegative()) {
-			throw new IllegalArgumentException("Invalid " + PREFIX + ".lifecycle.register-delay: must be a duration >= 0");
+		requireNonNegative("registry.stale-limit", this.registry.staleLimit);
+		requireNonNegative("lifecycle.register-delay", this.lifecycle.registerDelay);
+		requireNonNegative("lifecycle.drain", this.lifecycle.drain);
+		requireNonNegative("lifecycle.deregister-timeout", this.lifecycle.deregisterTimeout);
+	}
+
+	private static void requireNonNegative(String property, Duration value) {
+		if (value == null || value.isNegative()) {
+			throw new IllegalArgumentException("Invalid " + PREFIX + "." + property + ": must be a duration >= 0, was "
+					+ value);
 		}
 	}
 
@@ -117,6 +128,10 @@ public class AtlasProperties implements InitializingBean {
 
 	public Lifecycle getLifecycle() {
 		return this.lifecycle;
+	}
+
+	public Registry getRegistry() {
+		return this.registry;
 	}
 
 	/**
@@ -637,6 +652,22 @@ public class AtlasProperties implements InitializingBean {
 		/** Extra wait after readiness before registering (e.g. for caches to fill). */
 		private Duration registerDelay = Duration.ZERO;
 
+		/**
+		 * Whether Atlas runs the shutdown sequence on SIGTERM or preStop: deregister, refuse traffic, drain,
+		 * then let Spring Boot stop the web server gracefully.
+		 */
+		private boolean gracefulShutdown = true;
+
+		/**
+		 * How long to keep serving after deregistration, so callers notice (they refresh on registry events,
+		 * or at their cache TTL) before the web server stops. Replaces Spring Cloud Alibaba's
+		 * graceful-shutdown-wait-time.
+		 */
+		private Duration drain = Duration.ofSeconds(10);
+
+		/** Longest wait for the registry to confirm deregistration (e.g. when it is unreachable). */
+		private Duration deregisterTimeout = Duration.ofSeconds(3);
+
 		public boolean isRegisterWhenReady() {
 			return this.registerWhenReady;
 		}
@@ -649,8 +680,67 @@ public class AtlasProperties implements InitializingBean {
 			return this.registerDelay;
 		}
 
+		public boolean isGracefulShutdown() {
+			return this.gracefulShutdown;
+		}
+
+		public void setGracefulShutdown(boolean gracefulShutdown) {
+			this.gracefulShutdown = gracefulShutdown;
+		}
+
+		public Duration getDrain() {
+			return this.drain;
+		}
+
+		public void setDrain(Duration drain) {
+			this.drain = drain;
+		}
+
+		public Duration getDeregisterTimeout() {
+			return this.deregisterTimeout;
+		}
+
+		public void setDeregisterTimeout(Duration deregisterTimeout) {
+			this.deregisterTimeout = deregisterTimeout;
+		}
+
 		public void setRegisterDelay(Duration registerDelay) {
 			this.registerDelay = registerDelay;
+		}
+
+	}
+
+	/** Following the registry. */
+	public static class Registry {
+
+		/**
+		 * Whether registry change events (Spring Cloud's HeartbeatEvent, e.g. ZooKeeper's watch) evict the
+		 * load balancer's cached instance lists at once, instead of waiting for their TTL
+		 * (spring.cloud.loadbalancer.cache.ttl, which stays as a safety net, measured from write).
+		 */
+		private boolean refreshOnEvents = true;
+
+		/**
+		 * How long an empty registry answer is replaced by the last non-empty instance list (an outage or a
+		 * restarted registry node must not wipe the list); after that, an empty list is accepted. 0 accepts
+		 * empty lists at once.
+		 */
+		private Duration staleLimit = Duration.ofSeconds(60);
+
+		public boolean isRefreshOnEvents() {
+			return this.refreshOnEvents;
+		}
+
+		public void setRefreshOnEvents(boolean refreshOnEvents) {
+			this.refreshOnEvents = refreshOnEvents;
+		}
+
+		public Duration getStaleLimit() {
+			return this.staleLimit;
+		}
+
+		public void setStaleLimit(Duration staleLimit) {
+			this.staleLimit = staleLimit;
 		}
 
 	}

@@ -8,6 +8,7 @@ import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import org.jspecify.annotations.Nullable;
@@ -20,9 +21,9 @@ import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceList
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /**
- * Atlas's stage of the supplier chain, on top of the delegate (discovery + cache): turns the delegate's
- * list into an {@link InstanceSnapshot} (parsed once per refresh), then applies, each memoized per
- * snapshot:
+ * Atlas's stage of the supplier chain, on top of the delegate (discovery + cache): replaces an empty
+ * answer by the {@link LastKnownGood last known good} list, turns the list into an {@link InstanceSnapshot}
+ * (parsed once per refresh), then applies, each memoized per snapshot:
  * <ol>
  * <li>{@link SlowStart warmup} to the whole list (effective weights of young instances);</li>
  * <li>{@link GrayRouter gray routing}: the lane of the request;</li>
@@ -42,6 +43,8 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 
 	private final SnapshotCache snapshots;
 
+	private final @Nullable LastKnownGood lastKnownGood;
+
 	private final @Nullable SlowStart slowStart;
 
 	private final @Nullable GrayRouter gray;
@@ -52,14 +55,17 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 	 * Creates the stage.
 	 * @param delegate the rest of the chain; not {@code null}
 	 * @param snapshots parses the delegate's lists once per list object; not {@code null}
+	 * @param lastKnownGood keeps the last non-empty list over empty answers, or {@code null} for none
 	 * @param slowStart warmup, or {@code null} for none
 	 * @param gray gray routing, or {@code null} for none
 	 * @param affinity cluster affinity, or {@code null} for none
 	 */
 	public AtlasServiceInstanceListSupplier(ServiceInstanceListSupplier delegate, SnapshotCache snapshots,
-			@Nullable SlowStart slowStart, @Nullable GrayRouter gray, @Nullable ClusterAffinity affinity) {
+			@Nullable LastKnownGood lastKnownGood, @Nullable SlowStart slowStart, @Nullable GrayRouter gray,
+			@Nullable ClusterAffinity affinity) {
 		super(delegate);
 		this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
+		this.lastKnownGood = lastKnownGood;
 		this.slowStart = slowStart;
 		this.gray = gray;
 		this.affinity = affinity;
@@ -89,7 +95,8 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 	}
 
 	private List<ServiceInstance> route(List<ServiceInstance> list, @Nullable String tag, @Nullable String hashKey) {
-		InstanceSnapshot candidates = this.snapshots.snapshotOf(list);
+		InstanceSnapshot candidates = this.snapshots
+			.snapshotOf((this.lastKnownGood != null) ? this.lastKnownGood.apply(list) : list);
 		if (this.slowStart != null) {
 			candidates = this.slowStart.apply(candidates);
 		}

@@ -57,7 +57,7 @@ class AtlasServiceInstanceListSupplierTest {
 		GrayRules rules = new GrayRules("X-Service-Version", ownTag, GrayFallback.BASELINE, true, Set.of(), Map.of(),
 				null);
 		return new AtlasServiceInstanceListSupplier(this.discovery,
-				new SnapshotCache(new InstanceAttributesParser(SERVICE, "version", meters)), null,
+				new SnapshotCache(new InstanceAttributesParser(SERVICE, "version", meters)), null, null,
 				new GrayRouter(SERVICE, rules, meters), null);
 	}
 

@@ -6,6 +6,7 @@ import java.util.Map;
 
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
 
 import org.springframework.aop.framework.ProxyFactory;
@@ -19,6 +20,8 @@ import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.cloud.client.serviceregistry.Registration;
 import org.springframework.cloud.client.serviceregistry.ServiceRegistry;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -76,6 +79,34 @@ public class AtlasLifecycleAutoConfiguration {
 		factory.setProxyTargetClass(true);
 		factory.addAdvice(interceptor);
 		return factory.getProxy(target.getClass().getClassLoader());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(AbstractAutoServiceRegistration.class)
+	@ConditionalOnBooleanProperty(name = "atlas.lifecycle.graceful-shutdown", matchIfMissing = true)
+	static class GracefulShutdownConfiguration {
+
+		@Bean
+		GracefulShutdown atlasGracefulShutdown(ApplicationContext context, AtlasProperties properties,
+				ObjectProvider<AbstractAutoServiceRegistration<?>> registrations,
+				ObjectProvider<MeterRegistry> meterRegistry) {
+			return new GracefulShutdown(context, registrations.orderedStream().toList(),
+					properties.getLifecycle().getDrain(), properties.getLifecycle().getDeregisterTimeout(),
+					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new));
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+		static class PreStopEndpointConfiguration {
+
+			@Bean
+			@ConditionalOnAvailableEndpoint
+			PreStopEndpoint atlasPreStopEndpoint(GracefulShutdown shutdown) {
+				return new PreStopEndpoint(shutdown);
+			}
+
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -3,6 +3,7 @@ package dev.atlas.autoconfigure.loadbalancer;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
@@ -82,6 +83,13 @@ public class AtlasLoadBalancerClientConfiguration {
 		return new SlowStart(properties.resolveWarmup(), Clock.systemUTC());
 	}
 
+	@Bean
+	LastKnownGood atlasLastKnownGood(Environment environment, AtlasProperties properties,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		return new LastKnownGood(serviceId(environment), properties.getRegistry().getStaleLimit(), Clock.systemUTC(),
+				meters(meterRegistry));
+	}
+
 	/**
 	 * Puts {@link AtlasServiceInstanceListSupplier} on top of every supplier bean of the context, so Atlas
 	 * keeps whatever chain the context has (Spring's discovery + cache, a registry's own filters, or the
@@ -89,7 +97,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	 */
 	@Bean
 	static BeanPostProcessor atlasSupplierStages(ObjectProvider<AtlasProperties> properties,
-			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<SlowStart> slowStart,
+			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<LastKnownGood> lastKnownGood,
+			ObjectProvider<SlowStart> slowStart,
 			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<ClusterAffinity> affinity) {
 		return new BeanPostProcessor() {
 			@Override
@@ -101,7 +110,7 @@ public class AtlasLoadBalancerClientConfiguration {
 				SlowStart warmup = slowStart.getObject();
 				ClusterAffinity clusters = affinity.getObject();
 				return new AtlasServiceInstanceListSupplier(supplier, new SnapshotCache(parser.getObject()),
-						warmup.rules().enabled() ? warmup : null,
+						lastKnownGood.getObject(), warmup.rules().enabled() ? warmup : null,
 						atlas.getGray().isEnabled() ? grayRouter.getObject() : null,
 						(clusters.rules().cluster() != null) ? clusters : null);
 			}

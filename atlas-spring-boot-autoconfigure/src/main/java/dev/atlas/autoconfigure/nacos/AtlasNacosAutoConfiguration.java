@@ -5,6 +5,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -17,9 +18,10 @@ import org.springframework.context.annotation.Bean;
  * {@code nacos.healthy}) in the engine, with no Nacos dependency; this configuration handles what only a
  * Nacos application has.
  *
- * <p>Today: when {@code spring.cloud.loadbalancer.nacos.enabled=true} also turns on Spring Cloud
- * Alibaba's {@code NacosLoadBalancer}, startup states that Atlas is in charge (it is, see
- * {@code AtlasLoadBalancerClientConfiguration}) and how to choose the other one.
+ * <p>When {@code spring.cloud.loadbalancer.nacos.enabled=true} also turns on Spring Cloud Alibaba's
+ * {@code NacosLoadBalancer}, startup states that Atlas is in charge (it is, see
+ * {@code AtlasLoadBalancerClientConfiguration}) and how to choose the other one. Spring Cloud Alibaba's
+ * shutdown wait is replaced by Atlas's drain.
  */
 @AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class)
 @ConditionalOnClass(name = "com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer")
@@ -27,6 +29,31 @@ import org.springframework.context.annotation.Bean;
 public class AtlasNacosAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasNacosAutoConfiguration.class);
+
+	/**
+	 * Atlas owns the shutdown sequence (deregister, refuse traffic, drain {@code atlas.lifecycle.drain}):
+	 * Spring Cloud Alibaba's own wait after deregistration ({@code graceful-shutdown-wait-time}, 10 s) would
+	 * come on top of it, so it is set to 0.
+	 */
+	@Bean
+	@ConditionalOnBooleanProperty(name = "atlas.lifecycle.graceful-shutdown", matchIfMissing = true)
+	@ConditionalOnClass(name = "com.alibaba.cloud.nacos.NacosDiscoveryProperties")
+	static BeanPostProcessor atlasOwnsNacosShutdownWait() {
+		return new BeanPostProcessor() {
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof com.alibaba.cloud.nacos.NacosDiscoveryProperties nacos) {
+					Integer wait = nacos.getGracefulShutdownWaitTime();
+					if (wait != null && wait > 0) {
+						log.info("Atlas owns the shutdown sequence: Spring Cloud Alibaba's graceful-shutdown-wait-time "
+								+ "({} ms) is replaced by atlas.lifecycle.drain", wait);
+						nacos.setGracefulShutdownWaitTime(0);
+					}
+				}
+				return bean;
+			}
+		};
+	}
 
 	@Bean
 	@ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.nacos.enabled")
