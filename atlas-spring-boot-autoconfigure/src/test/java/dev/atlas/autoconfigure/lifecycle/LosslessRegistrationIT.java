@@ -73,7 +73,7 @@ class LosslessRegistrationIT {
 				"spring.application.name=" + name, "server.port=" + port,
 				"spring.cloud.zookeeper.connect-string=" + zookeeper.getConnectString(),
 				"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1", "spring.cloud.loadbalancer.enabled=false",
-				"spring.main.banner-mode=off", "spring.cloud.nacos.discovery.enabled=false");
+				"spring.main.banner-mode=off", "spring.cloud.nacos.discovery.enabled=false", "atlas.lifecycle.drain=0s");
 		builder.properties(properties);
 		return CompletableFuture.supplyAsync(() -> builder.run());
 	}
