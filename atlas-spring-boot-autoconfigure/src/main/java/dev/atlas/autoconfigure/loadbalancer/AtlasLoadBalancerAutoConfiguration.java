@@ -15,13 +15,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.cache.Cache;
-import org.springframework.cache.CacheManager;
-import org.springframework.cloud.client.discovery.event.HeartbeatEvent;
-import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
-import org.springframework.cloud.loadbalancer.core.CachingServiceInstanceListSupplier;
-import org.springframework.context.ApplicationListener;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
@@ -60,18 +54,10 @@ public class AtlasLoadBalancerAutoConfiguration {
 		return new AtlasValueConverters.ToGrayFallback();
 	}
 
-	/**
-	 * Event-driven refresh (field case C01): a registry change event evicts every cached instance list, so
-	 * the next call of each service reads the registry instead of waiting up to the cache TTL.
-	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
-	ApplicationListener<HeartbeatEvent> atlasRefreshOnRegistryEvents(ObjectProvider<CacheManager> cacheManagers) {
-		return (event) -> cacheManagers.orderedStream()
-			.filter(LoadBalancerCacheManager.class::isInstance)
-			.map((manager) -> manager.getCache(CachingServiceInstanceListSupplier.SERVICE_INSTANCE_CACHE_NAME))
-			.filter(java.util.Objects::nonNull)
-			.forEach(Cache::clear);
+	RegistryEventRefresher atlasRegistryEventRefresher(ListableBeanFactory beanFactory) {
+		return new RegistryEventRefresher(beanFactory);
 	}
 
 	@Bean

@@ -1,0 +1,101 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.client.discovery.event.HeartbeatEvent;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.commons.util.UtilAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerCacheAutoConfiguration;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.ApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** Field case C01: a stale instance after it left the registry. */
+class RegistryRefreshTest {
+
+	private final MutableDiscovery discovery = new MutableDiscovery();
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
+				LoadBalancerAutoConfiguration.class, LoadBalancerCacheAutoConfiguration.class,
+				UtilAutoConfiguration.class))
+		.withBean(DiscoveryClient.class, () -> this.discovery)
+		.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=35s");
+
+	private static String pick(ApplicationContext context) {
+		return Mono.from(context.getBean(LoadBalancerClientFactory.class).getInstance("user-service")
+			.choose(new DefaultRequest<>())).block().getServer().getInstanceId();
+	}
+
+	private static Set<String> picks(ApplicationContext context, int times) {
+		java.util.Set<String> seen = new java.util.HashSet<>();
+		for (int i = 0; i < times; i++) {
+			seen.add(pick(context));
+		}
+		return seen;
+	}
+
+	@Test
+	void case01_aRegistryEventDropsTheDeregisteredInstanceAtOnce() {
+		this.runner.run((context) -> {
+			assertThat(picks(context, 200)).containsExactlyInAnyOrder("A", "B");
+			this.discovery.instances.removeIf((instance) -> instance.getInstanceId().equals("B"));
+			// Without an event the 35 s cache still hands out B: the test can tell.
+			assertThat(picks(context, 200)).contains("B");
+			context.publishEvent(new HeartbeatEvent(this, 1));
+			assertThat(picks(context, 200)).containsExactly("A");
+		});
+	}
+
+	@Test
+	void case01_withoutEventsTheTtlBoundHoldsUnderConstantTraffic() {
+		this.runner.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=1s", "atlas.registry.refresh-on-events=false")
+			.run((context) -> {
+				assertThat(picks(context, 100)).contains("B");
+				this.discovery.instances.removeIf((instance) -> instance.getInstanceId().equals("B"));
+				// Traffic every 50 ms never extends the entry: it expires 1 s after it was written.
+				await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(3))
+					.until(() -> !"B".equals(pick(context)) && picks(context, 50).equals(Set.of("A")));
+				context.publishEvent(new HeartbeatEvent(this, 1));
+			});
+	}
+
+	/** A registry whose answer the test changes. */
+	static final class MutableDiscovery implements DiscoveryClient {
+
+		final List<ServiceInstance> instances = new CopyOnWriteArrayList<>(
+				List.of(new DefaultServiceInstance("A", "user-service", "a", 80, false),
+						new DefaultServiceInstance("B", "user-service", "b", 80, false)));
+
+		@Override
+		public String description() {
+			return "mutable";
+		}
+
+		@Override
+		public List<ServiceInstance> getInstances(String serviceId) {
+			return List.copyOf(this.instances);
+		}
+
+		@Override
+		public List<String> getServices() {
+			return List.of("user-service");
+		}
+
+	}
+
+}
