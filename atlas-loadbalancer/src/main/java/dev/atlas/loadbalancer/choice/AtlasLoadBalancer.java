@@ -3,6 +3,10 @@ package dev.atlas.loadbalancer.choice;
 import java.util.List;
 import java.util.Objects;
 
+import dev.atlas.loadbalancer.stats.InstanceStats;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -35,6 +39,10 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final Balancer balancer;
 
+	private final InstanceStats stats;
+
+	private final Counter picks;
+
 	/**
 	 * Creates the load balancer of one service.
 	 * @param serviceId not {@code null}
@@ -45,10 +53,32 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
 			Balancer balancer) {
+		this(serviceId, supplierProvider, balancer, new InstanceStats(), new CompositeMeterRegistry());
+	}
+
+	/**
+	 * Creates the load balancer of one service, recording picks.
+	 * @param serviceId not {@code null}
+	 * @param supplierProvider the supplier chain; when it yields nothing, every request gets an empty response
+	 * @param balancer the algorithm; not {@code null}
+	 * @param stats per-instance picks are recorded here; not {@code null}
+	 * @param meterRegistry where {@value #PICKS_METER} is registered; not {@code null}
+	 */
+	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
+			Balancer balancer, InstanceStats stats, MeterRegistry meterRegistry) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.balancer = Objects.requireNonNull(balancer, "balancer");
+		this.stats = Objects.requireNonNull(stats, "stats");
+		this.picks = Counter.builder(PICKS_METER)
+			.description("Instances chosen by Atlas")
+			.tag("service", serviceId)
+			.tag("strategy", balancer.strategy().value())
+			.register(meterRegistry);
 	}
+
+	/** Counter of choices; tags {@code service}, {@code strategy}. */
+	public static final String PICKS_METER = "atlas.picks";
 
 	@Override
 	@SuppressWarnings({ "rawtypes", "unchecked" })
@@ -67,6 +97,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		if (chosen == null) {
 			return EMPTY;
 		}
+		this.picks.increment();
+		this.stats.picked(chosen);
 		if (supplier instanceof SelectedInstanceCallback callback) {
 			callback.selectedServiceInstance(chosen);
 		}
@@ -79,6 +111,14 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public String serviceId() {
 		return this.serviceId;
+	}
+
+	/**
+	 * The per-instance statistics.
+	 * @return never {@code null}
+	 */
+	public InstanceStats stats() {
+		return this.stats;
 	}
 
 	/**

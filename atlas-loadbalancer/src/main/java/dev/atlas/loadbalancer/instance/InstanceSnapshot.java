@@ -28,6 +28,10 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 
 	private static final InstanceAttributes[] NO_ATTRIBUTES = {};
 
+	/** A snapshot without instances. */
+	public static final InstanceSnapshot EMPTY = new InstanceSnapshot(new ServiceInstance[0], NO_ATTRIBUTES,
+			new double[0]);
+
 	private final ServiceInstance[] instances;
 
 	private final InstanceAttributes[] attributes;

@@ -51,6 +51,8 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 
 	private final @Nullable ClusterAffinity affinity;
 
+	private volatile InstanceSnapshot lastSeen = InstanceSnapshot.EMPTY;
+
 	/**
 	 * Creates the stage.
 	 * @param delegate the rest of the chain; not {@code null}
@@ -100,6 +102,7 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 		if (this.slowStart != null) {
 			candidates = this.slowStart.apply(candidates);
 		}
+		this.lastSeen = candidates;
 		if (this.gray != null) {
 			candidates = this.gray.route(candidates, tag, hashKey, ThreadLocalRandom.current());
 		}
@@ -107,6 +110,31 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 			candidates = this.affinity.apply(candidates);
 		}
 		return candidates;
+	}
+
+	/**
+	 * The last full instance list this stage saw, after last-known-good and warmup, before any
+	 * request-dependent narrowing; for the actuator view.
+	 * @return never {@code null}; empty before the first request
+	 */
+	public InstanceSnapshot lastSeen() {
+		return this.lastSeen;
+	}
+
+	/**
+	 * Whether the last registry answer was replaced by the last known good list.
+	 * @return {@code false} without last-known-good
+	 */
+	public boolean isStale() {
+		return this.lastKnownGood != null && this.lastKnownGood.isStale();
+	}
+
+	/**
+	 * The warmup in use.
+	 * @return {@code null} when warmup is off
+	 */
+	public @Nullable SlowStart slowStart() {
+		return this.slowStart;
 	}
 
 	private static @Nullable RoutingContext current(ContextView reactorContext) {

@@ -26,12 +26,13 @@ import org.springframework.core.Ordered;
  * root context's {@link ContextClosedEvent}, before any lifecycle bean stops) or a preStop call
  * ({@link #runAndWait()}):
  * <ol>
- * <li>deregister from the registry (every Spring Cloud auto-registration; bounded by
+ * <li>deregister from the registry (every Spring Cloud auto-registration that registered; bounded by
  * {@code atlas.lifecycle.deregister-timeout} when the registry is unreachable: one ERROR, no longer
  * wait);</li>
  * <li>readiness {@code REFUSING_TRAFFIC}, so Kubernetes and health checks stop routing here;</li>
  * <li>drain: wait {@code atlas.lifecycle.drain} while still serving, so callers refresh their instance
- * lists and in-flight calls arrive;</li>
+ * lists and in-flight calls arrive (skipped when the application was not registered: no caller to
+ * wait for);</li>
  * <li>then Spring continues: Spring Boot's graceful web-server shutdown finishes in-flight requests, and
  * the registry client, a plain bean, closes last.</li>
  * </ol>
@@ -131,10 +132,18 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private void sequence() {
 		long start = System.nanoTime();
-		log.info("Shutdown: deregistering, then draining for {} ms while still serving", this.drain.toMillis());
+		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning);
 		this.state = State.DRAINING;
-		deregister();
+		if (registered) {
+			log.info("Shutdown: deregistering, then draining for {} ms while still serving", this.drain.toMillis());
+			deregister();
+		}
 		AvailabilityChangeEvent.publish(this.context, ReadinessState.REFUSING_TRAFFIC);
+		if (!registered) {
+			log.info("Shutdown: this instance is not registered, nothing to drain");
+			this.state = State.DRAINED;
+			return;
+		}
 		try {
 			Thread.sleep(this.drain.toMillis());
 		}

@@ -1,11 +1,10 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
-import java.util.stream.Collectors;
-
 import dev.atlas.autoconfigure.AtlasProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -15,7 +14,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
@@ -33,8 +31,6 @@ import org.springframework.core.env.Environment;
 public class AtlasLoadBalancerAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
-
-	private static final String SPRING_CONFIGURATIONS = "spring.cloud.loadbalancer.configurations";
 
 	@Bean
 	@ConfigurationPropertiesBinding
@@ -63,19 +59,8 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasProperties properties, Environment environment) {
 		return () -> {
-			if ("weighted".equals(environment.getProperty(SPRING_CONFIGURATIONS))) {
-				log.warn("{}=weighted repeats every instance by its weight before Atlas, which honours weights "
-						+ "itself: weights would count twice. Remove that property.", SPRING_CONFIGURATIONS);
-			}
-			AtlasProperties.ResolvedLoadBalancer defaults = properties.resolve("");
-			String overrides = properties.getServices()
-				.keySet()
-				.stream()
-				.map((serviceId) -> serviceId + "=" + properties.resolve(serviceId).strategy())
-				.collect(Collectors.joining(", "));
-			log.info("Atlas is the load balancer of every @LoadBalanced client: strategy={}, all-zero-weights={}{}",
-					defaults.strategy(), defaults.allZeroWeights(),
-					overrides.isEmpty() ? "" : ", per-service strategies: " + overrides);
+			log.info(StartupReport.features(properties, environment));
+			StartupReport.conflicts(properties, environment).forEach(log::warn);
 		};
 	}
 

@@ -3,7 +3,10 @@ package dev.atlas.autoconfigure.loadbalancer;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
+import dev.atlas.loadbalancer.stats.InstanceStats;
+import io.micrometer.core.instrument.Gauge;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
@@ -44,11 +47,25 @@ import org.springframework.core.env.Environment;
 @Configuration(proxyBeanMethods = false)
 public class AtlasLoadBalancerClientConfiguration {
 
+	/** Gauge of instances still warming up; tags {@code service}. */
+	public static final String WARMING_METER = "atlas.warmup.instances";
+
 	/** Meters go nowhere when the application has no (single) MeterRegistry. */
 	private static final MeterRegistry NO_METERS = new CompositeMeterRegistry();
 
 	static String serviceId(Environment environment) {
 		return environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME, "");
+	}
+
+	static double warming(AtlasServiceInstanceListSupplier stage) {
+		InstanceSnapshot seen = stage.lastSeen();
+		int warming = 0;
+		for (int i = 0; i < seen.size(); i++) {
+			if (seen.effectiveWeight(i) < seen.attributes(i).weight()) {
+				warming++;
+			}
+		}
+		return warming;
 	}
 
 	static MeterRegistry meters(ObjectProvider<MeterRegistry> meterRegistry) {
@@ -96,7 +113,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * application's supplier).
 	 */
 	@Bean
-	static BeanPostProcessor atlasSupplierStages(ObjectProvider<AtlasProperties> properties,
+	static BeanPostProcessor atlasSupplierStages(ObjectProvider<MeterRegistry> meterRegistry,
+			ObjectProvider<AtlasProperties> properties,
 			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<LastKnownGood> lastKnownGood,
 			ObjectProvider<SlowStart> slowStart,
 			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<ClusterAffinity> affinity) {
@@ -109,10 +127,16 @@ public class AtlasLoadBalancerClientConfiguration {
 				AtlasProperties atlas = properties.getObject();
 				SlowStart warmup = slowStart.getObject();
 				ClusterAffinity clusters = affinity.getObject();
-				return new AtlasServiceInstanceListSupplier(supplier, new SnapshotCache(parser.getObject()),
-						lastKnownGood.getObject(), warmup.rules().enabled() ? warmup : null,
+				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier,
+						new SnapshotCache(parser.getObject()), lastKnownGood.getObject(),
+						warmup.rules().enabled() ? warmup : null,
 						atlas.getGray().isEnabled() ? grayRouter.getObject() : null,
 						(clusters.rules().cluster() != null) ? clusters : null);
+				Gauge.builder(WARMING_METER, stage, AtlasLoadBalancerClientConfiguration::warming)
+					.description("Instances of the service still ramping up their weight (warmup)")
+					.tag("service", supplier.getServiceId())
+					.register(meters(meterRegistry));
+				return stage;
 			}
 		};
 	}
@@ -135,16 +159,27 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	@Bean
+	InstanceStats atlasInstanceStats() {
+		return new InstanceStats();
+	}
+
+	@Bean
+	InstanceStatsLifecycle atlasInstanceStatsLifecycle(InstanceStats stats) {
+		return new InstanceStatsLifecycle(stats);
+	}
+
+	@Bean
 	@Primary
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
 			LoadBalancerClientFactory loadBalancerClientFactory, AtlasProperties properties,
-			InstanceAttributesParser parser, ObjectProvider<MeterRegistry> meterRegistry) {
+			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		AtlasProperties.ResolvedLoadBalancer settings = properties.resolve(serviceId);
+		MeterRegistry meters = meters(meterRegistry);
 		return new AtlasLoadBalancer(serviceId,
 				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class),
-				settings.strategy().newBalancer(serviceId, parser, settings.allZeroWeights(), meters(meterRegistry)));
+				settings.strategy().newBalancer(serviceId, parser, settings.allZeroWeights(), meters), stats, meters);
 	}
 
 }

@@ -1,0 +1,143 @@
+package dev.atlas.autoconfigure.actuator;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
+import dev.atlas.autoconfigure.lifecycle.LosslessRegistration;
+import dev.atlas.autoconfigure.lifecycle.RegistrationMetadata;
+import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.instance.InstanceAttributes;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.reactive.ReactiveLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+
+/**
+ * {@code GET /actuator/atlas}: what Atlas decided, per service this application calls, and this
+ * application's own lifecycle state; {@code GET /actuator/atlas/{serviceId}} for one service (404 when the
+ * application has not called it). The shape is documented in the README and fixed by tests:
+ *
+ * <pre>
+ * {
+ *   "services": {
+ *     "user-service": {
+ *       "strategy": "weighted-random", "stale": false,
+ *       "instances": [ { "instanceId": "…", "host": "127.0.0.1", "port": 8081, "tag": "v1", "cluster": "a",
+ *                        "weight": 2.0, "effectiveWeight": 1.0, "warmup": 0.5, "picks": 120, "inFlight": 1 } ]
+ *     }
+ *   },
+ *   "lifecycle": { "registered": true, "registeredAt": 1767000000000, "ready": true, "state": "SERVING" }
+ * }
+ * </pre>
+ * {@code warmup} is the effective-to-configured weight ratio (1 when warm); {@code picks} and
+ * {@code inFlight} count this caller's requests.
+ */
+@Endpoint(id = "atlas")
+public class AtlasEndpoint {
+
+	private final LoadBalancerClientFactory clients;
+
+	private final ObjectProvider<RegistrationMetadata> registration;
+
+	private final ObjectProvider<LosslessRegistration> lossless;
+
+	private final ObjectProvider<GracefulShutdown> shutdown;
+
+	/**
+	 * Creates the endpoint.
+	 * @param clients Spring Cloud's load-balancer contexts; not {@code null}
+	 * @param registration registration metadata, if lifecycle support is on
+	 * @param lossless register-when-ready, if on
+	 * @param shutdown the shutdown sequence, if on
+	 */
+	public AtlasEndpoint(LoadBalancerClientFactory clients, ObjectProvider<RegistrationMetadata> registration,
+			ObjectProvider<LosslessRegistration> lossless, ObjectProvider<GracefulShutdown> shutdown) {
+		this.clients = clients;
+		this.registration = registration;
+		this.lossless = lossless;
+		this.shutdown = shutdown;
+	}
+
+	/**
+	 * Every service this application called, and its own lifecycle.
+	 * @return the view, never {@code null}
+	 */
+	@ReadOperation
+	public Map<String, Object> atlas() {
+		Map<String, Object> services = new LinkedHashMap<>();
+		for (String serviceId : new TreeSet<>(this.clients.getContextNames())) {
+			services.put(serviceId, service(serviceId));
+		}
+		Map<String, Object> view = new LinkedHashMap<>();
+		view.put("services", services);
+		view.put("lifecycle", lifecycle());
+		return view;
+	}
+
+	/**
+	 * One service.
+	 * @param serviceId the service id
+	 * @return the view, or {@code null} (404) when this application never called the service
+	 */
+	@ReadOperation
+	public @Nullable Map<String, Object> service(@Selector String serviceId) {
+		if (!this.clients.getContextNames().contains(serviceId)) {
+			return null;
+		}
+		Map<String, Object> view = new LinkedHashMap<>();
+		ReactiveLoadBalancer<ServiceInstance> balancer = this.clients.getInstance(serviceId);
+		AtlasLoadBalancer atlas = (balancer instanceof AtlasLoadBalancer a) ? a : null;
+		view.put("strategy", (atlas != null) ? atlas.balancer().strategy().value()
+				: (balancer != null) ? balancer.getClass().getSimpleName() : null);
+		ServiceInstanceListSupplier supplier = this.clients.getInstance(serviceId, ServiceInstanceListSupplier.class);
+		AtlasServiceInstanceListSupplier stage = AtlasServiceInstanceListSupplierLookup.find(supplier);
+		view.put("stale", stage != null && stage.isStale());
+		List<Map<String, Object>> instances = new ArrayList<>();
+		InstanceSnapshot snapshot = (stage != null) ? stage.lastSeen() : InstanceSnapshot.EMPTY;
+		for (int i = 0; i < snapshot.size(); i++) {
+			ServiceInstance instance = snapshot.get(i);
+			InstanceAttributes attributes = snapshot.attributes(i);
+			Map<String, Object> row = new LinkedHashMap<>();
+			row.put("instanceId", instance.getInstanceId());
+			row.put("host", instance.getHost());
+			row.put("port", instance.getPort());
+			row.put("tag", attributes.tag());
+			row.put("cluster", attributes.cluster());
+			row.put("weight", attributes.weight());
+			row.put("effectiveWeight", snapshot.effectiveWeight(i));
+			row.put("warmup", (attributes.weight() > 0) ? snapshot.effectiveWeight(i) / attributes.weight() : 1.0);
+			row.put("picks", (atlas != null) ? atlas.stats().picks(instance) : 0);
+			row.put("inFlight", (atlas != null) ? atlas.stats().inFlight(instance) : 0);
+			instances.add(row);
+		}
+		view.put("instances", instances);
+		return view;
+	}
+
+	private Map<String, Object> lifecycle() {
+		Map<String, Object> view = new LinkedHashMap<>();
+		RegistrationMetadata metadata = this.registration.getIfAvailable();
+		long registeredAt = (metadata != null) ? metadata.registeredAt() : -1;
+		GracefulShutdown sequence = this.shutdown.getIfAvailable();
+		GracefulShutdown.State state = (sequence != null) ? sequence.state() : GracefulShutdown.State.SERVING;
+		view.put("registered", registeredAt >= 0 && state == GracefulShutdown.State.SERVING);
+		view.put("registeredAt", (registeredAt >= 0) ? registeredAt : null);
+		LosslessRegistration registration = this.lossless.getIfAvailable();
+		view.put("ready", registration == null || registration.isReady());
+		view.put("state", state.name());
+		return view;
+	}
+
+}

@@ -1,0 +1,43 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.springframework.boot.EnvironmentPostProcessor;
+import org.springframework.boot.SpringApplication;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * Atlas's defaults for Spring Cloud LoadBalancer properties, added as the lowest-precedence property
+ * source (any value the application sets wins; nothing is added when {@code atlas.enabled=false}):
+ * <ul>
+ * <li>{@code spring.cloud.loadbalancer.retry.retryable-status-codes=503}: Spring Cloud LoadBalancer retries
+ * idempotent requests once on another instance on a connect failure (with spring-retry on the classpath for
+ * RestTemplate, RestClient and Feign; always for WebClient); Atlas adds 503, so a draining or overloaded
+ * instance's 503 is retried elsewhere;</li>
+ * <li>{@code spring.cloud.loadbalancer.stats.micrometer.enabled=true}: Spring Cloud's own
+ * {@code loadbalancer.requests.*} meters, on (unless {@code spring.cloud.loadbalancer.enabled=false}).</li>
+ * </ul>
+ */
+public class AtlasDefaults implements EnvironmentPostProcessor {
+
+	/** Name of the property source holding Atlas's defaults. */
+	public static final String SOURCE = "atlasDefaults";
+
+	@Override
+	public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
+		if (!environment.getProperty("atlas.enabled", Boolean.class, true)
+				|| environment.getPropertySources().contains(SOURCE)) {
+			return;
+		}
+		Map<String, Object> defaults = new LinkedHashMap<>();
+		defaults.put("spring.cloud.loadbalancer.retry.retryable-status-codes", "503");
+		// Spring Cloud's stats configuration needs the load balancer itself: not when it is turned off.
+		if (environment.getProperty("spring.cloud.loadbalancer.enabled", Boolean.class, true)) {
+			defaults.put("spring.cloud.loadbalancer.stats.micrometer.enabled", "true");
+		}
+		environment.getPropertySources().addLast(new MapPropertySource(SOURCE, defaults));
+	}
+
+}

@@ -1,0 +1,43 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import dev.atlas.loadbalancer.stats.InstanceStats;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.Response;
+
+/**
+ * Counts in-flight requests per instance ({@link InstanceStats}) from Spring Cloud LoadBalancer's request
+ * lifecycle, for the actuator view. Thread-safe.
+ */
+class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
+
+	private final InstanceStats stats;
+
+	InstanceStatsLifecycle(InstanceStats stats) {
+		this.stats = stats;
+	}
+
+	@Override
+	public void onStart(Request<Object> request) {
+	}
+
+	@Override
+	public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
+		if (lbResponse != null && lbResponse.hasServer()) {
+			this.stats.started(lbResponse.getServer());
+		}
+	}
+
+	@Override
+	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
+		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
+		if (response != null && response.hasServer()
+				&& completionContext.status() != CompletionContext.Status.DISCARD) {
+			this.stats.completed(response.getServer());
+		}
+	}
+
+}

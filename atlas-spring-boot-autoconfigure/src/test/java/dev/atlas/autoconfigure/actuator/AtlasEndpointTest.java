@@ -1,0 +1,111 @@
+package dev.atlas.autoconfigure.actuator;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.atlas.autoconfigure.lifecycle.AtlasLifecycleAutoConfiguration;
+import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.commons.util.UtilAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.ApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+@ExtendWith(OutputCaptureExtension.class)
+class AtlasEndpointTest {
+
+	private final long now = System.currentTimeMillis();
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
+				AtlasLifecycleAutoConfiguration.class, AtlasActuatorAutoConfiguration.class,
+				LoadBalancerAutoConfiguration.class, SimpleDiscoveryClientAutoConfiguration.class,
+				UtilAutoConfiguration.class))
+		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+		.withPropertyValues("spring.cloud.discovery.client.simple.instances.user-service[0].uri=http://old:8080",
+				"spring.cloud.discovery.client.simple.instances.user-service[0].instance-id=old",
+				"spring.cloud.discovery.client.simple.instances.user-service[0].metadata.weight=2",
+				"spring.cloud.discovery.client.simple.instances.user-service[0].metadata.zone=A",
+				"spring.cloud.discovery.client.simple.instances.user-service[0].metadata.atlas.registered-at="
+						+ (this.now - 3_600_000),
+				"spring.cloud.discovery.client.simple.instances.user-service[1].uri=http://new:8080",
+				"spring.cloud.discovery.client.simple.instances.user-service[1].instance-id=new",
+				"spring.cloud.discovery.client.simple.instances.user-service[1].metadata.weight=2",
+				"spring.cloud.discovery.client.simple.instances.user-service[1].metadata.version=v2",
+				"spring.cloud.discovery.client.simple.instances.user-service[1].metadata.atlas.registered-at="
+						+ (this.now - 30_000),
+				"atlas.gray.isolate-baseline=false", "management.endpoints.web.exposure.include=atlas");
+
+	private static void call(ApplicationContext context, int times) {
+		for (int i = 0; i < times; i++) {
+			Mono.from(context.getBean(LoadBalancerClientFactory.class).getInstance("user-service")
+				.choose(new DefaultRequest<>())).block();
+		}
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void viewShowsEveryDecisionInItsDocumentedShape() {
+		this.runner.run((context) -> {
+			AtlasEndpoint endpoint = context.getBean(AtlasEndpoint.class);
+			assertThat(endpoint.service("user-service")).as("never called yet").isNull();
+			call(context, 1_000);
+			Map<String, Object> all = endpoint.atlas();
+			assertThat(all).containsOnlyKeys("services", "lifecycle");
+			assertThat((Map<String, Object>) all.get("lifecycle")).containsOnlyKeys("registered", "registeredAt", "ready",
+					"state");
+			Map<String, Object> service = endpoint.service("user-service");
+			assertThat(service).containsOnlyKeys("strategy", "stale", "instances")
+				.containsEntry("strategy", "weighted-random")
+				.containsEntry("stale", false);
+			List<Map<String, Object>> instances = (List<Map<String, Object>>) service.get("instances");
+			assertThat(instances).hasSize(2);
+			Map<String, Object> old = instances.get(0);
+			Map<String, Object> young = instances.get(1);
+			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight", "effectiveWeight",
+					"warmup", "picks", "inFlight");
+			assertThat(old).containsEntry("instanceId", "old").containsEntry("cluster", "a").containsEntry("weight", 2.0)
+				.containsEntry("effectiveWeight", 2.0).containsEntry("warmup", 1.0);
+			// Registered 30 s ago with a 60 s warmup: half its weight.
+			assertThat(young).containsEntry("tag", "v2").containsEntry("weight", 2.0);
+			assertThat((Double) young.get("warmup")).isCloseTo(0.5, within(0.02));
+			assertThat((Double) young.get("effectiveWeight")).isCloseTo(1.0, within(0.04));
+			long oldPicks = (Long) old.get("picks");
+			long youngPicks = (Long) young.get("picks");
+			assertThat(oldPicks + youngPicks).isEqualTo(1_000);
+			// 2 : 1 by effective weight; sigma 1.5 points over 1,000 picks, tolerance 6 points.
+			assertThat(youngPicks / 1_000.0).isCloseTo(1 / 3.0, within(0.06));
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			assertThat(meters.counter("atlas.picks", "service", "user-service", "strategy", "weighted-random").count())
+				.isEqualTo(1_000);
+			assertThat(meters.get("atlas.warmup.instances").tag("service", "user-service").gauge().value())
+				.isEqualTo(1);
+		});
+	}
+
+	@Test
+	void startupListsFeaturesAndWarnsAboutATtlLongerThanTheDrainWithoutEvents(CapturedOutput output) {
+		this.runner.withPropertyValues("atlas.registry.refresh-on-events=false", "spring.cloud.loadbalancer.zone=sh")
+			.run((context) -> {
+				assertThat(output).contains("gray=on (header X-Service-Version, fallback baseline); affinity=cluster 'sh';"
+						+ " warmup=60s; register-when-ready=true; graceful-shutdown=drain 10000ms; refresh-on-events=false");
+				assertThat(output).contains("spring.cloud.loadbalancer.cache.ttl (35000 ms) is longer than "
+						+ "atlas.lifecycle.drain (10000 ms)");
+			});
+	}
+
+}
