@@ -113,7 +113,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * application's supplier).
 	 */
 	@Bean
-	static BeanPostProcessor atlasSupplierStages(ObjectProvider<MeterRegistry> meterRegistry,
+	static BeanPostProcessor atlasSupplierStages(ObjectProvider<InstanceChangeSource> changeSources,
+			ObjectProvider<RegistryEventRefresher> refresher, ObjectProvider<MeterRegistry> meterRegistry,
 			ObjectProvider<AtlasProperties> properties,
 			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<LastKnownGood> lastKnownGood,
 			ObjectProvider<SlowStart> slowStart,
@@ -136,6 +137,12 @@ public class AtlasLoadBalancerClientConfiguration {
 					.description("Instances of the service still ramping up their weight (warmup)")
 					.tag("service", supplier.getServiceId())
 					.register(meters(meterRegistry));
+				RegistryEventRefresher evictor = refresher.getIfAvailable();
+				if (evictor != null) {
+					String serviceId = supplier.getServiceId();
+					changeSources.orderedStream()
+						.forEach((source) -> source.subscribe(serviceId, () -> evictor.evict(serviceId)));
+				}
 				return stage;
 			}
 		};

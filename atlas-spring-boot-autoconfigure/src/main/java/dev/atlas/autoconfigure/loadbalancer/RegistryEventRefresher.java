@@ -32,12 +32,23 @@ public class RegistryEventRefresher implements ApplicationListener<HeartbeatEven
 
 	@Override
 	public void onApplicationEvent(HeartbeatEvent event) {
-		this.beanFactory.getBeansOfType(LoadBalancerCacheManager.class)
+		caches().forEach(Cache::clear);
+	}
+
+	/**
+	 * Evicts the cached instance list of one service (after a per-service change event).
+	 * @param serviceId not {@code null}
+	 */
+	public void evict(String serviceId) {
+		caches().forEach((cache) -> cache.evict(serviceId));
+	}
+
+	private java.util.stream.Stream<Cache> caches() {
+		return this.beanFactory.getBeansOfType(LoadBalancerCacheManager.class)
 			.values()
 			.stream()
 			.map((manager) -> manager.getCache(CachingServiceInstanceListSupplier.SERVICE_INSTANCE_CACHE_NAME))
-			.filter(Objects::nonNull)
-			.forEach(Cache::clear);
+			.filter(Objects::nonNull);
 	}
 
 }

@@ -21,9 +21,12 @@ import org.springframework.context.annotation.Bean;
  * <p>When {@code spring.cloud.loadbalancer.nacos.enabled=true} also turns on Spring Cloud Alibaba's
  * {@code NacosLoadBalancer}, startup states that Atlas is in charge (it is, see
  * {@code AtlasLoadBalancerClientConfiguration}) and how to choose the other one. Spring Cloud Alibaba's
- * shutdown wait is replaced by Atlas's drain.
+ * shutdown wait is replaced by Atlas's drain. Nacos's pushed instance changes evict the load balancer's
+ * cached list of that service at once ({@link NacosInstanceChangeSource}).
  */
-@AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class)
+@AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class,
+		afterName = { "com.alibaba.cloud.nacos.discovery.NacosDiscoveryAutoConfiguration",
+				"com.alibaba.cloud.nacos.NacosServiceAutoConfiguration" })
 @ConditionalOnClass(name = "com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer")
 @ConditionalOnBean(AtlasLoadBalancerAutoConfiguration.class)
 public class AtlasNacosAutoConfiguration {
@@ -53,6 +56,15 @@ public class AtlasNacosAutoConfiguration {
 				return bean;
 			}
 		};
+	}
+
+	@Bean
+	@ConditionalOnBean({ com.alibaba.cloud.nacos.NacosServiceManager.class,
+			com.alibaba.cloud.nacos.NacosDiscoveryProperties.class })
+	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
+	NacosInstanceChangeSource atlasNacosInstanceChangeSource(com.alibaba.cloud.nacos.NacosServiceManager nacos,
+			com.alibaba.cloud.nacos.NacosDiscoveryProperties properties) {
+		return new NacosInstanceChangeSource(nacos, properties);
 	}
 
 	@Bean

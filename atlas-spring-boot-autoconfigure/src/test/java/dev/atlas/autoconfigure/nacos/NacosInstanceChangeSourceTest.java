@@ -1,0 +1,68 @@
+package dev.atlas.autoconfigure.nacos;
+
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.alibaba.cloud.nacos.NacosDiscoveryProperties;
+import com.alibaba.cloud.nacos.NacosServiceManager;
+import com.alibaba.nacos.api.exception.NacosException;
+import com.alibaba.nacos.api.naming.NamingService;
+import com.alibaba.nacos.api.naming.listener.EventListener;
+import com.alibaba.nacos.api.naming.listener.NamingEvent;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Field case C01 for Nacos: a pushed change evicts the service's cached list at once. */
+class NacosInstanceChangeSourceTest {
+
+	private final List<Object[]> subscriptions = new ArrayList<>();
+
+	private NamingService naming(boolean fail) {
+		return (NamingService) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { NamingService.class },
+				(proxy, method, args) -> {
+					if (method.getName().equals("subscribe")) {
+						if (fail) {
+							throw new NacosException(NacosException.SERVER_ERROR, "server down");
+						}
+						this.subscriptions.add(args);
+					}
+					return null;
+				});
+	}
+
+	private NacosServiceManager manager(NamingService naming) {
+		return new NacosServiceManager() {
+			@Override
+			public NamingService getNamingService() {
+				return naming;
+			}
+		};
+	}
+
+	@Test
+	void case01_aNacosPushEvictsTheServiceAtOnce() {
+		NacosDiscoveryProperties properties = new NacosDiscoveryProperties();
+		properties.setGroup("ORDERS");
+		AtomicInteger evictions = new AtomicInteger();
+		new NacosInstanceChangeSource(manager(naming(false)), properties).subscribe("user-service",
+				evictions::incrementAndGet);
+		assertThat(this.subscriptions).hasSize(1);
+		assertThat(this.subscriptions.get(0)[0]).isEqualTo("user-service");
+		assertThat(this.subscriptions.get(0)[1]).isEqualTo("ORDERS");
+		EventListener listener = (EventListener) this.subscriptions.get(0)[2];
+		listener.onEvent(new NamingEvent("user-service", List.of()));
+		assertThat(evictions).hasValue(1);
+	}
+
+	@Test
+	void aFailedSubscriptionDoesNotFailTheCaller() {
+		AtomicInteger evictions = new AtomicInteger();
+		new NacosInstanceChangeSource(manager(naming(true)), new NacosDiscoveryProperties()).subscribe("user-service",
+				evictions::incrementAndGet);
+		assertThat(evictions).hasValue(0);
+	}
+
+}
