@@ -1,8 +1,6 @@
 package dev.atlas.loadbalancer.choice;
 
-import java.util.Arrays;
-import java.util.Locale;
-import java.util.stream.Collectors;
+import dev.atlas.loadbalancer.support.PropertyValues;
 
 /**
  * What a balancer does when candidates exist but every one of them has weight 0 (all drained), which is
@@ -43,14 +41,7 @@ public enum AllZeroWeightsPolicy {
 	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
 	 */
 	public static AllZeroWeightsPolicy fromValue(String value) {
-		String normalized = (value != null) ? value.trim().toLowerCase(Locale.ROOT).replace('_', '-') : "";
-		for (AllZeroWeightsPolicy policy : values()) {
-			if (policy.value.equals(normalized)) {
-				return policy;
-			}
-		}
-		throw new IllegalArgumentException("'" + value + "' is not an all-zero-weights policy; allowed values: "
-				+ Arrays.stream(values()).map(AllZeroWeightsPolicy::value).collect(Collectors.joining(", ")));
+		return PropertyValues.parse(value, values(), AllZeroWeightsPolicy::value, "all-zero-weights policy");
 	}
 
 	@Override

@@ -1,10 +1,7 @@
 package dev.atlas.loadbalancer.choice;
 
-import java.util.Arrays;
-import java.util.Locale;
-import java.util.stream.Collectors;
-
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.support.PropertyValues;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**
@@ -47,14 +44,7 @@ public enum Strategy {
 	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
 	 */
 	public static Strategy fromValue(String value) {
-		String normalized = (value != null) ? value.trim().toLowerCase(Locale.ROOT).replace('_', '-') : "";
-		for (Strategy strategy : values()) {
-			if (strategy.value.equals(normalized)) {
-				return strategy;
-			}
-		}
-		throw new IllegalArgumentException("'" + value + "' is not a load-balancing strategy; allowed values: "
-				+ Arrays.stream(values()).map(Strategy::value).collect(Collectors.joining(", ")));
+		return PropertyValues.parse(value, values(), Strategy::value, "load-balancing strategy");
 	}
 
 	/**

@@ -137,6 +137,24 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 		return this.slowStart;
 	}
 
+	/**
+	 * Finds Atlas's stage in a supplier chain: the supplier itself or one of its delegates (Spring's
+	 * retry-aware supplier, for one, wraps it).
+	 * @param supplier the top of a chain, may be {@code null}
+	 * @return the stage, or {@code null} when the chain has none
+	 */
+	public static @Nullable AtlasServiceInstanceListSupplier find(@Nullable ServiceInstanceListSupplier supplier) {
+		ServiceInstanceListSupplier current = supplier;
+		for (int depth = 0; current != null && depth < 32; depth++) {
+			if (current instanceof AtlasServiceInstanceListSupplier atlas) {
+				return atlas;
+			}
+			current = (current instanceof DelegatingServiceInstanceListSupplier delegating) ? delegating.getDelegate()
+					: null;
+		}
+		return null;
+	}
+
 	private static @Nullable RoutingContext current(ContextView reactorContext) {
 		Object fromReactor = reactorContext.getOrDefault(RoutingContextHolder.KEY, null);
 		return (fromReactor instanceof RoutingContext context) ? context : RoutingContextHolder.get();

@@ -1,8 +1,6 @@
 package dev.atlas.loadbalancer.routing;
 
-import java.util.Arrays;
-import java.util.Locale;
-import java.util.stream.Collectors;
+import dev.atlas.loadbalancer.support.PropertyValues;
 
 /**
  * Where a request goes when it wants a tag that no instance carries (e.g. {@code v3} while only
@@ -40,14 +38,7 @@ public enum GrayFallback {
 	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
 	 */
 	public static GrayFallback fromValue(String value) {
-		String normalized = (value != null) ? value.trim().toLowerCase(Locale.ROOT) : "";
-		for (GrayFallback fallback : values()) {
-			if (fallback.value.equals(normalized)) {
-				return fallback;
-			}
-		}
-		throw new IllegalArgumentException("'" + value + "' is not a gray fallback; allowed values: "
-				+ Arrays.stream(values()).map(GrayFallback::value).collect(Collectors.joining(", ")));
+		return PropertyValues.parse(value, values(), GrayFallback::value, "gray fallback");
 	}
 
 	@Override

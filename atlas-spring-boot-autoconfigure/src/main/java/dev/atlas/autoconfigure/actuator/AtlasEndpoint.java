@@ -102,7 +102,7 @@ public class AtlasEndpoint {
 		view.put("strategy", (atlas != null) ? atlas.balancer().strategy().value()
 				: (balancer != null) ? balancer.getClass().getSimpleName() : null);
 		ServiceInstanceListSupplier supplier = this.clients.getInstance(serviceId, ServiceInstanceListSupplier.class);
-		AtlasServiceInstanceListSupplier stage = AtlasServiceInstanceListSupplierLookup.find(supplier);
+		AtlasServiceInstanceListSupplier stage = AtlasServiceInstanceListSupplier.find(supplier);
 		view.put("stale", stage != null && stage.isStale());
 		List<Map<String, Object>> instances = new ArrayList<>();
 		InstanceSnapshot snapshot = (stage != null) ? stage.lastSeen() : InstanceSnapshot.EMPTY;

@@ -19,7 +19,6 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
@@ -154,15 +153,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * get a second stage (warmup would apply twice).
 	 */
 	static boolean containsAtlasStage(ServiceInstanceListSupplier supplier) {
-		ServiceInstanceListSupplier current = supplier;
-		for (int depth = 0; current != null && depth < 32; depth++) {
-			if (current instanceof AtlasServiceInstanceListSupplier) {
-				return true;
-			}
-			current = (current instanceof DelegatingServiceInstanceListSupplier delegating) ? delegating.getDelegate()
-					: null;
-		}
-		return false;
+		return AtlasServiceInstanceListSupplier.find(supplier) != null;
 	}
 
 	@Bean
