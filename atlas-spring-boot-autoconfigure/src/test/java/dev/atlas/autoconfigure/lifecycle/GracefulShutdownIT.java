@@ -27,6 +27,8 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.openfeign.EnableFeignClients;
+import org.springframework.cloud.openfeign.FeignClient;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -144,6 +146,22 @@ class GracefulShutdownIT {
 			.hasSize(1);
 	}
 
+	@Test
+	void oneDrainAndOneDeregistrationWithSeveralFeignClients(CapturedOutput output) throws Exception {
+		start("atlas.lifecycle.drain=1s", "spring.cloud.loadbalancer.enabled=true");
+		// Both Feign clients and their load-balancer contexts exist: each is a child context that publishes
+		// its own ContextClosedEvent on shutdown.
+		assertThat(this.app.getBean(PingClient.class).ping()).isEqualTo("pong");
+		assertThat(this.app.getBean(PongClient.class).ping()).isEqualTo("pong");
+		MeterRegistry meters = this.app.getBean(MeterRegistry.class);
+		this.app.close();
+		this.app = null;
+		assertThat(meters.timer("atlas.lifecycle.drain").count()).isEqualTo(1);
+		assertThat(output.getOut().lines().filter((line) -> line.contains("Shutdown: deregistering"))).hasSize(1);
+		assertThat(output.getOut().lines().filter((line) -> line.contains("Spring Cloud Alibaba"))).isEmpty();
+		assertThat(registered()).isEmpty();
+	}
+
 	private HttpResponse<String> call(String path) {
 		try {
 			return get(path);
@@ -153,8 +171,25 @@ class GracefulShutdownIT {
 		}
 	}
 
+	@FeignClient(name = "draining-app", contextId = "ping")
+	interface PingClient {
+
+		@GetMapping("/ping")
+		String ping();
+
+	}
+
+	@FeignClient(name = "draining-app", contextId = "pong")
+	interface PongClient {
+
+		@GetMapping("/ping")
+		String ping();
+
+	}
+
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
+	@EnableFeignClients(clients = { PingClient.class, PongClient.class })
 	@RestController
 	static class App {
 
