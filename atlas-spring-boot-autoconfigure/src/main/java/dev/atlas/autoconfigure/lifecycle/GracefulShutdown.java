@@ -63,6 +63,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private volatile State state = State.SERVING;
 
+	private volatile long deregisteredAt = -1;
+
 	/** Where the sequence is. */
 	public enum State {
 
@@ -137,6 +139,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 		if (registered) {
 			log.info("Shutdown: deregistering, then draining for {} ms while still serving", this.drain.toMillis());
 			deregister();
+			this.deregisteredAt = System.currentTimeMillis();
 		}
 		AvailabilityChangeEvent.publish(this.context, ReadinessState.REFUSING_TRAFFIC);
 		if (!registered) {
@@ -182,6 +185,14 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 */
 	public State state() {
 		return this.state;
+	}
+
+	/**
+	 * When deregistration returned (or gave up).
+	 * @return epoch ms, or {@code -1} before the sequence deregistered anything
+	 */
+	public long deregisteredAt() {
+		return this.deregisteredAt;
 	}
 
 }
