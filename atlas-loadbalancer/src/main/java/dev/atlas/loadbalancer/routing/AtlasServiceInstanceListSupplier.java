@@ -17,6 +17,7 @@ import reactor.util.context.ContextView;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
@@ -29,8 +30,9 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * <li>{@link GrayRouter gray routing}: the lane of the request;</li>
  * <li>{@link ClusterAffinity cluster affinity} within that lane.</li>
  * </ol>
- * Each concern is optional ({@code null} turns it off). Since the result depends on the request, the stage
- * must sit above the cache.
+ * Each concern is optional ({@code null} turns it off). On a retry, the instance that just failed is left
+ * out ({@link #avoid}), whatever the strategy. Since the result depends on the request, the stage must sit
+ * above the cache.
  *
  * <p>The wanted tag comes, in this order, from the outbound request's header, the routing context of the
  * inbound request being served (Reactor's {@code Context}, then the current thread's
@@ -81,9 +83,11 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 	@Override
 	public Flux<List<ServiceInstance>> get(@Nullable Request request) {
 		Flux<List<ServiceInstance>> upstream = (request != null) ? this.delegate.get(request) : this.delegate.get();
+		ServiceInstance previous = (request != null && request.getContext() instanceof RetryableRequestContext retry)
+				? retry.getPreviousServiceInstance() : null;
 		GrayRouter router = this.gray;
 		if (router == null) {
-			return upstream.map((list) -> route(list, null, null));
+			return upstream.map((list) -> avoid(route(list, null, null), previous));
 		}
 		return Flux.deferContextual((reactorContext) -> {
 			RoutingContext context = current(reactorContext);
@@ -92,8 +96,34 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 			String tag = (wanted != null) ? wanted : rules.ownTag();
 			String hashKey = (rules.hashKeyHeader() != null)
 					? RequestHeaders.resolve(request, context, rules.hashKeyHeader()) : null;
-			return upstream.map((list) -> route(list, tag, hashKey));
+			return upstream.map((list) -> avoid(route(list, tag, hashKey), previous));
 		});
+	}
+
+	/**
+	 * On a retry, the candidates without the instance that just failed, matched by instance id or by host and
+	 * port (not by object identity: the registry client may have produced new objects since, and not every
+	 * {@code ServiceInstance} implements {@code equals}). When nothing would be left, the candidates stay as
+	 * they are, so the caller sees that instance's own error rather than "no instance available".
+	 */
+	static List<ServiceInstance> avoid(List<ServiceInstance> candidates, @Nullable ServiceInstance previous) {
+		if (previous == null || !(candidates instanceof InstanceSnapshot snapshot)) {
+			return candidates;
+		}
+		InstanceSnapshot others = snapshot.filter((i) -> !sameInstance(snapshot.get(i), previous));
+		return others.isEmpty() ? candidates : others;
+	}
+
+	static boolean sameInstance(ServiceInstance a, ServiceInstance b) {
+		if (a == b) {
+			return true;
+		}
+		String idA = a.getInstanceId();
+		String idB = b.getInstanceId();
+		if (idA != null && idB != null) {
+			return idA.equals(idB);
+		}
+		return a.getPort() == b.getPort() && java.util.Objects.equals(a.getHost(), b.getHost());
 	}
 
 	private List<ServiceInstance> route(List<ServiceInstance> list, @Nullable String tag, @Nullable String hashKey) {

@@ -19,6 +19,7 @@ import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -91,6 +92,24 @@ class AtlasServiceInstanceListSupplierTest {
 		assertThat(ids(supplier("V2").get(request(null)))).containsExactly("C1");
 		assertThat(ids(supplier(null).get(request(null)))).containsExactly("S1");
 		assertThat(ids(supplier(null).get())).containsExactly("S1");
+	}
+
+	@Test
+	void case03_aRetryAvoidsTheInstanceThatFailedEvenAsANewObject() {
+		// The registry client produced new objects since the first attempt: match by instance id.
+		ServiceInstance failedCopy = instance("S1");
+		Request<RetryableRequestContext> retry = new DefaultRequest<>(
+				new RetryableRequestContext(failedCopy, new RequestData(HttpMethod.GET,
+						URI.create("http://user-service/users/1"), new HttpHeaders(), new LinkedMultiValueMap<>(),
+						Map.of()), "hint"));
+		assertThat(ids(supplier("v2").get(request("v2")))).containsExactly("C1");
+		assertThat(ids(supplier(null).get(retry))).as("S1 was the only baseline instance: kept").containsExactly("S1");
+		List<ServiceInstance> two = List.of(instance("S1"), instance("S2"));
+		assertThat(AtlasServiceInstanceListSupplier
+			.avoid(dev.atlas.loadbalancer.instance.InstanceSnapshot.of(two,
+					new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry())), failedCopy)
+			.stream()
+			.map(ServiceInstance::getInstanceId)).containsExactly("S2");
 	}
 
 	@Test

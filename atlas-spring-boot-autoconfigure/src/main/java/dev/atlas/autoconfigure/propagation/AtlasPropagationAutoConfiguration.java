@@ -31,7 +31,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  * <li>in: a servlet filter or a WebFlux {@code WebFilter} captures them (the servlet filter restores the
  * thread's previous context afterwards, so nothing leaks into a reused thread);</li>
  * <li>across threads: Micrometer's context-propagation, through a {@link TaskDecorator} (applied by Spring
- * Boot to its {@code @Async} and task executors) and Reactor's automatic context propagation;</li>
+ * Boot, together with the application's own decorators, to its {@code @Async} and task executors) and
+ * Reactor's automatic context propagation;</li>
  * <li>out: a {@link LoadBalancerRequestTransformer} (RestTemplate, RestClient), a WebClient filter placed
  * first on every {@code WebClient.Builder} bean, and a Feign {@code RequestInterceptor}.</li>
  * </ul>
@@ -52,9 +53,14 @@ public class AtlasPropagationAutoConfiguration {
 		return new PropagatedHeaders(properties.propagatedHeaders());
 	}
 
+	/**
+	 * Spring Boot composes every {@link TaskDecorator} bean into its executors' decorator, so this one
+	 * works beside the application's own (an MDC-copying one, say); it steps aside only for an application
+	 * {@link ContextPropagatingTaskDecorator}, which already carries every registered context.
+	 */
 	@Bean
-	@ConditionalOnMissingBean(TaskDecorator.class)
-	TaskDecorator atlasContextPropagatingTaskDecorator() {
+	@ConditionalOnMissingBean(ContextPropagatingTaskDecorator.class)
+	ContextPropagatingTaskDecorator atlasContextPropagatingTaskDecorator() {
 		// clearMissing: a task submitted without a routing context runs without one, even on a thread that
 		// had one before.
 		return new ContextPropagatingTaskDecorator(ContextSnapshotFactory.builder().clearMissing(true).build());
