@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# Atlas demo: weighted load balancing across a real (embedded) registry, on one machine.
+# Atlas demo: weighted load balancing and gray-tag routing across a real (embedded) registry, on one
+# machine.
 #
-#   ./demo.sh              build, start everything, print one report per client, stop everything
+#   ./demo.sh              build, start everything, print the reports, stop everything
 #   ./demo.sh --no-build   reuse the jars already in */target
 #   ./demo.sh --keep       leave the services running after the reports, until Ctrl-C
 #
-# It starts an in-process ZooKeeper, three user-service instances with weights 1, 2 and 3 and one
-# order-service, then sends CALLS calls through each @LoadBalanced client (RestTemplate,
-# RestClient, WebClient, OpenFeign) and compares each instance's share of the calls with the share
-# its weight entitles it to. Exit status: 0 when every client PASSes, 1 when a report FAILs or a
-# service does not start, 2 on a usage or environment problem. Every process it starts is
-# stopped on exit, failure or Ctrl-C. Logs go to .demo/.
+# It starts an in-process ZooKeeper, five user-service instances — three tagged v1 with weights 1, 2
+# and 3, two tagged v2 (the canary version) — and two order-services (both with
+# atlas.gray.baseline-tags=v1; the second also with a 10 % canary, atlas.gray.weights.user-service.v2=10).
+# Then:
+#  1. weights: CALLS untagged calls through each @LoadBalanced client (RestTemplate, RestClient,
+#     WebClient, OpenFeign); each v1 instance's share must match its weight's share of the v1 lane,
+#     and the v2 instances, outside the lane untagged traffic may reach, must get nothing;
+#  2. gray: GRAY_CALLS calls to order-service's GET /chain/{id} — hop 1: Feign from an @Async
+#     method to user-service; hop 2: that user-service instance calls user-service again through
+#     a WebClient after moving to boundedElastic — without header (both hops on v1), with
+#     X-Service-Version: v2 (both hops on v2) and with v3, a tag nobody runs (fallback to v1); then
+#     CANARY_CALLS untagged calls to the canary order-service (about 10 % on v2).
+# Exit status: 0 when every report PASSes, 1 when a report FAILs or a service does not start, 2 on a
+# usage or environment problem. Every process it starts is stopped on exit, failure or Ctrl-C.
+# Logs go to .demo/.
 #
-# Environment: CALLS (3000), CONCURRENCY (4), TOLERANCE in percentage points (3),
-# START_TIMEOUT in seconds (240), DEMO_JAVA_OPTS (JVM options for every process), ORDER_ARGS
-# (extra order-service arguments; ORDER_ARGS=--atlas.enabled=false shows Spring's round robin).
+# Environment: CALLS (3000), CONCURRENCY (4), TOLERANCE in percentage points (3), GRAY_CALLS (300),
+# CANARY_CALLS (3000), CANARY_TOLERANCE in percentage points (2), START_TIMEOUT in seconds (240),
+# DEMO_JAVA_OPTS (JVM options for every process), ORDER_ARGS (extra arguments of the first
+# order-service; ORDER_ARGS=--atlas.enabled=false shows Spring's round robin, and the reports FAIL).
 set -Eeuo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -24,12 +35,25 @@ VERSION=0.1.0-SNAPSHOT
 CALLS=${CALLS:-3000}
 CONCURRENCY=${CONCURRENCY:-4}
 TOLERANCE=${TOLERANCE:-3}
+GRAY_CALLS=${GRAY_CALLS:-300}
+CANARY_CALLS=${CANARY_CALLS:-3000}
+CANARY_PERCENT=10
+CANARY_TOLERANCE=${CANARY_TOLERANCE:-2}
 START_TIMEOUT=${START_TIMEOUT:-240}
-# C1 only and the serial collector: five JVMs start faster on a small machine.
+# C1 only and the serial collector: eight JVMs start faster on a small machine.
 DEMO_JAVA_OPTS=${DEMO_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m}
 ORDER_ARGS=${ORDER_ARGS:-}
 CLIENTS=(rest-template rest-client web-client feign)
-WEIGHTS=(1 2 3)
+# user-service instances: tag and weight of each
+USER_TAGS=(v1 v1 v1 v2 v2)
+USER_WEIGHTS=(1 2 3 1 1)
+# Every order-service and user-service treats v1 as the baseline (what untagged calls reach), and
+# skips Atlas's drain on shutdown: the demo stops the whole fleet at once, no caller is left.
+FLEET_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain=0s)
+# The weight tables compare shares with full weights: warmup (on by default for 60 s after an
+# instance registers) would make the freshly started instances' shares follow their age. Warmup
+# has its own tests (C11).
+ORDER_COMMON_ARGS=("${FLEET_ARGS[@]}" --atlas.warmup.enabled=false)
 
 REGISTRY_JAR="$ROOT/sample-registry/target/sample-registry-$VERSION-exec.jar"
 USER_JAR="$ROOT/sample-user-service/target/sample-user-service-$VERSION-exec.jar"
@@ -41,7 +65,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-build) build=false ;;
     --keep) keep=true ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "demo: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -179,6 +203,24 @@ done
 mkdir -p "$DEMO_DIR"
 rm -f "$DEMO_DIR"/*.log "$DEMO_DIR"/report-*.txt
 
+# The jars of the two Spring Boot applications are extracted once per build (Spring Boot's
+# `-Djarmode=tools extract`): plain jars on the class path load markedly faster than jars nested
+# in a jar, which counts with eight JVMs starting on two cores.
+# extracted JAR : prints the runnable jar extracted from JAR into .demo/apps/, extracting it if needed
+extracted() {
+  local jar=$1 name dest
+  name=$(basename "$jar" .jar)
+  dest="$DEMO_DIR/apps/$name"
+  if [[ ! -f "$dest/$name.jar" || "$jar" -nt "$dest/$name.jar" ]]; then
+    rm -rf "$dest"
+    java -Djarmode=tools -jar "$jar" extract --destination "$dest" >"$DEMO_DIR/extract.log" 2>&1 \
+      || return 1
+  fi
+  echo "$dest/$name.jar"
+}
+USER_RUN=$(extracted "$USER_JAR") || die "could not extract $USER_JAR (see .demo/extract.log)"
+ORDER_RUN=$(extracted "$ORDER_JAR") || die "could not extract $ORDER_JAR (see .demo/extract.log)"
+
 # --- start -------------------------------------------------------------------------------------
 pick_port; ZK_PORT=$PORT
 # shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
@@ -187,38 +229,50 @@ wait_until registry "the registry" registry_ready
 say "ZooKeeper ready on 127.0.0.1:$ZK_PORT"
 
 USER_PORTS=()
-for i in "${!WEIGHTS[@]}"; do
+for i in "${!USER_TAGS[@]}"; do
   pick_port
   USER_PORTS+=("$PORT")
   # shellcheck disable=SC2086
   start "user-service-$((i + 1))" "$DEMO_DIR/user-service-$((i + 1)).log" \
-    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_JAR" \
-    --server.port="$PORT" --sample.weight="${WEIGHTS[i]}"
+    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
+    --server.port="$PORT" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
+    "${FLEET_ARGS[@]}"
 done
 pick_port; ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service "$DEMO_DIR/order-service.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_JAR" --server.port="$ORDER_PORT" \
-  $ORDER_ARGS
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$ORDER_PORT" \
+  "${ORDER_COMMON_ARGS[@]}" $ORDER_ARGS
+pick_port; CANARY_PORT=$PORT
+# shellcheck disable=SC2086
+start order-service-canary "$DEMO_DIR/order-service-canary.log" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$CANARY_PORT" \
+  "${ORDER_COMMON_ARGS[@]}" --atlas.gray.weights.user-service.v2="$CANARY_PERCENT"
 
-say "starting 3 user-service instances (weights ${WEIGHTS[*]}) and order-service; logs in .demo/ ..."
-for i in "${!WEIGHTS[@]}"; do
+say "starting ${#USER_TAGS[@]} user-service instances (tags ${USER_TAGS[*]}, weights ${USER_WEIGHTS[*]}) and two order-services; logs in .demo/ ..."
+for i in "${!USER_TAGS[@]}"; do
   wait_until "user-service-$((i + 1))" "readiness" http_ready "${USER_PORTS[i]}"
-  say "user-service-$((i + 1)) ready on 127.0.0.1:${USER_PORTS[i]} (weight ${WEIGHTS[i]})"
+  say "user-service-$((i + 1)) ready on 127.0.0.1:${USER_PORTS[i]} (tag ${USER_TAGS[i]}, weight ${USER_WEIGHTS[i]})"
 done
 wait_until order-service "readiness" http_ready "$ORDER_PORT"
-say "order-service ready on 127.0.0.1:$ORDER_PORT"
-# The balancer caches the first instance list it sees: wait until discovery sees all three.
-wait_until order-service "its DiscoveryClient to see ${#WEIGHTS[@]} user-service instances" \
-  sees_instances "$ORDER_PORT" "${#WEIGHTS[@]}"
-say "order-service discovers ${#WEIGHTS[@]} user-service instances"
+say "order-service ready on 127.0.0.1:$ORDER_PORT (baseline tag v1)"
+wait_until order-service-canary "readiness" http_ready "$CANARY_PORT"
+say "order-service-canary ready on 127.0.0.1:$CANARY_PORT (baseline tag v1, ${CANARY_PERCENT} % canary on v2)"
+# The balancer caches the instance list it sees first: wait until discovery sees every instance.
+for caller in order-service:"$ORDER_PORT" order-service-canary:"$CANARY_PORT"; do
+  wait_until "${caller%%:*}" "its DiscoveryClient to see ${#USER_TAGS[@]} user-service instances" \
+    sees_instances "${caller##*:}" "${#USER_TAGS[@]}"
+done
+say "both order-services discover ${#USER_TAGS[@]} user-service instances"
 
 # --- reports -----------------------------------------------------------------------------------
 failed=()
-for client in "${CLIENTS[@]}"; do
+
+# report NAME URL : fetches a plain-text report, prints it, records NAME as failed unless it PASSes
+report() {
+  local name=$1 url=$2 out status
+  out="$DEMO_DIR/report-$name.txt"
   echo
-  url="http://127.0.0.1:$ORDER_PORT/traffic/report?client=$client&calls=$CALLS&concurrency=$CONCURRENCY&tolerance=$TOLERANCE"
-  out="$DEMO_DIR/report-$client.txt"
   # in the background + wait, so that Ctrl-C or TERM is handled at once, not after the burst
   curl -sS --max-time 600 -o "$out" -w '%{http_code}' "$url" >"$out.status" 2>"$out.error" &
   CURL_PID=$!
@@ -227,17 +281,33 @@ for client in "${CLIENTS[@]}"; do
   if [[ "$status" == 200 ]]; then
     cat "$out"
   else
-    echo "client: $client: no report (HTTP status: $status)"
+    echo "$name: no report (HTTP status: $status)"
     cat "$out" "$out.error" 2>/dev/null || true
     echo
   fi
   rm -f "$out.status" "$out.error"
-  [[ "$status" == 200 ]] && grep -q '^RESULT: PASS' "$out" || failed+=("$client")
+  [[ "$status" == 200 ]] && grep -q '^RESULT: PASS' "$out" || failed+=("$name")
+}
+
+echo
+say "weights: $CALLS untagged calls per client; expected = the instance's weight share of the v1 lane"
+for client in "${CLIENTS[@]}"; do
+  report "$client" "http://127.0.0.1:$ORDER_PORT/traffic/report?client=$client&calls=$CALLS&concurrency=$CONCURRENCY&tolerance=$TOLERANCE"
 done
+
+echo
+say "gray: GET /chain/{id} = hop 1 (Feign from @Async) + hop 2 (WebClient after boundedElastic); share of calls per tag"
+GRAY="http://127.0.0.1:$ORDER_PORT/gray/report?calls=$GRAY_CALLS&concurrency=$CONCURRENCY"
+report gray-untagged "$GRAY&expect=v1&scenario=untagged%20(no%20X-Service-Version)"
+report gray-v2 "$GRAY&version=v2&expect=v2&scenario=X-Service-Version:%20v2"
+report gray-v3 "$GRAY&version=v3&expect=v1&scenario=X-Service-Version:%20v3%20(nobody%20runs%20v3:%20fallback%20to%20baseline)"
+report gray-canary "http://127.0.0.1:$CANARY_PORT/gray/report?calls=$CANARY_CALLS&concurrency=$CONCURRENCY&expect-share=v2:$CANARY_PERCENT:$CANARY_TOLERANCE&scenario=untagged,%20${CANARY_PERCENT}%20%25%20canary%20on%20v2"
 echo
 
 if $keep; then
-  say "services are still running: try http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
+  say "services are still running: try"
+  say "  curl http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
+  say "  curl -H 'X-Service-Version: v2' http://127.0.0.1:$ORDER_PORT/chain/1"
   say "press Ctrl-C to stop them"
   while true; do sleep 1; done
 fi
@@ -246,4 +316,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${WEIGHTS[*]} within $TOLERANCE points"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1) and the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2"

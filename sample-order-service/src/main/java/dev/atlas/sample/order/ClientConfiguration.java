@@ -24,12 +24,14 @@ public class ClientConfiguration {
 
     /**
      * @param builder Boot's RestTemplate builder
-     * @return a RestTemplate that resolves {@code http://<service-id>/…} through the balancer
+     * @return a RestTemplate that resolves {@code http://<service-id>/…} through the balancer;
+     * its own {@link CallerInterceptor} runs before the load-balancer interceptor
      */
     @Bean
     @LoadBalanced
     RestTemplate loadBalancedRestTemplate(RestTemplateBuilder builder) {
-        return builder.connectTimeout(CONNECT_TIMEOUT).readTimeout(READ_TIMEOUT).build();
+        return builder.connectTimeout(CONNECT_TIMEOUT).readTimeout(READ_TIMEOUT)
+                .additionalInterceptors(new CallerInterceptor()).build();
     }
 
     /**

@@ -3,17 +3,20 @@ package dev.atlas.sample.order;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.openfeign.EnableFeignClients;
+import org.springframework.scheduling.annotation.EnableAsync;
 
 /**
  * The sample caller: reaches {@code user-service} through a load-balanced RestTemplate,
- * RestClient, WebClient and an OpenFeign client. Its code is plain Spring Cloud; Atlas does
- * the choosing because {@code atlas-spring-boot-starter} is on the classpath.
+ * RestClient, WebClient and an OpenFeign client, and through Feign from an {@code @Async}
+ * method ({@code GET /chain/{id}}). Its code is plain Spring Cloud; Atlas does the choosing and
+ * carries the gray header because {@code atlas-spring-boot-starter} is on the classpath.
  *
  * <p>Its configuration lives in {@code order-service.yml} (not {@code application.yml}) so
  * that it can run in the same JVM as other samples; start it through {@link #application()}.
  */
 @SpringBootApplication
 @EnableFeignClients
+@EnableAsync
 public class OrderServiceApplication {
 
     /** The name of this sample's configuration files ({@code order-service.yml}, …). */

@@ -12,8 +12,9 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code GET /traffic} (JSON) and {@code GET /traffic/report} (a plain-text table with a
- * PASS/FAIL verdict): send a burst of calls to {@code user-service} and compare each
- * instance's observed share with the share its weight entitles it to.
+ * PASS/FAIL verdict): send a burst of untagged calls to {@code user-service} and compare each
+ * instance's observed share with the share it should get: its weight's share of the lane that
+ * untagged traffic can reach (see {@link ExpectedShares}).
  */
 @RestController
 public class TrafficController {
@@ -71,14 +72,15 @@ public class TrafficController {
         StringBuilder out = new StringBuilder();
         out.append(String.format(Locale.ROOT, "client: %s (%d calls, %d failed)%n",
                 result.client(), result.calls(), result.failures()));
-        out.append(String.format(Locale.ROOT, "%-21s %6s  %8s  %8s%n",
-                "instance", "weight", "expected", "observed"));
+        out.append(String.format(Locale.ROOT, "%-21s %-5s %6s  %8s  %8s%n",
+                "instance", "tag", "weight", "expected", "observed"));
         double maxDeviation = 0;
         for (TrafficService.InstanceShare row : result.instances()) {
             double deviation = Math.abs(row.observedShare() - row.expectedShare()) * 100;
             maxDeviation = Math.max(maxDeviation, deviation);
-            out.append(String.format(Locale.ROOT, "%-21s %6s  %6.1f %%  %6.1f %%%n",
-                    row.host() + ":" + row.port(), formatWeight(row.weight()),
+            out.append(String.format(Locale.ROOT, "%-21s %-5s %6s  %6.1f %%  %6.1f %%%n",
+                    row.host() + ":" + row.port(), GrayReport.tagLabel(row.tag()),
+                    formatWeight(row.weight()),
                     row.expectedShare() * 100, row.observedShare() * 100));
         }
         if (result.firstError() != null) {

@@ -1,16 +1,10 @@
 package dev.atlas.sample.order;
 
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -18,8 +12,10 @@ import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.stereotype.Service;
 
 /**
- * Sends a burst of calls to {@code user-service} through one client and counts which
- * instance served each, next to the share each instance's weight entitles it to.
+ * Sends a burst of untagged calls to {@code user-service} through one client and counts which
+ * instance served each, next to the share each instance should get: its weight's share of the
+ * lane untagged traffic can reach ({@link ExpectedShares}), so canary instances that baseline
+ * traffic never reaches are expected at 0 %.
  */
 @Service
 public class TrafficService {
@@ -28,22 +24,27 @@ public class TrafficService {
     public static final String USER_SERVICE = "user-service";
 
     /** The largest burst accepted. */
-    public static final int MAX_CALLS = 100_000;
+    public static final int MAX_CALLS = Burst.MAX_CALLS;
 
     /** The most worker threads accepted. */
-    public static final int MAX_CONCURRENCY = 64;
+    public static final int MAX_CONCURRENCY = Burst.MAX_CONCURRENCY;
 
     private final UserCalls userCalls;
 
     private final DiscoveryClient discoveryClient;
 
+    private final ExpectedShares expectedShares;
+
     /**
      * @param userCalls the calls to user-service
      * @param discoveryClient lists the instances that got no call too
+     * @param expectedShares what share each instance should get
      */
-    public TrafficService(UserCalls userCalls, DiscoveryClient discoveryClient) {
+    public TrafficService(UserCalls userCalls, DiscoveryClient discoveryClient,
+            ExpectedShares expectedShares) {
         this.userCalls = userCalls;
         this.discoveryClient = discoveryClient;
+        this.expectedShares = expectedShares;
     }
 
     /**
@@ -55,78 +56,49 @@ public class TrafficService {
      * @throws InterruptedException if interrupted while waiting for the calls
      */
     public Traffic send(ClientType client, int calls, int concurrency) throws InterruptedException {
-        if (calls < 1 || calls > MAX_CALLS) {
-            throw new IllegalArgumentException("calls must be 1.." + MAX_CALLS + ", was " + calls);
-        }
-        if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-            throw new IllegalArgumentException(
-                    "concurrency must be 1.." + MAX_CONCURRENCY + ", was " + concurrency);
-        }
         Map<String, LongAdder> counts = new ConcurrentHashMap<>();
         Map<String, User.ServedBy> servedBy = new ConcurrentHashMap<>();
-        LongAdder failures = new LongAdder();
-        AtomicReference<String> firstError = new AtomicReference<>();
-        AtomicInteger next = new AtomicInteger();
-
-        Runnable worker = () -> {
-            for (int i = next.getAndIncrement(); i < calls; i = next.getAndIncrement()) {
-                try {
-                    User user = userCalls.user(client, i);
-                    User.ServedBy by = (user != null) ? user.servedBy() : null;
-                    if (by == null) {
-                        throw new IllegalStateException("response without servedBy: " + user);
-                    }
-                    counts.computeIfAbsent(by.address(), key -> new LongAdder()).increment();
-                    servedBy.putIfAbsent(by.address(), by);
-                }
-                catch (RuntimeException ex) {
-                    failures.increment();
-                    firstError.compareAndSet(null, ex.toString());
-                }
+        Burst.Failures failures = Burst.run(calls, concurrency, i -> {
+            User user = userCalls.user(client, i);
+            User.ServedBy by = (user != null) ? user.servedBy() : null;
+            if (by == null) {
+                throw new IllegalStateException("response without servedBy: " + user);
             }
-        };
-        ExecutorService pool = Executors.newFixedThreadPool(concurrency);
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < concurrency; t++) {
-                futures.add(pool.submit(worker));
-            }
-            for (Future<?> future : futures) {
-                try {
-                    future.get();
-                }
-                catch (java.util.concurrent.ExecutionException ex) {
-                    throw new IllegalStateException(ex.getCause());
-                }
-            }
-        }
-        finally {
-            pool.shutdownNow();
-        }
-        return tally(client, calls, failures.intValue(), firstError.get(), counts, servedBy);
+            counts.computeIfAbsent(by.address(), key -> new LongAdder()).increment();
+            servedBy.putIfAbsent(by.address(), by);
+        });
+        return tally(client, calls, failures, counts, servedBy);
     }
 
-    private Traffic tally(ClientType client, int calls, int failures, String firstError,
+    private Traffic tally(ClientType client, int calls, Burst.Failures failures,
             Map<String, LongAdder> counts, Map<String, User.ServedBy> servedBy) {
         // every instance: those that answered, and those discovered that got no call
         Map<String, InstanceShare> rows = new LinkedHashMap<>();
         servedBy.forEach((address, by) -> rows.put(address, new InstanceShare(by.instanceId(),
-                by.host(), by.port(), by.weight(), counts.get(address).longValue(), 0, 0)));
+                by.host(), by.port(), ExpectedShares.normalize(by.tag()), by.weight(),
+                counts.get(address).longValue(), 0, 0)));
+        String tagKey = expectedShares.tagMetadataKey();
         for (ServiceInstance instance : discoveryClient.getInstances(USER_SERVICE)) {
             String address = instance.getHost() + ":" + instance.getPort();
+            String tag = (instance.getMetadata() != null) ? instance.getMetadata().get(tagKey) : null;
             rows.putIfAbsent(address, new InstanceShare(instance.getInstanceId(),
-                    instance.getHost(), instance.getPort(), weightOf(instance), 0, 0, 0));
+                    instance.getHost(), instance.getPort(), ExpectedShares.normalize(tag),
+                    weightOf(instance), 0, 0, 0));
         }
-        double weightSum = rows.values().stream().mapToDouble(InstanceShare::weight).sum();
-        long successes = calls - failures;
+        Map<String, Double> expected = expectedShares.untagged(USER_SERVICE, rows.values().stream()
+                .map(row -> new ExpectedShares.Candidate(row.host() + ":" + row.port(), row.tag(),
+                        row.weight()))
+                .toList());
+        long successes = calls - failures.count();
         List<InstanceShare> instances = rows.values().stream()
-                .map(row -> new InstanceShare(row.instanceId(), row.host(), row.port(),
-                        row.weight(), row.count(), weightSum > 0 ? row.weight() / weightSum : 0,
+                .map(row -> new InstanceShare(row.instanceId(), row.host(), row.port(), row.tag(),
+                        row.weight(), row.count(),
+                        expected.getOrDefault(row.host() + ":" + row.port(), 0.0),
                         successes > 0 ? (double) row.count() / successes : 0))
                 .sorted(Comparator.comparing(InstanceShare::host)
                         .thenComparingInt(InstanceShare::port))
                 .toList();
-        return new Traffic(client.id(), calls, failures, firstError, instances);
+        return new Traffic(client.id(), calls, failures.count(), failures.first(), instances);
     }
 
     /**
@@ -167,13 +139,15 @@ public class TrafficService {
      * @param instanceId its instance id
      * @param host its host
      * @param port its port
+     * @param tag its version tag, lower-cased ({@code ""} = untagged)
      * @param weight its published weight
      * @param count the calls it served
-     * @param expectedShare its weight over the sum of weights, 0..1
+     * @param expectedShare the share of untagged calls it should get, 0..1 (its weight's share
+     * of the lane untagged calls can reach; 0 for an instance outside it)
      * @param observedShare its calls over the successful calls, 0..1
      */
-    public record InstanceShare(String instanceId, String host, int port, double weight,
-            long count, double expectedShare, double observedShare) {
+    public record InstanceShare(String instanceId, String host, int port, String tag,
+            double weight, long count, double expectedShare, double observedShare) {
     }
 
 }

@@ -6,8 +6,10 @@ package dev.atlas.sample.order;
  * @param id the user id
  * @param name the user's name
  * @param servedBy the instance that answered
+ * @param received the routing headers the call arrived with at user-service ({@code null} from
+ * an older user-service)
  */
-public record User(long id, String name, ServedBy servedBy) {
+public record User(long id, String name, ServedBy servedBy, Received received) {
 
     /**
      * The identity of the {@code user-service} instance that answered.
@@ -27,6 +29,15 @@ public record User(long id, String name, ServedBy servedBy) {
             return host + ":" + port;
         }
 
+    }
+
+    /**
+     * The routing headers a call arrived with at user-service ({@code null} = absent).
+     *
+     * @param version the {@code X-Service-Version} header
+     * @param caller the {@code X-Caller} header
+     */
+    public record Received(String version, String caller) {
     }
 
 }

@@ -17,4 +17,11 @@ public interface UserClient {
     @GetMapping("/users/{id}")
     User user(@PathVariable("id") long id);
 
+    /**
+     * @param id the user id
+     * @return the user, the instance that served it, and the second hop that instance made
+     */
+    @GetMapping("/users/{id}/next")
+    UserChain next(@PathVariable("id") long id);
+
 }

@@ -17,7 +17,7 @@ class TrafficControllerTest {
 
     static InstanceShare share(int port, double weight, long count, double expected,
             double observed) {
-        return new InstanceShare("id-" + port, "127.0.0.1", port, weight, count, expected,
+        return new InstanceShare("id-" + port, "127.0.0.1", port, "v1", weight, count, expected,
                 observed);
     }
 
@@ -31,10 +31,10 @@ class TrafficControllerTest {
 
         assertThat(report).isEqualTo("""
                 client: feign (3000 calls, 0 failed)
-                instance              weight  expected  observed
-                127.0.0.1:41001            1    16.7 %    16.5 %
-                127.0.0.1:41002            2    33.3 %    33.5 %
-                127.0.0.1:41003            3    50.0 %    50.0 %
+                instance              tag   weight  expected  observed
+                127.0.0.1:41001       v1         1    16.7 %    16.5 %
+                127.0.0.1:41002       v1         2    33.3 %    33.5 %
+                127.0.0.1:41003       v1         3    50.0 %    50.0 %
                 RESULT: PASS (max deviation 0.2 points, tolerance 3.0)
                 """);
     }
