@@ -17,13 +17,23 @@
 #     method to user-service; hop 2: that user-service instance calls user-service again through
 #     a WebClient after moving to boundedElastic — without header (both hops on v1), with
 #     X-Service-Version: v2 (both hops on v2) and with v3, a tag nobody runs (fallback to v1); then
-#     CANARY_CALLS untagged calls to the canary order-service (about 10 % on v2).
+#     CANARY_CALLS untagged calls to the canary order-service (about 10 % on v2);
+#  3. rolling restart: a closed loop of ROLL_CONCURRENCY (50) concurrent GETs runs through
+#     order-service (bursts of ROLL_BURST calls to GET /traffic, back to back) while each v1
+#     user-service in turn gets SIGTERM (Atlas deregisters, drains ROLL_DRAIN, stops) and a
+#     replacement starts; every request must succeed;
+#  4. affinity: four untagged user-services in clusters a, a, b, b and an order-service in cluster a
+#     (--sample.cluster=a): AFFINITY_CALLS calls all go to a; after both a instances get SIGTERM
+#     they spill over to b, counted in atlas.affinity.spillover (read from /actuator/prometheus);
+#  5. warmup: an order-service with --atlas.warmup.duration=WARMUP (20s) sees the two b instances;
+#     a new instance starts and its share is printed every few seconds as it ramps up (no verdict).
 # Exit status: 0 when every report PASSes, 1 when a report FAILs or a service does not start, 2 on a
 # usage or environment problem. Every process it starts is stopped on exit, failure or Ctrl-C.
 # Logs go to .demo/.
 #
 # Environment: CALLS (3000), CONCURRENCY (4), TOLERANCE in percentage points (3), GRAY_CALLS (300),
 # CANARY_CALLS (3000), CANARY_TOLERANCE in percentage points (2), START_TIMEOUT in seconds (240),
+# ROLL_CONCURRENCY (50), ROLL_BURST (1000), ROLL_DRAIN (2s), AFFINITY_CALLS (1000), WARMUP in s (20),
 # DEMO_JAVA_OPTS (JVM options for every process), ORDER_ARGS (extra arguments of the first
 # order-service; ORDER_ARGS=--atlas.enabled=false shows Spring's round robin, and the reports FAIL).
 set -Eeuo pipefail
@@ -40,6 +50,11 @@ CANARY_CALLS=${CANARY_CALLS:-3000}
 CANARY_PERCENT=10
 CANARY_TOLERANCE=${CANARY_TOLERANCE:-2}
 START_TIMEOUT=${START_TIMEOUT:-240}
+ROLL_CONCURRENCY=${ROLL_CONCURRENCY:-50}
+ROLL_BURST=${ROLL_BURST:-1000}
+ROLL_DRAIN=${ROLL_DRAIN:-2s}
+AFFINITY_CALLS=${AFFINITY_CALLS:-1000}
+WARMUP=${WARMUP:-20}
 # C1 only and the serial collector: eight JVMs start faster on a small machine.
 DEMO_JAVA_OPTS=${DEMO_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m}
 ORDER_ARGS=${ORDER_ARGS:-}
@@ -47,9 +62,11 @@ CLIENTS=(rest-template rest-client web-client feign)
 # user-service instances: tag and weight of each
 USER_TAGS=(v1 v1 v1 v2 v2)
 USER_WEIGHTS=(1 2 3 1 1)
-# Every order-service and user-service treats v1 as the baseline (what untagged calls reach), and
-# skips Atlas's drain on shutdown: the demo stops the whole fleet at once, no caller is left.
+# Every order-service and user-service treats v1 as the baseline (what untagged calls reach). The
+# order-services skip Atlas's drain on shutdown (no caller of theirs is left when the demo stops);
+# the user-services drain ROLL_DRAIN, as they must in the rolling restart.
 FLEET_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain=0s)
+USER_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain="$ROLL_DRAIN")
 # The weight tables compare shares with full weights: warmup (on by default for 60 s after an
 # instance registers) would make the freshly started instances' shares follow their age. Warmup
 # has its own tests (C11).
@@ -236,7 +253,7 @@ for i in "${!USER_TAGS[@]}"; do
   start "user-service-$((i + 1))" "$DEMO_DIR/user-service-$((i + 1)).log" \
     env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
     --server.port="$PORT" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
-    "${FLEET_ARGS[@]}"
+    "${USER_ARGS[@]}"
 done
 pick_port; ORDER_PORT=$PORT
 # shellcheck disable=SC2086
@@ -302,6 +319,186 @@ report gray-untagged "$GRAY&expect=v1&scenario=untagged%20(no%20X-Service-Versio
 report gray-v2 "$GRAY&version=v2&expect=v2&scenario=X-Service-Version:%20v2"
 report gray-v3 "$GRAY&version=v3&expect=v1&scenario=X-Service-Version:%20v3%20(nobody%20runs%20v3:%20fallback%20to%20baseline)"
 report gray-canary "http://127.0.0.1:$CANARY_PORT/gray/report?calls=$CANARY_CALLS&concurrency=$CONCURRENCY&expect-share=v2:$CANARY_PERCENT:$CANARY_TOLERANCE&scenario=untagged,%20${CANARY_PERCENT}%20%25%20canary%20on%20v2"
+
+# --- rolling restart ---------------------------------------------------------------------------
+# rolling_load : sends bursts of ROLL_BURST calls, ROLL_CONCURRENCY at a time, through order-service
+# while .demo/rolling.on exists; writes "sent failed first-error" to .demo/rolling.result
+rolling_load() {
+  local sent=0 failed=0 first="" out calls fails err
+  while [[ -f "$DEMO_DIR/rolling.on" ]]; do
+    if out=$(curl -fsS --max-time 300 \
+        "http://127.0.0.1:$ORDER_PORT/traffic?client=rest-template&calls=$ROLL_BURST&concurrency=$ROLL_CONCURRENCY" 2>&1); then
+      calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
+      fails=$(sed -n 's/.*"failures":\([0-9]*\).*/\1/p' <<<"$out")
+      err=$(sed -n 's/.*"firstError":"\([^"]*\)".*/\1/p' <<<"$out")
+    else
+      calls=$ROLL_BURST fails=$ROLL_BURST err="the burst itself failed: $out"
+    fi
+    sent=$((sent + ${calls:-0}))
+    failed=$((failed + ${fails:-0}))
+    [[ -n "$first" || -z "$err" ]] || first=$err
+  done
+  echo "$sent $failed $first" >"$DEMO_DIR/rolling.result"
+}
+
+echo
+say "rolling restart: $ROLL_CONCURRENCY concurrent GETs through order-service (RestTemplate) while each v1 user-service in turn gets SIGTERM and a replacement starts"
+touch "$DEMO_DIR/rolling.on"
+rm -f "$DEMO_DIR/rolling.result"
+rolling_load >"$DEMO_DIR/rolling-load.log" 2>&1 &
+PIDS+=("$!")
+NAMES+=(rolling-load)
+sleep 2
+for i in "${!USER_TAGS[@]}"; do
+  [[ "${USER_TAGS[i]}" == v1 ]] || continue
+  old="user-service-$((i + 1))"
+  old_pid=$(pid_of "$old")
+  say "  SIGTERM $old (pid $old_pid, port ${USER_PORTS[i]}); Atlas deregisters it and drains $ROLL_DRAIN"
+  kill -TERM "$old_pid" 2>/dev/null || true
+  pick_port
+  new="$old-r"
+  # shellcheck disable=SC2086
+  start "$new" "$DEMO_DIR/$new.log" \
+    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
+    --server.port="$PORT" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
+    "${USER_ARGS[@]}"
+  USER_PORTS[i]=$PORT
+  deadline=$((SECONDS + 30))
+  while kill -0 "$old_pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+  kill -0 "$old_pid" 2>/dev/null && fail_start "$old" "did not stop within 30 s of SIGTERM"
+  wait "$old_pid" 2>/dev/null || true
+  wait_until "$new" "readiness" http_ready "$PORT"
+  wait_until order-service "its DiscoveryClient to see ${#USER_TAGS[@]} user-service instances" \
+    sees_instances "$ORDER_PORT" "${#USER_TAGS[@]}"
+  say "  $old stopped; replacement $new ready on 127.0.0.1:$PORT and discovered"
+done
+sleep 2
+rm -f "$DEMO_DIR/rolling.on"
+wait "$(pid_of rolling-load)" 2>/dev/null || true
+read -r roll_sent roll_failed roll_first <"$DEMO_DIR/rolling.result" || true
+echo
+echo "rolling restart of 3 user-service instances under $ROLL_CONCURRENCY concurrent GETs"
+echo "requests sent:   ${roll_sent:-0}"
+echo "requests failed: ${roll_failed:-unknown}${roll_first:+ (first: $roll_first)}"
+if [[ "${roll_failed:-x}" == 0 && "${roll_sent:-0}" -gt 0 ]]; then
+  echo "RESULT: PASS"
+else
+  echo "RESULT: FAIL"
+  failed+=(rolling-restart)
+fi
+echo
+
+# --- cluster affinity --------------------------------------------------------------------------
+AFF_CLUSTERS=(a a b b)
+AFF_PORTS=()
+for i in "${!AFF_CLUSTERS[@]}"; do
+  pick_port
+  AFF_PORTS+=("$PORT")
+  # untagged: the affinity order-service (no baseline tags) sends untagged calls to these four only
+  # shellcheck disable=SC2086
+  start "user-service-${AFF_CLUSTERS[i]}$((i + 1))" "$DEMO_DIR/user-service-${AFF_CLUSTERS[i]}$((i + 1)).log" \
+    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
+    --server.port="$PORT" --sample.cluster="${AFF_CLUSTERS[i]}" --atlas.lifecycle.drain="$ROLL_DRAIN"
+done
+pick_port; AFF_ORDER_PORT=$PORT
+# shellcheck disable=SC2086
+start order-service-a "$DEMO_DIR/order-service-a.log" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$AFF_ORDER_PORT" \
+  --sample.cluster=a --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false
+say "affinity: starting user-services in clusters ${AFF_CLUSTERS[*]} (untagged) and order-service-a in cluster a ..."
+for i in "${!AFF_CLUSTERS[@]}"; do
+  wait_until "user-service-${AFF_CLUSTERS[i]}$((i + 1))" "readiness" http_ready "${AFF_PORTS[i]}"
+done
+wait_until order-service-a "readiness" http_ready "$AFF_ORDER_PORT"
+aff_total=$((${#USER_TAGS[@]} + ${#AFF_CLUSTERS[@]}))
+wait_until order-service-a "its DiscoveryClient to see $aff_total user-service instances" \
+  sees_instances "$AFF_ORDER_PORT" "$aff_total"
+
+spillovers() {
+  curl -fsS --max-time 5 "http://127.0.0.1:$AFF_ORDER_PORT/actuator/prometheus" 2>/dev/null \
+    | sed -n 's/^atlas_affinity_spillover_total{[^}]*service="user-service"[^}]*} \([0-9.E]*\)$/\1/p' \
+    | head -n 1 || true
+}
+
+# affinity_table SCENARIO EXPECTED-CLUSTER : AFFINITY_CALLS calls through order-service-a, a table
+# of calls per cluster, PASS when every call succeeded on the expected cluster
+affinity_table() {
+  local scenario=$1 want=$2 out calls fails i port count on_want=0 spill
+  out=$(curl -fsS --max-time 300 \
+    "http://127.0.0.1:$AFF_ORDER_PORT/traffic?client=feign&calls=$AFFINITY_CALLS&concurrency=$CONCURRENCY") || out=""
+  calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
+  fails=$(sed -n 's/.*"failures":\([0-9]*\).*/\1/p' <<<"$out")
+  spill=$(spillovers)
+  echo
+  echo "scenario: $scenario (order-service in cluster a, ${calls:-0} calls, ${fails:-?} failed)"
+  printf '%-28s %-8s %8s\n' instance cluster share
+  for i in "${!AFF_CLUSTERS[@]}"; do
+    port=${AFF_PORTS[i]}
+    count=$(grep -o "\"port\":$port,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+    [[ "${AFF_CLUSTERS[i]}" != "$want" ]] || on_want=$((on_want + ${count:-0}))
+    printf '%-28s %-8s %7.1f %%\n' "127.0.0.1:$port" "${AFF_CLUSTERS[i]}" \
+      "$(awk -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN { printf "%.1f", (n > 0) ? 100 * c / n : 0 }')"
+  done
+  echo "atlas.affinity.spillover{service=user-service} on order-service-a: ${spill:-0}"
+  echo "expected: every call on cluster $want, no failed call"
+  if [[ -n "$calls" && "$fails" == 0 && "$on_want" == "$calls" ]]; then
+    echo "RESULT: PASS"
+  else
+    echo "RESULT: FAIL"
+    failed+=("affinity-$want")
+  fi
+  AFF_SPILL=${spill:-0}
+}
+
+echo
+say "affinity: user-service instances in clusters ${AFF_CLUSTERS[*]}; order-service-a prefers its own cluster a"
+affinity_table "both a instances up" a
+spill_before=$AFF_SPILL
+for i in "${!AFF_CLUSTERS[@]}"; do
+  [[ "${AFF_CLUSTERS[i]}" == a ]] && kill -TERM "$(pid_of "user-service-a$((i + 1))")" 2>/dev/null || true
+done
+say "SIGTERM to both cluster-a instances; waiting until order-service-a sees $((aff_total - 2)) instances"
+wait_until order-service-a "its DiscoveryClient to see $((aff_total - 2)) user-service instances" \
+  sees_instances "$AFF_ORDER_PORT" "$((aff_total - 2))"
+affinity_table "no a instance left: spill-over" b
+if ! awk -v a="$AFF_SPILL" -v b="$spill_before" 'BEGIN { exit !(a > b) }'; then
+  echo "RESULT: FAIL (the spill-over counter did not grow: $spill_before -> $AFF_SPILL)"
+  failed+=(affinity-spillover-counter)
+fi
+echo
+
+# --- warmup ------------------------------------------------------------------------------------
+pick_port; WARM_ORDER_PORT=$PORT
+# shellcheck disable=SC2086
+start order-service-warm "$DEMO_DIR/order-service-warm.log" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$WARM_ORDER_PORT" \
+  --atlas.lifecycle.drain=0s --atlas.warmup.duration="${WARMUP}s"
+wait_until order-service-warm "readiness" http_ready "$WARM_ORDER_PORT"
+wait_until order-service-warm "its DiscoveryClient to see $((aff_total - 2)) user-service instances" \
+  sees_instances "$WARM_ORDER_PORT" "$((aff_total - 2))"
+# its first list: the two b instances, registered long enough ago to be warm
+curl -fsS --max-time 60 "http://127.0.0.1:$WARM_ORDER_PORT/traffic?client=feign&calls=100" >/dev/null || true
+pick_port; NEW_PORT=$PORT
+# shellcheck disable=SC2086
+start user-service-new "$DEMO_DIR/user-service-new.log" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$NEW_PORT" \
+  --sample.cluster=b --atlas.lifecycle.drain=0s
+echo
+say "warmup: a new untagged instance joins the two b instances; order-service-warm ramps it up over ${WARMUP} s (min 10 %)"
+wait_until order-service-warm "its DiscoveryClient to see $((aff_total - 1)) user-service instances" \
+  sees_instances "$WARM_ORDER_PORT" "$((aff_total - 1))"
+seen=$SECONDS
+printf '%-10s %-14s %s\n' "age (s)" "new instance" "expected (weight 1 x max(0.1, age/${WARMUP}) vs two warm ones)"
+while ((SECONDS - seen <= WARMUP + 4)); do
+  age=$((SECONDS - seen))
+  out=$(curl -fsS --max-time 60 "http://127.0.0.1:$WARM_ORDER_PORT/traffic?client=feign&calls=400&concurrency=$CONCURRENCY" || true)
+  count=$(grep -o "\"port\":$NEW_PORT,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+  calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
+  awk -v a="$age" -v w="$WARMUP" -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN {
+    f = a / w; if (f < 0.1) f = 0.1; if (f > 1) f = 1
+    printf "%-10d %5.1f %%        %5.1f %%\n", a, (n > 0) ? 100 * c / n : 0, 100 * f / (2 + f) }'
+  sleep 3
+done
 echo
 
 if $keep; then
@@ -316,4 +513,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1) and the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, and cluster affinity keeps calls in a, then spills over to b (counted); the warmup ramp is printed above"

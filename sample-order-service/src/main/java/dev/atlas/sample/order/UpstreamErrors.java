@@ -1,5 +1,7 @@
 package dev.atlas.sample.order;
 
+import java.net.UnknownHostException;
+
 import feign.FeignException;
 
 import org.springframework.http.HttpStatus;
@@ -15,7 +17,12 @@ import org.springframework.web.reactive.function.client.WebClientResponseExcepti
  * itself answered 503 — whichever client made the call. Each client reports it differently:
  * RestTemplate and RestClient throw Spring Cloud's {@code IllegalStateException("No instances
  * available for …")}, Feign a {@link FeignException} with status 503, WebClient a
- * {@link WebClientResponseException} with status 503.
+ * {@link WebClientResponseException} with status 503. With spring-retry on the classpath (this
+ * sample has it: failed GETs are retried on another instance), Spring Cloud's retrying clients
+ * report "no instance" differently again: RestTemplate and RestClient throw
+ * {@code IllegalArgumentException("Service Instance cannot be null, serviceId: …")}, and Feign
+ * sends the request to the unresolved service id, which fails with an
+ * {@link UnknownHostException} naming the service.
  */
 @RestControllerAdvice
 public class UpstreamErrors {
@@ -39,6 +46,15 @@ public class UpstreamErrors {
             if (cause instanceof IllegalStateException
                     && cause.getMessage() != null
                     && cause.getMessage().startsWith("No instances available for")) {
+                return true;
+            }
+            if (cause instanceof IllegalArgumentException
+                    && cause.getMessage() != null
+                    && cause.getMessage().startsWith("Service Instance cannot be null")) {
+                return true;
+            }
+            if (cause instanceof UnknownHostException
+                    && TrafficService.USER_SERVICE.equals(cause.getMessage())) {
                 return true;
             }
             if ((cause instanceof FeignException feign && feign.status() == 503)

@@ -94,7 +94,11 @@ class GrayRoutingIT {
                 // per-instance table compares with full weights
                 "--atlas.warmup.enabled=false",
                 "--atlas.services.user-service.gray.fallback=none",
-                "--atlas.gray.hash-key-header=" + USER_KEY));
+                "--atlas.gray.hash-key-header=" + USER_KEY,
+                // one balancer request per call: with spring-retry (on the sample's classpath)
+                // Feign's retrying client asks the balancer again after "no instance", and the
+                // fallback counter below would count that call twice
+                "--spring.cloud.loadbalancer.retry.enabled=false"));
         ordersHttp = http(orders);
         canaryHttp = http(canaryOrders);
 
