@@ -1,0 +1,170 @@
+package dev.atlas.benchmarks;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
+import dev.atlas.benchmarks.Fixtures.Just;
+import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.choice.Balancer;
+import dev.atlas.loadbalancer.choice.Strategy;
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.LastKnownGood;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.routing.AffinityRules;
+import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.routing.ClusterAffinity;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.stats.InstanceStats;
+import dev.atlas.loadbalancer.weighting.SlowStart;
+import dev.atlas.loadbalancer.weighting.WarmupRules;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.loadbalancer.core.RandomLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.core.WeightedServiceInstanceListSupplier;
+
+/**
+ * Every load balancer of the comparison, over one fleet, wired as in production. The Reactor-level ones are
+ * all {@link ReactorServiceInstanceLoadBalancer}s fed by an {@code ObjectProvider} of a supplier that emits
+ * the same list object each time; a pick is {@code choose(request).block()}, which is what Spring Cloud's
+ * {@code BlockingLoadBalancerClient} (RestTemplate, RestClient) does.
+ */
+public final class Contenders {
+
+	/** The fleet, the very list every supplier emits. */
+	public final List<ServiceInstance> fleet;
+
+	/** Meters of the Atlas components: a real, in-memory registry (an application has one, e.g. Prometheus's). */
+	public final MeterRegistry meters = new SimpleMeterRegistry();
+
+	/** A request without the tag header. */
+	public final Request<RequestDataContext> plain = Fixtures.request(null);
+
+	/** A request with {@code X-Service-Version: v2}. */
+	public final Request<RequestDataContext> tagged = Fixtures.request(Fixtures.CANARY_TAG);
+
+	/** Spring Cloud's default. */
+	public final ReactorServiceInstanceLoadBalancer springRoundRobin;
+
+	/** Spring Cloud's random. */
+	public final ReactorServiceInstanceLoadBalancer springRandom;
+
+	/** Spring Cloud's {@code WeightedServiceInstanceListSupplier} under its round robin. */
+	public final ReactorServiceInstanceLoadBalancer springWeighted;
+
+	/** Spring Cloud Alibaba's {@code NacosLoadBalancer} (its flag on), caller in cluster {@code a}. */
+	public final ReactorServiceInstanceLoadBalancer nacos;
+
+	/** Atlas weighted random, directly over the list (no routing stage). */
+	public final AtlasLoadBalancer atlasWeightedRandom;
+
+	/** Atlas smooth weighted round robin, directly over the list. */
+	public final AtlasLoadBalancer atlasSmoothRoundRobin;
+
+	/**
+	 * Atlas's whole chain as its auto-configuration builds it: last-known-good (stale limit 60 s) → snapshot →
+	 * warmup (defaults) → gray (10 % canary to v2 for untagged requests) → cluster affinity (caller in
+	 * {@code a}) → weighted random.
+	 */
+	public final AtlasLoadBalancer atlasChain;
+
+	/** The bare engine, weighted random. */
+	public final Balancer engineWeightedRandom;
+
+	/** The bare engine, smooth weighted round robin. */
+	public final Balancer engineSmoothRoundRobin;
+
+	/**
+	 * Builds every contender over a fleet of {@code size} instances ({@link Fixtures#fleet}).
+	 * @param size number of instances
+	 */
+	public Contenders(int size) {
+		this.fleet = Fixtures.fleet(size, System.currentTimeMillis());
+		Just<ServiceInstanceListSupplier> plainSupplier = new Just<>(new FixedListSupplier(this.fleet));
+		String id = Fixtures.SERVICE_ID;
+		this.springRoundRobin = new RoundRobinLoadBalancer(plainSupplier, id);
+		this.springRandom = new RandomLoadBalancer(plainSupplier, id);
+		this.springWeighted = new RoundRobinLoadBalancer(
+				new Just<>(new WeightedServiceInstanceListSupplier(new FixedListSupplier(this.fleet))), id);
+		this.nacos = Fixtures.nacosLoadBalancer(plainSupplier, Fixtures.CALLER_CLUSTER);
+
+		this.atlasWeightedRandom = atlas(plainSupplier, Strategy.WEIGHTED_RANDOM);
+		this.atlasSmoothRoundRobin = atlas(plainSupplier, Strategy.SMOOTH_ROUND_ROBIN);
+
+		Clock clock = Clock.systemUTC();
+		GrayRules gray = new GrayRules(Fixtures.TAG_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
+				Map.of(Fixtures.CANARY_TAG, 10.0), null);
+		AtlasServiceInstanceListSupplier chain = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
+				new SnapshotCache(parser()),
+				new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters),
+				new SlowStart(WarmupRules.DEFAULTS, clock),
+				new GrayRouter(id, gray, this.meters),
+				new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock));
+		this.atlasChain = atlas(new Just<>(chain), Strategy.WEIGHTED_RANDOM);
+
+		this.engineWeightedRandom = balancer(Strategy.WEIGHTED_RANDOM);
+		this.engineSmoothRoundRobin = balancer(Strategy.SMOOTH_ROUND_ROBIN);
+	}
+
+	private InstanceAttributesParser parser() {
+		return new InstanceAttributesParser(Fixtures.SERVICE_ID, "version", this.meters);
+	}
+
+	/**
+	 * An {@code AtlasLoadBalancer} as the auto-configuration builds it: it records every pick in its
+	 * {@link InstanceStats} (the actuator view) and in the {@code atlas.picks} counter.
+	 */
+	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, Strategy strategy) {
+		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, balancer(strategy), new InstanceStats(),
+				this.meters);
+	}
+
+	private Balancer balancer(Strategy strategy) {
+		return strategy.newBalancer(Fixtures.SERVICE_ID, parser(), AllZeroWeightsPolicy.FAIL_OPEN, this.meters);
+	}
+
+	/**
+	 * One pick through a Reactor-level load balancer, as {@code BlockingLoadBalancerClient} makes it.
+	 * @param loadBalancer the load balancer
+	 * @param request the request
+	 * @return the chosen instance
+	 */
+	public static ServiceInstance pick(ReactorServiceInstanceLoadBalancer loadBalancer, Request<?> request) {
+		Response<ServiceInstance> response = loadBalancer.choose(request).block();
+		return (response != null && response.hasServer()) ? response.getServer() : null;
+	}
+
+	/** Makes one pick through each contender, so that per-snapshot work is done before measuring. */
+	public void prime() {
+		for (ReactorServiceInstanceLoadBalancer loadBalancer : List.of(this.springRoundRobin, this.springRandom,
+				this.springWeighted, this.nacos, this.atlasWeightedRandom, this.atlasSmoothRoundRobin)) {
+			requirePick(pick(loadBalancer, this.plain), loadBalancer);
+		}
+		requirePick(pick(this.atlasChain, this.plain), this.atlasChain);
+		requirePick(pick(this.atlasChain, this.tagged), this.atlasChain);
+		requirePick(this.engineWeightedRandom.choose(this.fleet), this.engineWeightedRandom);
+		requirePick(this.engineSmoothRoundRobin.choose(this.fleet), this.engineSmoothRoundRobin);
+	}
+
+	private static void requirePick(ServiceInstance chosen, Object by) {
+		if (chosen == null) {
+			throw new IllegalStateException(by + " chose nothing");
+		}
+	}
+
+}

@@ -1,0 +1,113 @@
+package dev.atlas.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+import org.springframework.cloud.client.ServiceInstance;
+
+/**
+ * The cost of one pick, for every contender of {@link Contenders}, over fleets of 10 to 10,000 instances.
+ * Concrete subclasses fix the number of threads ({@link Picks1Thread}, {@link Picks2Threads}) so that one
+ * JMH invocation measures both. The load balancers are shared by the threads of a trial
+ * ({@link Scope#Benchmark}), as one load balancer per service is shared by all request threads in
+ * production, so round-robin counters are contended for real.
+ *
+ * <p>Each benchmark returns the chosen instance (JMH consumes it). The defaults below are the full run's;
+ * {@code run.sh} passes them explicitly too. Two forks rather than one, because the JIT does not always
+ * compile a Reactor pipeline the same way: a single fork of Spring's round robin measured anywhere from 75
+ * to 175 ns per pick on this machine, each fork stable in itself.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Fork(value = 2, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 2, time = 1)
+public abstract class PickBenchmark {
+
+	/** Number of instances of the service. */
+	@Param({ "10", "100", "1000", "10000" })
+	public int instances;
+
+	private Contenders c;
+
+	/** Builds the fleet and the load balancers, and picks once through each. */
+	@Setup(Level.Trial)
+	public void setUp() {
+		this.c = new Contenders(this.instances);
+		this.c.prime();
+	}
+
+	/** Spring Cloud's {@code RoundRobinLoadBalancer}: the baseline of every ratio. */
+	@Benchmark
+	public ServiceInstance springRoundRobin() {
+		return Contenders.pick(this.c.springRoundRobin, this.c.plain);
+	}
+
+	/** Spring Cloud's {@code RandomLoadBalancer}. */
+	@Benchmark
+	public ServiceInstance springRandom() {
+		return Contenders.pick(this.c.springRandom, this.c.plain);
+	}
+
+	/** Spring Cloud's {@code WeightedServiceInstanceListSupplier} + {@code RoundRobinLoadBalancer}. */
+	@Benchmark
+	public ServiceInstance springWeightedRoundRobin() {
+		return Contenders.pick(this.c.springWeighted, this.c.plain);
+	}
+
+	/** Spring Cloud Alibaba's {@code NacosLoadBalancer}. */
+	@Benchmark
+	public ServiceInstance nacos() {
+		return Contenders.pick(this.c.nacos, this.c.plain);
+	}
+
+	/** Atlas weighted random through {@code AtlasLoadBalancer}. */
+	@Benchmark
+	public ServiceInstance atlasWeightedRandom() {
+		return Contenders.pick(this.c.atlasWeightedRandom, this.c.plain);
+	}
+
+	/** Atlas smooth weighted round robin through {@code AtlasLoadBalancer}. */
+	@Benchmark
+	public ServiceInstance atlasSmoothRoundRobin() {
+		return Contenders.pick(this.c.atlasSmoothRoundRobin, this.c.plain);
+	}
+
+	/** Atlas's full chain, request without tag (10 % of them go to the canary lane). */
+	@Benchmark
+	public ServiceInstance atlasChain() {
+		return Contenders.pick(this.c.atlasChain, this.c.plain);
+	}
+
+	/** Atlas's full chain, request with {@code X-Service-Version: v2}. */
+	@Benchmark
+	public ServiceInstance atlasChainTagged() {
+		return Contenders.pick(this.c.atlasChain, this.c.tagged);
+	}
+
+	/** The bare engine: {@code Balancer.choose(list)}, weighted random, no Reactor. */
+	@Benchmark
+	public ServiceInstance engineWeightedRandom() {
+		return this.c.engineWeightedRandom.choose(this.c.fleet);
+	}
+
+	/** The bare engine: {@code Balancer.choose(list)}, smooth weighted round robin, no Reactor. */
+	@Benchmark
+	public ServiceInstance engineSmoothRoundRobin() {
+		return this.c.engineSmoothRoundRobin.choose(this.c.fleet);
+	}
+
+}
