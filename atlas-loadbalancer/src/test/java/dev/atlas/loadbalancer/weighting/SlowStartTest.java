@@ -119,6 +119,75 @@ class SlowStartTest {
 	}
 
 	@Test
+	void anInstanceThatStaysInTheListStaysWarmAcrossRefreshesHoursLater() {
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		slowStart.apply(fleet(instance("A"), instance("B")));
+		for (int refresh = 0; refresh < 3; refresh++) {
+			this.clock.advance(Duration.ofHours(1));
+			// Every refresh brings new objects for the same instances.
+			InstanceSnapshot refreshed = fleet(instance("A"), instance("B"));
+			assertThat(slowStart.apply(refreshed)).isSameAs(refreshed);
+		}
+	}
+
+	@Test
+	void anInstanceThatLeavesTheListAndComesBackWarmsUpAgain() {
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		slowStart.apply(fleet(instance("A"), instance("B")));
+		this.clock.advance(Duration.ofMinutes(5));
+		slowStart.apply(fleet(instance("A")));
+		this.clock.advance(Duration.ofSeconds(20));
+		assertThat(slowStart.apply(fleet(instance("A"), instance("B"))).effectiveWeights()).containsExactly(1.0, 0.10);
+	}
+
+	@Test
+	void aWarmSnapshotIsReturnedWithoutReadingTheClock() {
+		CountingClock counting = new CountingClock(this.clock);
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, counting);
+		InstanceSnapshot fleet = fleet(registeredAt("A", T0 - 3_600_000), instance("B"));
+		assertThat(slowStart.apply(fleet)).isSameAs(fleet);
+		int reads = counting.reads;
+		for (int i = 0; i < 1_000; i++) {
+			assertThat(slowStart.apply(fleet)).isSameAs(fleet);
+		}
+		assertThat(counting.reads).isEqualTo(reads);
+	}
+
+	/** Counts {@code millis()} calls. */
+	private static final class CountingClock extends java.time.Clock {
+
+		private final java.time.Clock delegate;
+
+		int reads;
+
+		CountingClock(java.time.Clock delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public long millis() {
+			this.reads++;
+			return this.delegate.millis();
+		}
+
+		@Override
+		public java.time.Instant instant() {
+			return java.time.Instant.ofEpochMilli(millis());
+		}
+
+		@Override
+		public java.time.ZoneId getZone() {
+			return this.delegate.getZone();
+		}
+
+		@Override
+		public java.time.Clock withZone(java.time.ZoneId zone) {
+			throw new UnsupportedOperationException();
+		}
+
+	}
+
+	@Test
 	void zeroWeightsStayZeroAndOffMeansUnchanged() {
 		InstanceSnapshot fleet = fleet(instance("A", "weight", "0", "atlas.registered-at", Long.toString(T0)),
 				registeredAt("B", T0));
