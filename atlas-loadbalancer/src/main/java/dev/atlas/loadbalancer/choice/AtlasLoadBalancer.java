@@ -3,8 +3,11 @@ package dev.atlas.loadbalancer.choice;
 import java.util.List;
 import java.util.Objects;
 
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.stats.InstanceStats;
-import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.jspecify.annotations.Nullable;
@@ -18,6 +21,7 @@ import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.loadbalancer.core.NoopServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.RetryAwareServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.SelectedInstanceCallback;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
@@ -31,7 +35,7 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  */
 public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
-	private static final EmptyResponse EMPTY = new EmptyResponse();
+	static final EmptyResponse EMPTY = new EmptyResponse();
 
 	private final String serviceId;
 
@@ -41,7 +45,6 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final InstanceStats stats;
 
-	private final Counter picks;
 
 	/**
 	 * Creates the load balancer of one service.
@@ -70,7 +73,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.balancer = Objects.requireNonNull(balancer, "balancer");
 		this.stats = Objects.requireNonNull(stats, "stats");
-		this.picks = Counter.builder(PICKS_METER)
+		// The sum of the per-instance counters, read when scraped: a pick increments one counter, not two.
+		FunctionCounter.builder(PICKS_METER, stats, InstanceStats::totalPicks)
 			.description("Instances chosen by Atlas")
 			.tag("service", serviceId)
 			.tag("strategy", balancer.strategy().value())
@@ -80,25 +84,54 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	/** Counter of choices; tags {@code service}, {@code strategy}. */
 	public static final String PICKS_METER = "atlas.picks";
 
+	/**
+	 * Chooses an instance for a request from the first candidate list the supplier chain emits.
+	 * @param request the request, handed to the supplier chain (gray routing reads its headers); may be
+	 *     {@code null}
+	 * @return a {@code Mono} of exactly one response: the chosen instance, or an {@code EmptyResponse} when
+	 *     there is none to choose; it signals an error only if the supplier chain does
+	 */
 	@Override
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	public Mono<Response<ServiceInstance>> choose(Request request) {
 		ServiceInstanceListSupplier supplier = this.supplierProvider
 			.getIfAvailable(NoopServiceInstanceListSupplier::new);
-		return supplier.get(request)
-			.next()
-			.map((candidates) -> respond(supplier, candidates))
-			.defaultIfEmpty((Response) EMPTY);
+		AtlasServiceInstanceListSupplier stage = inlineStage(supplier);
+		if (stage != null) {
+			return new FirstListChoice.ThroughStage(stage, request, RoutingContextHolder.get(), this, supplier);
+		}
+		return new FirstListChoice(supplier.get(request), this, supplier);
 	}
 
-	private Response<ServiceInstance> respond(ServiceInstanceListSupplier supplier,
+	/**
+	 * Atlas's stage when it is the top of the chain, or right below Spring's retry-aware supplier (whose only
+	 * job, leaving out the previously failed instance, the stage does too, by id rather than by
+	 * {@code equals}): then the stage is applied inside the choosing operator, one Reactor operator less per
+	 * request. Any other supplier on top is subscribed to as it is.
+	 */
+	private static @Nullable AtlasServiceInstanceListSupplier inlineStage(ServiceInstanceListSupplier supplier) {
+		if (supplier instanceof AtlasServiceInstanceListSupplier stage) {
+			return stage;
+		}
+		if (supplier instanceof RetryAwareServiceInstanceListSupplier retryAware
+				&& retryAware.getDelegate() instanceof AtlasServiceInstanceListSupplier stage) {
+			return stage;
+		}
+		return null;
+	}
+
+	Response<ServiceInstance> respond(ServiceInstanceListSupplier supplier,
 			@Nullable List<ServiceInstance> candidates) {
-		ServiceInstance chosen = (candidates != null) ? this.balancer.choose(candidates) : null;
-		if (chosen == null) {
+		if (candidates == null) {
 			return EMPTY;
 		}
-		this.picks.increment();
-		this.stats.picked(chosen);
+		InstanceSnapshot snapshot = this.balancer.snapshotOf(candidates);
+		int index = this.balancer.chooseIndex(snapshot);
+		if (index < 0) {
+			return EMPTY;
+		}
+		ServiceInstance chosen = snapshot.get(index);
+		this.stats.picked(snapshot, index);
 		if (supplier instanceof SelectedInstanceCallback callback) {
 			callback.selectedServiceInstance(chosen);
 		}

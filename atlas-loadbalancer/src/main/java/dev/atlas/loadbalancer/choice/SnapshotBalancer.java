@@ -2,6 +2,7 @@ package dev.atlas.loadbalancer.choice;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
@@ -42,6 +43,9 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	private final Counter allZeroWeights;
 
+	// Built once: a method reference written at the call site would be a new object on every request.
+	private final Function<InstanceSnapshot, Prepared<T>> prepare = this::prepare;
+
 	/**
 	 * Creates the balancer of one service.
 	 * @param serviceId not {@code null}
@@ -62,22 +66,27 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 	}
 
 	@Override
-	public final @Nullable ServiceInstance choose(List<ServiceInstance> candidates) {
-		Prepared<T> current = this.snapshots.snapshotOf(candidates).derive(this, this::prepare);
+	public final InstanceSnapshot snapshotOf(List<ServiceInstance> candidates) {
+		return this.snapshots.snapshotOf(candidates);
+	}
+
+	@Override
+	public final int chooseIndex(InstanceSnapshot candidates) {
+		Prepared<T> current = candidates.derive(this, this.prepare);
 		if (current.allZero) {
 			this.allZeroWeights.increment();
 		}
 		if (current.only >= 0) {
-			return current.snapshot.get(current.only);
+			return current.only;
 		}
 		T table = current.table;
-		return (table != null) ? current.snapshot.get(pick(table)) : null;
+		return (table != null) ? pick(table) : -1;
 	}
 
 	private Prepared<T> prepare(InstanceSnapshot snapshot) {
 		if (snapshot.isEmpty()) {
 			log.warn("No instance available for service '{}'", this.serviceId);
-			return new Prepared<>(snapshot, null, -1, false);
+			return new Prepared<>(null, -1, false);
 		}
 		double[] weights = snapshot.effectiveWeights();
 		boolean allZero = snapshot.totalEffectiveWeight() == 0;
@@ -85,14 +94,14 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 			if (this.allZeroWeightsPolicy == AllZeroWeightsPolicy.REJECT) {
 				log.warn("All {} instances of service '{}' have weight 0; rejecting requests "
 						+ "(atlas.loadbalancer.all-zero-weights=reject)", snapshot.size(), this.serviceId);
-				return new Prepared<>(snapshot, null, -1, true);
+				return new Prepared<>(null, -1, true);
 			}
 			log.warn("All {} instances of service '{}' have weight 0; treating them as equal weights "
 					+ "(atlas.loadbalancer.all-zero-weights=fail-open)", snapshot.size(), this.serviceId);
 			java.util.Arrays.fill(weights, 1.0);
 		}
 		int only = singlePositive(weights);
-		return new Prepared<>(snapshot, (only >= 0) ? null : buildTable(weights), only, allZero);
+		return new Prepared<>((only >= 0) ? null : buildTable(weights), only, allZero);
 	}
 
 	private static int singlePositive(double[] weights) {
@@ -134,12 +143,11 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	/**
 	 * Everything derived from one candidate list.
-	 * @param snapshot the parsed list
 	 * @param table selection table, {@code null} when there is nothing to choose or a single candidate
 	 * @param only index of the single positive-weight candidate, or {@code -1}
 	 * @param allZero whether the all-zero-weights policy applied
 	 */
-	private record Prepared<T>(InstanceSnapshot snapshot, @Nullable T table, int only, boolean allZero) {
+	private record Prepared<T>(@Nullable T table, int only, boolean allZero) {
 	}
 
 }

@@ -1,10 +1,12 @@
 package dev.atlas.loadbalancer.instance;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.AbstractList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.RandomAccess;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.IntPredicate;
 
@@ -19,7 +21,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>Each element carries its parsed {@link InstanceAttributes} and an <em>effective weight</em>: the
  * configured weight, or what a stage (e.g. warmup) made of it. Work derived from a snapshot (a filtered
  * subset, a balancer's selection table) is memoized on the snapshot itself with {@link #derive}, so the
- * per-request cost of every stage is a map lookup.
+ * per-request cost of every stage is a short scan by identity.
  *
  * <p>Immutable and thread-safe; {@code derive} may run a function twice under a race, never concurrently
  * returning different values to the same caller after it has been stored.
@@ -38,7 +40,25 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 
 	private final double[] weights;
 
-	private final ConcurrentHashMap<Object, Object> derived = new ConcurrentHashMap<>(4);
+	private static final Object[] NOTHING_DERIVED = {};
+
+	private static final VarHandle DERIVED;
+
+	static {
+		try {
+			DERIVED = MethodHandles.lookup().findVarHandle(InstanceSnapshot.class, "derived", Object[].class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	/**
+	 * What was derived, as key, value, key, value, ...; replaced as a whole (copy on write). A handful of keys
+	 * per snapshot (one per stage and balancer), so a scan by identity beats a hash map's lookup, and it is
+	 * on every request.
+	 */
+	private volatile Object[] derived = NOTHING_DERIVED;
 
 	private InstanceSnapshot(ServiceInstance[] instances, InstanceAttributes[] attributes, double[] weights) {
 		this.instances = instances;
@@ -128,7 +148,9 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 
 	/**
 	 * Returns what {@code function} derives from this snapshot, computing it at most once per key (but for a
-	 * harmless race when two threads ask for the same key at once).
+	 * harmless race when two threads ask for the same key at once: one result is kept and returned to both).
+	 * Keys are compared by identity. Meant for a few keys per snapshot (the stages and balancers that see it):
+	 * a lookup is a scan of the keys derived so far. Lock-free.
 	 * @param key identifies the derivation, typically the stage or balancer object itself; not {@code null}
 	 * @param function derives the value from this snapshot; must not return {@code null}
 	 * @param <T> the value type
@@ -136,15 +158,27 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	 */
 	@SuppressWarnings("unchecked")
 	public <T> T derive(Object key, Function<InstanceSnapshot, T> function) {
-		Object value = this.derived.get(key);
-		if (value == null) {
-			value = function.apply(this);
-			Object raced = this.derived.putIfAbsent(key, value);
-			if (raced != null) {
-				value = raced;
+		Object[] pairs = this.derived;
+		for (int i = 0; i < pairs.length; i += 2) {
+			if (pairs[i] == key) {
+				return (T) pairs[i + 1];
 			}
 		}
-		return (T) value;
+		Object value = Objects.requireNonNull(function.apply(this), "derived value");
+		while (true) {
+			for (int i = 0; i < pairs.length; i += 2) {
+				if (pairs[i] == key) {
+					return (T) pairs[i + 1];
+				}
+			}
+			Object[] more = Arrays.copyOf(pairs, pairs.length + 2);
+			more[pairs.length] = key;
+			more[pairs.length + 1] = value;
+			if (DERIVED.compareAndSet(this, pairs, more)) {
+				return (T) value;
+			}
+			pairs = this.derived;
+		}
 	}
 
 	/**

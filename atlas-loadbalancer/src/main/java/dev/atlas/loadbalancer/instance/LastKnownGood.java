@@ -78,7 +78,9 @@ public final class LastKnownGood {
 						answer.size());
 				this.emptySince = -1;
 			}
-			this.lastGood = answer;
+			if (this.lastGood != answer) {
+				this.lastGood = answer;
+			}
 			return answer;
 		}
 		List<ServiceInstance> good = this.lastGood;

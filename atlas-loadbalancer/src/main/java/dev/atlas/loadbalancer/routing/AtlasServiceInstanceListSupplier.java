@@ -1,6 +1,7 @@
 package dev.atlas.loadbalancer.routing;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -13,6 +14,7 @@ import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
+import reactor.util.context.Context;
 import reactor.util.context.ContextView;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -53,6 +55,12 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 
 	private final @Nullable ClusterAffinity affinity;
 
+	// Header names as looked up, lower-cased once: Spring's HttpHeaders and RoutingContext lower-case the name
+	// of every lookup, which allocates a new String per request unless it already is lower case.
+	private final @Nullable String tagHeaderKey;
+
+	private final @Nullable String hashKeyHeaderKey;
+
 	private volatile InstanceSnapshot lastSeen = InstanceSnapshot.EMPTY;
 
 	/**
@@ -73,6 +81,12 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 		this.slowStart = slowStart;
 		this.gray = gray;
 		this.affinity = affinity;
+		this.tagHeaderKey = (gray != null) ? lowerCase(gray.rules().header()) : null;
+		this.hashKeyHeaderKey = (gray != null) ? lowerCase(gray.rules().hashKeyHeader()) : null;
+	}
+
+	private static @Nullable String lowerCase(@Nullable String headerName) {
+		return (headerName != null) ? headerName.toLowerCase(Locale.ROOT) : null;
 	}
 
 	@Override
@@ -82,22 +96,56 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 
 	@Override
 	public Flux<List<ServiceInstance>> get(@Nullable Request request) {
-		Flux<List<ServiceInstance>> upstream = (request != null) ? this.delegate.get(request) : this.delegate.get();
+		Flux<List<ServiceInstance>> upstream = delegateLists(request);
+		if (this.gray == null) {
+			return upstream.map((list) -> select(list, request, Context.empty(), null));
+		}
+		// One operator per request: handle() hands over the subscriber's Reactor Context (the reactive path)
+		// when the list arrives; the thread's context is read now, on the calling thread (the blocking path),
+		// since the list may arrive on another thread (a cache miss fetches on a scheduler).
+		RoutingContext onCallingThread = RoutingContextHolder.get();
+		return upstream.handle((list, sink) -> sink.next(select(list, request, sink.contextView(), onCallingThread)));
+	}
+
+	/**
+	 * The lists of this stage's delegate for a request, before this stage. With {@link #select} this lets
+	 * {@code AtlasLoadBalancer} apply the stage inside its own operator instead of subscribing through one
+	 * more: {@code get(request)} emits exactly {@code select(list, request, context, thread's context)} for
+	 * every {@code list} of {@code delegateLists(request)}.
+	 * @param request the request, may be {@code null}
+	 * @return the delegate's {@code get(request)} ({@code get()} when {@code request} is {@code null})
+	 */
+	public Flux<List<ServiceInstance>> delegateLists(@Nullable Request<?> request) {
+		return (request != null) ? this.delegate.get(request) : this.delegate.get();
+	}
+
+	/**
+	 * What this stage makes of one list of its delegate for one request: last-known-good, snapshot, warmup,
+	 * the request's gray lane, cluster affinity, and on a retry the failed instance left out. Allocates
+	 * nothing once the list's snapshot and lanes are memoized.
+	 * @param list a list emitted by the delegate; not {@code null}
+	 * @param request the request, may be {@code null}; its outbound headers name the wanted tag, and on a
+	 *     retry its {@link RetryableRequestContext} names the instance to avoid
+	 * @param reactorContext the subscriber's Reactor {@code Context}; a {@link RoutingContext} under
+	 *     {@link RoutingContextHolder#KEY} in it wins over the thread's; not {@code null}
+	 * @param onCallingThread the routing context of the thread that made the request, or {@code null}; when
+	 *     both are absent, the current thread's is used
+	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty; never {@code null}
+	 */
+	public List<ServiceInstance> select(List<ServiceInstance> list, @Nullable Request<?> request,
+			ContextView reactorContext, @Nullable RoutingContext onCallingThread) {
 		ServiceInstance previous = (request != null && request.getContext() instanceof RetryableRequestContext retry)
 				? retry.getPreviousServiceInstance() : null;
 		GrayRouter router = this.gray;
 		if (router == null) {
-			return upstream.map((list) -> avoid(route(list, null, null), previous));
+			return avoid(route(list, null, null), previous);
 		}
-		return Flux.deferContextual((reactorContext) -> {
-			RoutingContext context = current(reactorContext);
-			GrayRules rules = router.rules();
-			String wanted = RequestHeaders.resolve(request, context, rules.header());
-			String tag = (wanted != null) ? wanted : rules.ownTag();
-			String hashKey = (rules.hashKeyHeader() != null)
-					? RequestHeaders.resolve(request, context, rules.hashKeyHeader()) : null;
-			return upstream.map((list) -> avoid(route(list, tag, hashKey), previous));
-		});
+		RoutingContext context = current(reactorContext, onCallingThread);
+		String wanted = RequestHeaders.resolve(request, context, this.tagHeaderKey);
+		String tag = (wanted != null) ? wanted : router.rules().ownTag();
+		String hashKey = (this.hashKeyHeaderKey != null)
+				? RequestHeaders.resolve(request, context, this.hashKeyHeaderKey) : null;
+		return avoid(route(list, tag, hashKey), previous);
 	}
 
 	/**
@@ -132,7 +180,9 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 		if (this.slowStart != null) {
 			candidates = this.slowStart.apply(candidates);
 		}
-		this.lastSeen = candidates;
+		if (this.lastSeen != candidates) {
+			this.lastSeen = candidates;
+		}
 		if (this.gray != null) {
 			candidates = this.gray.route(candidates, tag, hashKey, ThreadLocalRandom.current());
 		}
@@ -185,9 +235,13 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 		return null;
 	}
 
-	private static @Nullable RoutingContext current(ContextView reactorContext) {
+	private static @Nullable RoutingContext current(ContextView reactorContext,
+			@Nullable RoutingContext onCallingThread) {
 		Object fromReactor = reactorContext.getOrDefault(RoutingContextHolder.KEY, null);
-		return (fromReactor instanceof RoutingContext context) ? context : RoutingContextHolder.get();
+		if (fromReactor instanceof RoutingContext context) {
+			return context;
+		}
+		return (onCallingThread != null) ? onCallingThread : RoutingContextHolder.get();
 	}
 
 }

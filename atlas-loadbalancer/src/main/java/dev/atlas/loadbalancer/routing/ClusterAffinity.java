@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
@@ -53,6 +54,9 @@ public final class ClusterAffinity {
 
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
+	// Built once: a method reference written at the call site would be a new object on every request.
+	private final Function<InstanceSnapshot, Decision> decide = this::decide;
+
 	/**
 	 * Creates the affinity of one service.
 	 * @param serviceId not {@code null}
@@ -88,7 +92,7 @@ public final class ClusterAffinity {
 		if (this.rules.cluster() == null) {
 			return candidates;
 		}
-		Decision decision = candidates.derive(this, this::decide);
+		Decision decision = candidates.derive(this, this.decide);
 		if (decision.spilled) {
 			this.spillovers.increment();
 			long now = this.clock.millis();

@@ -3,6 +3,7 @@ package dev.atlas.loadbalancer.routing;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
@@ -53,6 +54,9 @@ public final class GrayRouter {
 
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
+	// Built once: a method reference written at the call site would be a new object on every request.
+	private final Function<InstanceSnapshot, Lanes> lanes = Lanes::new;
+
 	/**
 	 * Creates the router of one service.
 	 * @param serviceId not {@code null}
@@ -95,7 +99,7 @@ public final class GrayRouter {
 	 */
 	public InstanceSnapshot route(InstanceSnapshot candidates, @Nullable String wantedTag, @Nullable String hashKey,
 			RandomGenerator random) {
-		Lanes lanes = candidates.derive(this, Lanes::new);
+		Lanes lanes = candidates.derive(this, this.lanes);
 		String tag = GrayRules.normalize(wantedTag);
 		if (tag != null) {
 			InstanceSnapshot lane = lanes.byTag.get(tag);

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.ServiceInstance;
 
+import static dev.atlas.loadbalancer.TestInstances.fleet;
 import static dev.atlas.loadbalancer.TestInstances.instance;
 import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,6 +57,22 @@ class InstanceSnapshotTest {
 		assertThatIllegalArgumentException().isThrownBy(() -> snapshot.withEffectiveWeights(new double[] { 1 }));
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> snapshot.withEffectiveWeights(new double[] { 1, Double.NaN }));
+	}
+
+	@Test
+	void deriveComparesKeysByIdentityAndKeepsEveryKey() {
+		InstanceSnapshot snapshot = InstanceSnapshot.of(fleet(2), this.parser);
+		List<Object> keys = new ArrayList<>();
+		for (int i = 0; i < 20; i++) {
+			keys.add(new String("stage"));
+		}
+		for (int i = 0; i < keys.size(); i++) {
+			int value = i;
+			assertThat(snapshot.<Integer>derive(keys.get(i), (s) -> value)).isEqualTo(i);
+		}
+		for (int i = 0; i < keys.size(); i++) {
+			assertThat(snapshot.<Integer>derive(keys.get(i), (s) -> -1)).as("memoized for key %d", i).isEqualTo(i);
+		}
 	}
 
 	@Test

@@ -90,8 +90,10 @@ class AtlasEndpointTest {
 			// 2 : 1 by effective weight; sigma 1.5 points over 1,000 picks, tolerance 6 points.
 			assertThat(youngPicks / 1_000.0).isCloseTo(1 / 3.0, within(0.06));
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
-			assertThat(meters.counter("atlas.picks", "service", "user-service", "strategy", "weighted-random").count())
-				.isEqualTo(1_000);
+			assertThat(meters.get("atlas.picks")
+				.tags("service", "user-service", "strategy", "weighted-random")
+				.functionCounter()
+				.count()).isEqualTo(1_000);
 			assertThat(meters.get("atlas.warmup.instances").tag("service", "user-service").gauge().value())
 				.isEqualTo(1);
 		});

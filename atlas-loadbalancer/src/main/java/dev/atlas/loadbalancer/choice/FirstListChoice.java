@@ -1,0 +1,200 @@
+package dev.atlas.loadbalancer.choice;
+
+import java.util.List;
+
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.util.context.ContextView;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+
+/**
+ * The one operator between a supplier chain and the {@code Mono} {@link AtlasLoadBalancer#choose} returns:
+ * takes the first candidate list the chain emits, cancels the chain, and emits the load balancer's response
+ * for that list; when the chain completes without a list, emits an {@code EmptyResponse} instead. It does
+ * what {@code flux.next().map(list -> respond(list)).defaultIfEmpty(EMPTY)} does, with one publisher and one
+ * subscriber per request instead of three of each and no lambda (a pick is on every call, so this is
+ * measured: see {@code atlas-benchmarks}). Errors of the chain pass through; an exception thrown while
+ * choosing is signalled as an error.
+ *
+ * <p>When the top of the chain is Atlas's own stage, {@code source} is the stage's delegate and this
+ * operator applies the stage to the list itself ({@link ThroughStage},
+ * {@link AtlasServiceInstanceListSupplier#select}), which saves the stage's own operator per request; the result is the same as subscribing to the stage.
+ *
+ * <p>Built on Reactor's {@link Operators.MonoSubscriber}, which handles request/value races, cancellation
+ * and fusion of a single-value result. Stateless itself; each subscription has its own subscriber.
+ */
+class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannable {
+
+	private final Flux<List<ServiceInstance>> source;
+
+	final AtlasLoadBalancer loadBalancer;
+
+	final ServiceInstanceListSupplier supplier;
+
+	/**
+	 * @param source what {@code supplier} returned for the request; not {@code null}
+	 * @param loadBalancer chooses from a list ({@link AtlasLoadBalancer#respond}); not {@code null}
+	 * @param supplier the top of the chain, told the choice if it wants to know; not {@code null}
+	 */
+	FirstListChoice(Flux<List<ServiceInstance>> source, AtlasLoadBalancer loadBalancer,
+			ServiceInstanceListSupplier supplier) {
+		this.source = source;
+		this.loadBalancer = loadBalancer;
+		this.supplier = supplier;
+	}
+
+	/**
+	 * The candidates in one list of {@code source}.
+	 * @param list not {@code null}
+	 * @param reactorContext the subscriber's context
+	 * @return {@code list} itself here; what Atlas's stage makes of it in {@link ThroughStage}
+	 */
+	List<ServiceInstance> candidates(List<ServiceInstance> list, ContextView reactorContext) {
+		return list;
+	}
+
+	@Override
+	public void subscribe(CoreSubscriber<? super Response<ServiceInstance>> actual) {
+		this.source.subscribe(new ChoiceSubscriber(actual, this));
+	}
+
+	@Override
+	public @Nullable Object scanUnsafe(Attr key) {
+		if (key == Attr.PARENT) {
+			return this.source;
+		}
+		if (key == Attr.RUN_STYLE) {
+			return Attr.RunStyle.SYNC;
+		}
+		return null;
+	}
+
+	private static final class ChoiceSubscriber
+			extends Operators.MonoSubscriber<List<ServiceInstance>, Response<ServiceInstance>> {
+
+		private final FirstListChoice parent;
+
+		private @Nullable Subscription upstream;
+
+		private boolean done;
+
+		ChoiceSubscriber(CoreSubscriber<? super Response<ServiceInstance>> actual, FirstListChoice parent) {
+			super(actual);
+			this.parent = parent;
+		}
+
+		@Override
+		public void onSubscribe(Subscription subscription) {
+			if (Operators.validate(this.upstream, subscription)) {
+				this.upstream = subscription;
+				this.actual.onSubscribe(this);
+				subscription.request(Long.MAX_VALUE);
+			}
+		}
+
+		@Override
+		public void onNext(List<ServiceInstance> candidates) {
+			if (this.done) {
+				Operators.onNextDropped(candidates, currentContext());
+				return;
+			}
+			this.done = true;
+			Subscription subscription = this.upstream;
+			if (subscription != null) {
+				subscription.cancel();
+			}
+			Response<ServiceInstance> response;
+			try {
+				FirstListChoice p = this.parent;
+				response = p.loadBalancer.respond(p.supplier, p.candidates(candidates, currentContext()));
+			}
+			catch (Throwable ex) {
+				this.actual.onError(Operators.onOperatorError(ex, currentContext()));
+				return;
+			}
+			complete(response);
+		}
+
+		@Override
+		public void onError(Throwable error) {
+			if (this.done) {
+				Operators.onErrorDropped(error, currentContext());
+				return;
+			}
+			this.done = true;
+			this.actual.onError(error);
+		}
+
+		@Override
+		public void onComplete() {
+			if (this.done) {
+				return;
+			}
+			this.done = true;
+			complete(AtlasLoadBalancer.EMPTY);
+		}
+
+		@Override
+		public void cancel() {
+			super.cancel();
+			Subscription subscription = this.upstream;
+			if (subscription != null) {
+				subscription.cancel();
+			}
+		}
+
+		@Override
+		public @Nullable Object scanUnsafe(Attr key) {
+			if (key == Attr.PARENT) {
+				return this.upstream;
+			}
+			if (key == Attr.TERMINATED) {
+				return this.done;
+			}
+			return super.scanUnsafe(key);
+		}
+
+	}
+
+	/** The choice with Atlas's stage applied inline: {@code source} is the stage's delegate. */
+	static final class ThroughStage extends FirstListChoice {
+
+		private final AtlasServiceInstanceListSupplier stage;
+
+		private final @Nullable Request<?> request;
+
+		private final @Nullable RoutingContext onCallingThread;
+
+		/**
+		 * @param stage Atlas's stage; {@code source} is what its delegate returned for the request
+		 * @param request the request; may be {@code null}
+		 * @param onCallingThread the calling thread's routing context; may be {@code null}
+		 */
+		ThroughStage(AtlasServiceInstanceListSupplier stage, @Nullable Request<?> request,
+				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer,
+				ServiceInstanceListSupplier supplier) {
+			super(stage.delegateLists(request), loadBalancer, supplier);
+			this.stage = stage;
+			this.request = request;
+			this.onCallingThread = onCallingThread;
+		}
+
+		@Override
+		List<ServiceInstance> candidates(List<ServiceInstance> list, ContextView reactorContext) {
+			return this.stage.select(list, this.request, reactorContext, this.onCallingThread);
+		}
+
+	}
+
+}
