@@ -25,16 +25,16 @@ import org.springframework.cloud.client.ServiceInstance;
  * production, so round-robin counters are contended for real.
  *
  * <p>Each benchmark returns the chosen instance (JMH consumes it). The defaults below are the full run's;
- * {@code run.sh} passes them explicitly too. Two forks rather than one, because the JIT does not always
- * compile a Reactor pipeline the same way: a single fork of Spring's round robin measured anywhere from 75
- * to 175 ns per pick on this machine, each fork stable in itself.
+ * {@code run.sh} passes them explicitly too. Five seconds of warmup, because on 2 cores the Reactor
+ * pipelines reach their steady state only after 3 to 4 s (the JIT compiles them in the background); with
+ * less, the first measurement iterations are 2 to 5 times slower.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 2, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
-@Warmup(iterations = 2, time = 1)
-@Measurement(iterations = 2, time = 1)
+@Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
+@Warmup(iterations = 5, time = 1)
+@Measurement(iterations = 3, time = 1)
 public abstract class PickBenchmark {
 
 	/** Number of instances of the service. */
