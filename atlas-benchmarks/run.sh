@@ -3,8 +3,8 @@
 # LoadBalancer, Spring Cloud Alibaba's NacosLoadBalancer; 10 to 10,000 instances; 1 and 2 threads) in ONE
 # JMH invocation with -prof gc, then the seeded quality simulation, and prints the results as Markdown.
 #
-#   atlas-benchmarks/run.sh            full run: 1 fork, 5 x 1 s warmup, 3 x 1 s measurement per benchmark
-#                                      (80 benchmarks; about 13 minutes on 2 cores)
+#   atlas-benchmarks/run.sh            full run: 2 forks x (4 x 1 s warmup, 2 x 1 s measurement) per benchmark
+#                                      (80 benchmarks; about 20 minutes on 2 cores)
 #   atlas-benchmarks/run.sh --smoke    every benchmark once, in-process, 10 ms each (figures meaningless)
 #   atlas-benchmarks/run.sh [--smoke] ARGS...
 #                                      ARGS go to JMH after the defaults: a benchmark regex and/or
@@ -50,7 +50,7 @@ for entry in "${entries[@]}"; do
 done
 
 if [[ "$mode" == full ]]; then
-  jmh_options=(-f 1 -wi 5 -w 1s -i 3 -r 1s -prof gc)
+  jmh_options=(-f 2 -wi 4 -w 1s -i 2 -r 1s -prof gc)
 else
   jmh_options=(-f 0 -wi 0 -i 1 -r 10ms -prof gc)
 fi

@@ -126,8 +126,10 @@ public final class Contenders {
 	}
 
 	/**
-	 * An {@code AtlasLoadBalancer} as the auto-configuration builds it: it records every pick in its
-	 * {@link InstanceStats} (the actuator view) and in the {@code atlas.picks} counter.
+	 * An {@code AtlasLoadBalancer} as the auto-configuration builds it, with its {@link InstanceStats} and the
+	 * {@code atlas.picks} meter. Per-request statistics (Atlas's, like Spring Cloud's {@code loadbalancer.requests}
+	 * meters) are kept by the request lifecycle, around the HTTP call, not in {@code choose}: no contender pays
+	 * for them here.
 	 */
 	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, Strategy strategy) {
 		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, balancer(strategy), new InstanceStats(),

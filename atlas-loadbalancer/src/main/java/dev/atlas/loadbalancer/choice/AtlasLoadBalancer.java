@@ -60,11 +60,12 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	}
 
 	/**
-	 * Creates the load balancer of one service, recording picks.
+	 * Creates the load balancer of one service, with its meter.
 	 * @param serviceId not {@code null}
 	 * @param supplierProvider the supplier chain; when it yields nothing, every request gets an empty response
 	 * @param balancer the algorithm; not {@code null}
-	 * @param stats per-instance picks are recorded here; not {@code null}
+	 * @param stats this service's per-instance request counts (fed by the request lifecycle), shown by the
+	 *     actuator view and summed by {@value #PICKS_METER}; not {@code null}
 	 * @param meterRegistry where {@value #PICKS_METER} is registered; not {@code null}
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
@@ -73,15 +74,18 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.balancer = Objects.requireNonNull(balancer, "balancer");
 		this.stats = Objects.requireNonNull(stats, "stats");
-		// The sum of the per-instance counters, read when scraped: a pick increments one counter, not two.
-		FunctionCounter.builder(PICKS_METER, stats, InstanceStats::totalPicks)
-			.description("Instances chosen by Atlas")
+		// Read when scraped from the per-instance request counts: a pick itself writes no shared counter.
+		FunctionCounter.builder(PICKS_METER, stats, InstanceStats::totalRequests)
+			.description("Requests sent to instances chosen by Atlas (each attempt counts)")
 			.tag("service", serviceId)
 			.tag("strategy", balancer.strategy().value())
 			.register(meterRegistry);
 	}
 
-	/** Counter of choices; tags {@code service}, {@code strategy}. */
+	/**
+	 * Counter of requests sent to chosen instances (each attempt counts), read from {@link InstanceStats}; tags
+	 * {@code service}, {@code strategy}.
+	 */
 	public static final String PICKS_METER = "atlas.picks";
 
 	/**
@@ -131,7 +135,6 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			return EMPTY;
 		}
 		ServiceInstance chosen = snapshot.get(index);
-		this.stats.picked(snapshot, index);
 		if (supplier instanceof SelectedInstanceCallback callback) {
 			callback.selectedServiceInstance(chosen);
 		}

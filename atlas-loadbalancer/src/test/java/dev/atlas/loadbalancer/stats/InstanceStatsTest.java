@@ -2,47 +2,36 @@ package dev.atlas.loadbalancer.stats;
 
 import java.util.List;
 
-import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import dev.atlas.loadbalancer.instance.InstanceSnapshot;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.ServiceInstance;
 
-import static dev.atlas.loadbalancer.TestInstances.SERVICE;
 import static dev.atlas.loadbalancer.TestInstances.fleet;
 import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class InstanceStatsTest {
 
-	private final InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version",
-			new SimpleMeterRegistry());
-
 	private final InstanceStats stats = new InstanceStats();
 
-	private InstanceSnapshot snapshot(List<ServiceInstance> instances) {
-		return InstanceSnapshot.of(instances, this.parser);
-	}
-
 	@Test
-	void picksByPositionAddUpPerInstanceAcrossRefreshes() {
-		InstanceSnapshot first = snapshot(List.of(weighted("A", "1"), weighted("B", "1")));
-		this.stats.picked(first, 0);
-		this.stats.picked(first, 0);
-		this.stats.picked(first, 1);
-		// A refresh: new objects for the same instances, in another order.
-		InstanceSnapshot second = snapshot(List.of(weighted("B", "1"), weighted("A", "1")));
-		this.stats.picked(second, 1);
-		assertThat(this.stats.picks(weighted("A", "1"))).isEqualTo(3);
-		assertThat(this.stats.picks(weighted("B", "1"))).isEqualTo(1);
-		assertThat(this.stats.picks(weighted("C", "1"))).isZero();
-		assertThat(this.stats.totalPicks()).isEqualTo(4);
-	}
-
-	@Test
-	void inFlightNeverGoesNegative() {
+	void requestsAndInFlightPerInstanceAcrossNewObjectsForTheSameInstance() {
+		this.stats.started(weighted("A", "1"));
+		this.stats.started(weighted("A", "1"));
+		this.stats.started(weighted("B", "1"));
+		this.stats.completed(weighted("A", "1"));
+		// A refresh brings new objects for the same instances: counted by instance id.
 		ServiceInstance a = weighted("A", "1");
+		assertThat(this.stats.requests(a)).isEqualTo(2);
+		assertThat(this.stats.inFlight(a)).isEqualTo(1);
+		assertThat(this.stats.requests(weighted("C", "1"))).isZero();
+		assertThat(this.stats.totalRequests()).isEqualTo(3);
+	}
+
+	@Test
+	void aCompletionWithoutAStartNeverMakesInFlightNegative() {
+		ServiceInstance a = weighted("A", "1");
+		this.stats.completed(a);
 		this.stats.started(a);
 		this.stats.completed(a);
 		this.stats.completed(a);
@@ -50,48 +39,42 @@ class InstanceStatsTest {
 	}
 
 	@Test
-	void underChurnOnlyInstancesUnusedSinceThePreviousCleanUpAreForgotten() {
+	void underChurnOnlyInstancesIdleSinceThePreviousCleanUpAreForgotten() {
 		InstanceStats stats = new InstanceStats(4);
-		List<ServiceInstance> first = List.of(weighted("A", "1"), weighted("B", "1"), weighted("C", "1"),
-				weighted("D", "1"));
-		InstanceSnapshot s1 = snapshot(first);
-		stats.picked(s1, 0);
-		stats.picked(s1, 0);
+		List<ServiceInstance> first = fleet(4);
+		first.forEach(stats::started);
+		first.forEach(stats::completed);
+		stats.started(first.get(0));
+		stats.completed(first.get(0));
 		stats.started(first.get(1));
 
-		// E meets a full table: everything was seen since the (initial) clean-up, nothing is forgotten.
-		stats.picked(snapshot(List.of(weighted("E", "1"))), 0);
+		// A fifth instance meets a full table: every instance had a request since the (initial) clean-up.
+		stats.started(weighted("E", "1"));
+		stats.completed(weighted("E", "1"));
 		assertThat(stats.size()).isEqualTo(5);
-		// F, G, H: the threshold doubled to 8, no clean-up on the way.
-		stats.picked(snapshot(List.of(weighted("F", "1"), weighted("G", "1"), weighted("H", "1"))), 0);
-		assertThat(stats.size()).isEqualTo(8);
+		stats.started(weighted("F", "1"));
+		stats.started(weighted("G", "1"));
+		stats.started(weighted("H", "1"));
+		assertThat(stats.size()).as("the threshold doubled to 8").isEqualTo(8);
+		stats.started(first.get(0));
 
-		// I meets the doubled threshold: A (no pick since), C and D (idle, not in a new list) are forgotten;
-		// B has a request in flight; E to H were seen since the previous clean-up.
-		stats.picked(snapshot(List.of(weighted("I", "1"))), 0);
-		assertThat(stats.size()).isEqualTo(6);
-		assertThat(stats.picks(first.get(0))).isZero();
+		// I meets the doubled threshold: i2 and i3 had no request since the previous clean-up and none in
+		// flight; i0 and E had one, i1 and F to H have theirs in flight.
+		stats.started(weighted("I", "1"));
+		assertThat(stats.size()).isEqualTo(7);
+		assertThat(stats.requests(first.get(2))).isZero();
+		assertThat(stats.requests(first.get(0))).isEqualTo(3);
 		assertThat(stats.inFlight(first.get(1))).isEqualTo(1);
-		assertThat(stats.totalPicks()).as("forgotten picks still count").isEqualTo(5);
-
-		// The first snapshot resolves its counters again: a pick on it still counts.
-		stats.picked(s1, 2);
-		assertThat(stats.picks(first.get(2))).isEqualTo(1);
-		assertThat(stats.totalPicks()).isEqualTo(6);
+		assertThat(stats.totalRequests()).as("forgotten requests still count").isEqualTo(12);
 	}
 
 	@Test
 	void aFleetLargerThanTheThresholdIsTrackedWhole() {
 		InstanceStats stats = new InstanceStats(4);
-		InstanceSnapshot big = snapshot(fleet(10));
-		for (int i = 0; i < big.size(); i++) {
-			stats.picked(big, i);
-		}
+		List<ServiceInstance> big = fleet(10);
+		big.forEach(stats::started);
 		assertThat(stats.size()).isEqualTo(10);
-		for (int i = 0; i < big.size(); i++) {
-			assertThat(stats.picks(big.get(i))).isEqualTo(1);
-		}
-		assertThat(stats.totalPicks()).isEqualTo(10);
+		big.forEach((instance) -> assertThat(stats.requests(instance)).isEqualTo(1));
 	}
 
 }

@@ -41,8 +41,9 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *   "lifecycle": { "registered": true, "registeredAt": 1767000000000, "ready": true, "state": "SERVING" }
  * }
  * </pre>
- * {@code warmup} is the effective-to-configured weight ratio (1 when warm); {@code picks} and
- * {@code inFlight} count this caller's requests.
+ * {@code warmup} is the effective-to-configured weight ratio (1 when warm); {@code picks} counts this
+ * caller's requests sent to the instance (each attempt) and {@code inFlight} those not completed yet, both
+ * from Spring Cloud LoadBalancer's request lifecycle.
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {
@@ -118,7 +119,7 @@ public class AtlasEndpoint {
 			row.put("weight", attributes.weight());
 			row.put("effectiveWeight", snapshot.effectiveWeight(i));
 			row.put("warmup", (attributes.weight() > 0) ? snapshot.effectiveWeight(i) / attributes.weight() : 1.0);
-			row.put("picks", (atlas != null) ? atlas.stats().picks(instance) : 0);
+			row.put("picks", (atlas != null) ? atlas.stats().requests(instance) : 0);
 			row.put("inFlight", (atlas != null) ? atlas.stats().inFlight(instance) : 0);
 			instances.add(row);
 		}
