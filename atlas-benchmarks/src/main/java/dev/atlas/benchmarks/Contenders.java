@@ -64,7 +64,10 @@ public final class Contenders {
 	/** Spring Cloud's random. */
 	public final ReactorServiceInstanceLoadBalancer springRandom;
 
-	/** Spring Cloud's {@code WeightedServiceInstanceListSupplier} under its round robin. */
+	/**
+	 * Spring Cloud's {@code WeightedServiceInstanceListSupplier} under its round robin, over the list that
+	 * supplier expands by weight (once, as Spring's caching supplier above it serves it between refreshes).
+	 */
 	public final ReactorServiceInstanceLoadBalancer springWeighted;
 
 	/** Spring Cloud Alibaba's {@code NacosLoadBalancer} (its flag on), caller in cluster {@code a}. */
@@ -99,8 +102,12 @@ public final class Contenders {
 		String id = Fixtures.SERVICE_ID;
 		this.springRoundRobin = new RoundRobinLoadBalancer(plainSupplier, id);
 		this.springRandom = new RandomLoadBalancer(plainSupplier, id);
-		this.springWeighted = new RoundRobinLoadBalancer(
-				new Just<>(new WeightedServiceInstanceListSupplier(new FixedListSupplier(this.fleet))), id);
+		// Spring's weighted chain is discovery -> weighted -> caching: the expanded list is computed once per
+		// refresh and served from the cache, so it is expanded once here too, not on every pick.
+		List<ServiceInstance> expanded = new WeightedServiceInstanceListSupplier(new FixedListSupplier(this.fleet))
+			.get()
+			.blockFirst();
+		this.springWeighted = new RoundRobinLoadBalancer(new Just<>(new FixedListSupplier(expanded)), id);
 		this.nacos = Fixtures.nacosLoadBalancer(plainSupplier, Fixtures.CALLER_CLUSTER);
 
 		this.atlasWeightedRandom = atlas(plainSupplier, Strategy.WEIGHTED_RANDOM);
