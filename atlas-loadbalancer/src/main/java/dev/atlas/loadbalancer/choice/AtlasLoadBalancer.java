@@ -102,7 +102,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			.getIfAvailable(NoopServiceInstanceListSupplier::new);
 		AtlasServiceInstanceListSupplier stage = inlineStage(supplier);
 		if (stage != null) {
-			return new FirstListChoice.ThroughStage(stage, request, RoutingContextHolder.get(), this, supplier);
+			return new FirstListChoice.ThroughStage(stage, request, RoutingContextHolder.get(), this);
 		}
 		return new FirstListChoice(supplier.get(request), this, supplier);
 	}

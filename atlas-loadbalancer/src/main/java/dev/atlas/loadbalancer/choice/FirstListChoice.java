@@ -167,32 +167,34 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	}
 
-	/** The choice with Atlas's stage applied inline: {@code source} is the stage's delegate. */
+	/**
+	 * The choice with Atlas's stage applied inline: {@code source} is the stage's delegate, and the stage is the
+	 * supplier told the choice (when Spring's retry-aware supplier is on top of it, that one would only pass
+	 * the call on to the stage).
+	 */
 	static final class ThroughStage extends FirstListChoice {
-
-		private final AtlasServiceInstanceListSupplier stage;
 
 		private final @Nullable Request<?> request;
 
 		private final @Nullable RoutingContext onCallingThread;
 
 		/**
-		 * @param stage Atlas's stage; {@code source} is what its delegate returned for the request
+		 * @param stage Atlas's stage; {@code source} is what its delegate returns for the request
 		 * @param request the request; may be {@code null}
 		 * @param onCallingThread the calling thread's routing context; may be {@code null}
+		 * @param loadBalancer chooses from the stage's candidates
 		 */
 		ThroughStage(AtlasServiceInstanceListSupplier stage, @Nullable Request<?> request,
-				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer,
-				ServiceInstanceListSupplier supplier) {
-			super(stage.delegateLists(request), loadBalancer, supplier);
-			this.stage = stage;
+				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer) {
+			super(stage.delegateLists(request), loadBalancer, stage);
 			this.request = request;
 			this.onCallingThread = onCallingThread;
 		}
 
 		@Override
 		List<ServiceInstance> candidates(List<ServiceInstance> list, ContextView reactorContext) {
-			return this.stage.select(list, this.request, reactorContext, this.onCallingThread);
+			return ((AtlasServiceInstanceListSupplier) this.supplier).select(list, this.request, reactorContext,
+					this.onCallingThread);
 		}
 
 	}

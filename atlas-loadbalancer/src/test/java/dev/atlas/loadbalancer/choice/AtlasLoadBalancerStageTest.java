@@ -33,6 +33,7 @@ import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.RetryAwareServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.core.SelectedInstanceCallback;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -74,7 +75,17 @@ class AtlasLoadBalancerStageTest {
 
 	private final AtomicBoolean emitOnAnotherThread = new AtomicBoolean();
 
-	private final ServiceInstanceListSupplier discovery = new ServiceInstanceListSupplier() {
+	private final List<String> selected = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+	/** Wants to know the choice, as Spring's same-instance-preference supplier does. */
+	private final ServiceInstanceListSupplier discovery = new Discovery();
+
+	private final class Discovery implements ServiceInstanceListSupplier, SelectedInstanceCallback {
+
+		@Override
+		public void selectedServiceInstance(ServiceInstance serviceInstance) {
+			AtlasLoadBalancerStageTest.this.selected.add(serviceInstance.getInstanceId());
+		}
 
 		@Override
 		public String getServiceId() {
@@ -89,7 +100,7 @@ class AtlasLoadBalancerStageTest {
 					? lists.publishOn(Schedulers.single()) : lists;
 		}
 
-	};
+	}
 
 	@AfterEach
 	void clear() {
@@ -156,6 +167,15 @@ class AtlasLoadBalancerStageTest {
 		for (int i = 0; i < 20; i++) {
 			assertThat(chosen(loadBalancer.choose(request(null)))).isEqualTo("C3");
 		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Top.class)
+	void suppliersBelowTheStageAreToldTheChoice(Top top) {
+		AtlasLoadBalancer loadBalancer = loadBalancer(top);
+		assertThat(chosen(loadBalancer.choose(request("v2")))).isEqualTo("C1");
+		assertThat(chosen(loadBalancer.choose(request("v3")))).isEqualTo("C3");
+		assertThat(this.selected).containsExactly("C1", "C3");
 	}
 
 	@ParameterizedTest
