@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
@@ -17,13 +18,15 @@ import org.springframework.cloud.client.ServiceInstance;
  * share at once.
  *
  * <p>An instance's age is measured from its {@code atlas.registered-at} metadata (a time in the future
- * counts as now), else from when this caller first saw it in the list: instances present in the very first
- * list this caller sees count as warm (a caller that starts does not treat its whole fleet as new); an
- * instance that leaves the list and comes back (a restart at the same address) is new again. Start times
- * are resolved once per snapshot; effective weights are recomputed at most once per tick (one second by
+ * counts as now), else from when this caller first saw it: instances in the very first list this caller
+ * sees count as warm (a caller that starts does not treat its whole fleet as new). An instance missing from
+ * every list seen for longer than {@link #forgetAfterMillis()} (max(10 min, 2 × duration)) is forgotten and
+ * is new when it comes back; one missing for less (a registry flap, or lists that show part of the fleet,
+ * as Spring's hint-based or same-instance suppliers below the stage emit) keeps its age. Start times are
+ * resolved once per snapshot; effective weights are recomputed at most once per tick (one second by
  * default) per snapshot while an instance is warming, never per request. Once every instance of a snapshot
  * is warm, the snapshot itself is returned without reading the clock, so a balancer's tables stay memoized
- * and the per-request cost is one map lookup.
+ * and the per-request cost is one memo lookup.
  *
  * <p>Thread-safe and lock-free.
  */
@@ -31,14 +34,18 @@ public final class SlowStart {
 
 	private static final long WARM = Long.MIN_VALUE;
 
+	private static final long PRESENT = Long.MAX_VALUE;
+
 	private final WarmupRules rules;
 
 	private final Clock clock;
 
 	private final long tickMillis;
 
-	/** When each instance of the last full list was first seen ({@link #WARM} for warm from the start). */
-	private volatile @Nullable Map<String, Long> firstSeen;
+	private final long forgetAfterMillis;
+
+	/** Each instance seen within the horizon; replaced as a whole when a new snapshot is resolved. */
+	private volatile @Nullable Map<String, Seen> known;
 
 	// Built once: a method reference written at the call site would be a new object on every request.
 	private final Function<InstanceSnapshot, Holder> holder = this::holder;
@@ -66,6 +73,16 @@ public final class SlowStart {
 			throw new IllegalArgumentException("tickMillis must be >= 1, was " + tickMillis);
 		}
 		this.tickMillis = tickMillis;
+		this.forgetAfterMillis = Math.max(TimeUnit.MINUTES.toMillis(10), 2 * rules.duration().toMillis());
+	}
+
+	/**
+	 * How long an instance may be missing from every list seen before it is forgotten (and new when it comes
+	 * back).
+	 * @return ms, max(10 min, 2 × the warmup duration)
+	 */
+	public long forgetAfterMillis() {
+		return this.forgetAfterMillis;
 	}
 
 	/**
@@ -78,8 +95,8 @@ public final class SlowStart {
 
 	/**
 	 * The candidates with warmup applied to their effective weights.
-	 * @param candidates the service's whole instance list (not a lane of it: what is absent from it is
-	 *     forgotten); not {@code null}
+	 * @param candidates the service's instances, before any request-dependent narrowing by Atlas; not
+	 *     {@code null}
 	 * @return {@code candidates} itself when no instance is warming, else a snapshot of the same instances
 	 *     with reduced effective weights; never {@code null}
 	 */
@@ -103,18 +120,28 @@ public final class SlowStart {
 
 	private Holder holder(InstanceSnapshot snapshot) {
 		long now = this.clock.millis();
-		Map<String, Long> previous = this.firstSeen;
-		Map<String, Long> seen = new HashMap<>(snapshot.size() * 2);
+		Map<String, Seen> previous = this.known;
+		Map<String, Seen> next = new HashMap<>(Math.max(16, snapshot.size() * 2));
 		long[] starts = new long[snapshot.size()];
 		for (int i = 0; i < starts.length; i++) {
 			String key = key(snapshot.get(i));
-			Long before = (previous != null) ? previous.get(key) : null;
-			long firstSeenAt = (before != null) ? before : ((previous == null) ? WARM : now);
-			seen.put(key, firstSeenAt);
+			Seen before = (previous != null) ? previous.get(key) : null;
+			long firstSeenAt = (before != null) ? before.firstSeen : ((previous == null) ? WARM : now);
+			next.put(key, new Seen(firstSeenAt, PRESENT));
 			long registeredAt = snapshot.attributes(i).registeredAtMillis();
 			starts[i] = (registeredAt != InstanceAttributes.UNKNOWN_REGISTRATION_TIME) ? registeredAt : firstSeenAt;
 		}
-		this.firstSeen = seen;
+		if (previous != null) {
+			previous.forEach((key, seen) -> {
+				if (!next.containsKey(key)) {
+					long absentSince = (seen.absentSince == PRESENT) ? now : seen.absentSince;
+					if (now - absentSince < this.forgetAfterMillis) {
+						next.put(key, new Seen(seen.firstSeen, absentSince));
+					}
+				}
+			});
+		}
+		this.known = next;
 		return new Holder(starts);
 	}
 
@@ -139,6 +166,14 @@ public final class SlowStart {
 	private static String key(ServiceInstance instance) {
 		String id = instance.getInstanceId();
 		return (id != null) ? id : instance.getHost() + ':' + instance.getPort();
+	}
+
+	/**
+	 * What is known of one instance.
+	 * @param firstSeen epoch ms when this caller first saw it, or {@link #WARM}
+	 * @param absentSince epoch ms since when it is missing from the lists seen, or {@link #PRESENT}
+	 */
+	private record Seen(long firstSeen, long absentSince) {
 	}
 
 	/** The per-snapshot slot: start times by position, resolved once, and the last computation. */

@@ -131,13 +131,30 @@ class SlowStartTest {
 	}
 
 	@Test
-	void anInstanceThatLeavesTheListAndComesBackWarmsUpAgain() {
+	void anInstanceMissingForLongerThanTheHorizonIsNewWhenItComesBack() {
 		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		assertThat(slowStart.forgetAfterMillis()).isEqualTo(Duration.ofMinutes(10).toMillis());
 		slowStart.apply(fleet(instance("A"), instance("B")));
 		this.clock.advance(Duration.ofMinutes(5));
 		slowStart.apply(fleet(instance("A")));
+		this.clock.advance(Duration.ofMinutes(11));
+		slowStart.apply(fleet(instance("A"), instance("C")));
 		this.clock.advance(Duration.ofSeconds(20));
 		assertThat(slowStart.apply(fleet(instance("A"), instance("B"))).effectiveWeights()).containsExactly(1.0, 0.10);
+	}
+
+	@Test
+	void listsShowingPartOfTheFleetNeverMakeAnInstanceNew() {
+		// Suppliers below the stage (Spring's hint-based or same-instance ones) may emit a subset per request.
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		slowStart.apply(fleet(instance("A"), instance("B"), instance("C")));
+		for (int i = 0; i < 20; i++) {
+			this.clock.advance(Duration.ofMinutes(1));
+			slowStart.apply(fleet(instance("A")));
+			this.clock.advance(Duration.ofSeconds(1));
+			InstanceSnapshot whole = fleet(instance("A"), instance("B"), instance("C"));
+			assertThat(slowStart.apply(whole)).as("after %d minutes", i + 1).isSameAs(whole);
+		}
 	}
 
 	@Test
