@@ -23,17 +23,28 @@ class BenchmarkSmokeTest {
 	void everyBenchmarkRunsAndTheReportRenders() throws Exception {
 		// JMH refuses to start while another JMH run holds /tmp/jmh.lock (e.g. run.sh on the same machine); the
 		// smoke pass measures nothing, so it must not fail for that.
-		System.setProperty("jmh.ignoreLock", "true");
-		Collection<RunResult> results = new Runner(new OptionsBuilder().include("dev\\.atlas\\.benchmarks\\..*")
-			.forks(0)
-			.warmupIterations(0)
-			.measurementIterations(1)
-			.measurementTime(TimeValue.milliseconds(10))
-			.timeout(TimeValue.seconds(30))
-			.timeUnit(TimeUnit.NANOSECONDS)
-			.addProfiler(GCProfiler.class)
-			.shouldFailOnError(true)
-			.build()).run();
+		String ignoreLock = System.setProperty("jmh.ignoreLock", "true");
+		Collection<RunResult> results;
+		try {
+			results = new Runner(new OptionsBuilder().include("dev\\.atlas\\.benchmarks\\..*")
+				.forks(0)
+				.warmupIterations(0)
+				.measurementIterations(1)
+				.measurementTime(TimeValue.milliseconds(10))
+				.timeout(TimeValue.seconds(30))
+				.timeUnit(TimeUnit.NANOSECONDS)
+				.addProfiler(GCProfiler.class)
+				.shouldFailOnError(true)
+				.build()).run();
+		}
+		finally {
+			if (ignoreLock == null) {
+				System.clearProperty("jmh.ignoreLock");
+			}
+			else {
+				System.setProperty("jmh.ignoreLock", ignoreLock);
+			}
+		}
 		MarkdownReport report = MarkdownReport.of(results);
 		assertThat(report.missing()).isEmpty();
 		assertThat(report.size()).isEqualTo(MarkdownReport.Contender.values().length * 4 * 2);

@@ -93,7 +93,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * @param request the request, handed to the supplier chain (gray routing reads its headers); may be
 	 *     {@code null}
 	 * @return a {@code Mono} of exactly one response: the chosen instance, or an {@code EmptyResponse} when
-	 *     there is none to choose; it signals an error only if the supplier chain does
+	 *     there is none to choose; it signals an error if the supplier chain does or if routing or choosing
+	 *     throws (a bug: bad input never does)
 	 */
 	@Override
 	@SuppressWarnings({ "rawtypes", "unchecked" })
@@ -102,26 +103,25 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			.getIfAvailable(NoopServiceInstanceListSupplier::new);
 		AtlasServiceInstanceListSupplier stage = inlineStage(supplier);
 		if (stage != null) {
-			return new FirstListChoice.ThroughStage(stage, request, RoutingContextHolder.get(), this);
+			return FirstListChoice.throughStage(stage, request, RoutingContextHolder.get(), this);
 		}
-		return new FirstListChoice(supplier.get(request), this, supplier);
+		return FirstListChoice.over(supplier.get(request), this, supplier);
 	}
 
 	/**
 	 * Atlas's stage when it is the top of the chain, or right below Spring's retry-aware supplier (whose only
 	 * job, leaving out the previously failed instance, the stage does too, by id rather than by
 	 * {@code equals}): then the stage is applied inside the choosing operator, one Reactor operator less per
-	 * request. Any other supplier on top is subscribed to as it is.
+	 * request. Exact classes only: a subclass may do more, and any other supplier on top is subscribed to as
+	 * it is.
 	 */
 	private static @Nullable AtlasServiceInstanceListSupplier inlineStage(ServiceInstanceListSupplier supplier) {
-		if (supplier instanceof AtlasServiceInstanceListSupplier stage) {
-			return stage;
+		ServiceInstanceListSupplier candidate = supplier;
+		if (candidate.getClass() == RetryAwareServiceInstanceListSupplier.class) {
+			candidate = ((RetryAwareServiceInstanceListSupplier) candidate).getDelegate();
 		}
-		if (supplier instanceof RetryAwareServiceInstanceListSupplier retryAware
-				&& retryAware.getDelegate() instanceof AtlasServiceInstanceListSupplier stage) {
-			return stage;
-		}
-		return null;
+		return (candidate.getClass() == AtlasServiceInstanceListSupplier.class)
+				? (AtlasServiceInstanceListSupplier) candidate : null;
 	}
 
 	Response<ServiceInstance> respond(ServiceInstanceListSupplier supplier,

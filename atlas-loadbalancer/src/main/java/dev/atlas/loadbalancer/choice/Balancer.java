@@ -12,8 +12,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * measured alone. {@link AtlasLoadBalancer} adapts a balancer to Spring Cloud LoadBalancer.
  *
  * <p>A balancer works on {@link InstanceSnapshot}s, by position: {@link #snapshotOf} parses a list once per
- * list object, {@link #chooseIndex} picks a position in it (so that the caller can find what it memoized per
- * position, e.g. per-instance counters, without a lookup by instance). {@link #choose} does both.
+ * list object, {@link #chooseIndex} picks a position in it (so that a caller can keep data of its own by
+ * position, without a lookup by instance). {@link #choose} does both; implement the other two.
  *
  * <p>Implementations are thread-safe and take no lock when the same candidate list is passed again.
  */

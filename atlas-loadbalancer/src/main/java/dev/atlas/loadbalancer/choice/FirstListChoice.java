@@ -29,7 +29,8 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  *
  * <p>When the top of the chain is Atlas's own stage, {@code source} is the stage's delegate and this
  * operator applies the stage to the list itself ({@link ThroughStage},
- * {@link AtlasServiceInstanceListSupplier#select}), which saves the stage's own operator per request; the result is the same as subscribing to the stage.
+ * {@link AtlasServiceInstanceListSupplier#select}), which saves the stage's own operator per request; the
+ * result is the same as subscribing to the stage.
  *
  * <p>Built on Reactor's {@link Operators.MonoSubscriber}, which handles request/value races, cancellation
  * and fusion of a single-value result. Stateless itself; each subscription has its own subscriber.
@@ -52,6 +53,31 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		this.source = source;
 		this.loadBalancer = loadBalancer;
 		this.supplier = supplier;
+	}
+
+	/**
+	 * The choice over what a supplier chain returned, through Reactor's assembly hooks (debug tracing).
+	 * @param source what {@code supplier} returned for the request; not {@code null}
+	 * @param loadBalancer chooses from a list; not {@code null}
+	 * @param supplier the top of the chain; not {@code null}
+	 * @return the {@code Mono} of the response
+	 */
+	static Mono<Response<ServiceInstance>> over(Flux<List<ServiceInstance>> source, AtlasLoadBalancer loadBalancer,
+			ServiceInstanceListSupplier supplier) {
+		return onAssembly(new FirstListChoice(source, loadBalancer, supplier));
+	}
+
+	/**
+	 * The choice with Atlas's stage applied inline, through Reactor's assembly hooks.
+	 * @param stage Atlas's stage; not {@code null}
+	 * @param request the request; may be {@code null}
+	 * @param onCallingThread the calling thread's routing context; may be {@code null}
+	 * @param loadBalancer chooses from the stage's candidates; not {@code null}
+	 * @return the {@code Mono} of the response
+	 */
+	static Mono<Response<ServiceInstance>> throughStage(AtlasServiceInstanceListSupplier stage,
+			@Nullable Request<?> request, @Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer) {
+		return onAssembly(new ThroughStage(stage, request, onCallingThread, loadBalancer));
 	}
 
 	/**
@@ -99,7 +125,9 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 			if (Operators.validate(this.upstream, subscription)) {
 				this.upstream = subscription;
 				this.actual.onSubscribe(this);
-				subscription.request(Long.MAX_VALUE);
+				if (!isCancelled()) {
+					subscription.request(Long.MAX_VALUE);
+				}
 			}
 		}
 
@@ -113,6 +141,10 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 			Subscription subscription = this.upstream;
 			if (subscription != null) {
 				subscription.cancel();
+			}
+			if (isCancelled()) {
+				// Nobody wants the answer: choose nothing, so that no supplier is told of a choice not used.
+				return;
 			}
 			Response<ServiceInstance> response;
 			try {

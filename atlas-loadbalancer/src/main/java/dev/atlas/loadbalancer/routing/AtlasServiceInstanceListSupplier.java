@@ -37,8 +37,9 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * above the cache.
  *
  * <p>The wanted tag comes, in this order, from the outbound request's header, the routing context of the
- * inbound request being served (Reactor's {@code Context}, then the current thread's
- * {@link RoutingContextHolder}), then the caller's own tag. Reading the context directly means the
+ * inbound request being served (Reactor's {@code Context} of the subscriber, then the
+ * {@link RoutingContextHolder} of the thread that asked for the candidates, then that of the thread the list
+ * arrives on), then the caller's own tag. Reading the context directly means the
  * decision does not depend on whether a header-propagating interceptor ran before the load balancer.
  *
  * <p>Thread-safe.

@@ -1,9 +1,10 @@
 package dev.atlas.loadbalancer.stats;
 
-import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.springframework.cloud.client.ServiceInstance;
 
@@ -24,7 +25,9 @@ import org.springframework.cloud.client.ServiceInstance;
  * threshold ({@value #MAX_INSTANCES} at first), a clean-up forgets every instance without a request since the
  * previous clean-up and none in flight; the threshold then becomes twice what is left (at least
  * {@value #MAX_INSTANCES}), so clean-ups cost O(1) amortized and a fleet larger than the threshold is tracked
- * whole. Thread-safe and lock-free; recording allocates nothing for a tracked instance.
+ * whole. Only one clean-up runs at a time; a request that starts on an instance while it is being forgotten
+ * is counted again on its fresh entry. Thread-safe; recording takes no lock and allocates nothing for a
+ * tracked instance with an instance id.
  */
 public final class InstanceStats {
 
@@ -35,8 +38,10 @@ public final class InstanceStats {
 
 	private final Map<String, Counts> view = new ConcurrentHashMap<>();
 
-	/** Requests of the instances a clean-up forgot, so that {@link #totalRequests()} never decreases. */
-	private final LongAdder forgotten = new LongAdder();
+	/** Requests to all instances: what {@code atlas.picks} reports (a monotonic counter). */
+	private final LongAdder total = new LongAdder();
+
+	private final ReentrantLock cleaning = new ReentrantLock();
 
 	private volatile int threshold;
 
@@ -59,7 +64,16 @@ public final class InstanceStats {
 	 * @param instance the instance called; not {@code null}
 	 */
 	public void started(ServiceInstance instance) {
-		counts(instance).started.increment();
+		this.total.increment();
+		Counts counts = counts(instance);
+		counts.started.increment();
+		counts.inFlight.incrementAndGet();
+		if (counts.retired) {
+			// Forgotten meanwhile: count it on the instance's fresh entry, where its completion will land.
+			counts = counts(instance);
+			counts.started.increment();
+			counts.inFlight.incrementAndGet();
+		}
 	}
 
 	/**
@@ -69,7 +83,7 @@ public final class InstanceStats {
 	public void completed(ServiceInstance instance) {
 		Counts counts = this.view.get(key(instance));
 		if (counts != null) {
-			counts.completed.increment();
+			counts.inFlight.updateAndGet((n) -> Math.max(0, n - 1));
 		}
 	}
 
@@ -90,19 +104,15 @@ public final class InstanceStats {
 	 */
 	public long inFlight(ServiceInstance instance) {
 		Counts counts = this.view.get(key(instance));
-		return (counts != null) ? counts.inFlight() : 0;
+		return (counts != null) ? counts.inFlight.get() : 0;
 	}
 
 	/**
-	 * Requests to all instances so far, forgotten ones included. O(tracked instances).
+	 * Requests to all instances so far, forgotten ones included.
 	 * @return {@code >= 0}; never decreases
 	 */
 	public long totalRequests() {
-		long total = this.forgotten.sum();
-		for (Counts counts : this.view.values()) {
-			total += counts.started.sum();
-		}
-		return total;
+		return this.total.sum();
 	}
 
 	/**
@@ -125,21 +135,32 @@ public final class InstanceStats {
 		return this.view.computeIfAbsent(key, (k) -> new Counts());
 	}
 
-	// O(tracked instances), then not again before the table doubles. Concurrent callers may both scan; the
-	// outcome is the same.
+	// O(tracked instances), then not again before the table doubles; one at a time (a caller that finds
+	// another clean-up running goes on without waiting).
 	private void cleanUp() {
-		for (Iterator<Counts> it = this.view.values().iterator(); it.hasNext();) {
-			Counts counts = it.next();
-			long started = counts.started.sum();
-			if (started == counts.startedAtLastCleanUp && counts.inFlight() == 0) {
-				it.remove();
-				this.forgotten.add(started);
-			}
-			else {
-				counts.startedAtLastCleanUp = started;
-			}
+		if (!this.cleaning.tryLock()) {
+			return;
 		}
-		this.threshold = Math.max(this.minThreshold, 2 * this.view.size());
+		try {
+			if (this.view.size() < this.threshold) {
+				return;
+			}
+			for (Map.Entry<String, Counts> entry : this.view.entrySet()) {
+				Counts counts = entry.getValue();
+				long started = counts.started.sum();
+				if (started == counts.startedAtLastCleanUp && counts.inFlight.get() == 0) {
+					counts.retired = true;
+					this.view.remove(entry.getKey(), counts);
+				}
+				else {
+					counts.startedAtLastCleanUp = started;
+				}
+			}
+			this.threshold = Math.max(this.minThreshold, 2 * this.view.size());
+		}
+		finally {
+			this.cleaning.unlock();
+		}
 	}
 
 	/**
@@ -156,16 +177,13 @@ public final class InstanceStats {
 
 		final LongAdder started = new LongAdder();
 
-		final LongAdder completed = new LongAdder();
+		final AtomicInteger inFlight = new AtomicInteger();
 
-		/** Requests seen by the previous clean-up; read and written by clean-ups. */
-		volatile long startedAtLastCleanUp;
+		/** Requests seen by the previous clean-up; read and written under the clean-up lock. */
+		long startedAtLastCleanUp;
 
-		long inFlight() {
-			// completed first: a request completing between the two reads is then never counted negative
-			long done = this.completed.sum();
-			return Math.max(0, this.started.sum() - done);
-		}
+		/** Set before a clean-up removes this entry. */
+		volatile boolean retired;
 
 	}
 

@@ -95,8 +95,27 @@ class FirstListChoiceTest {
 		recorder.request(1);
 		recorder.cancel();
 		assertThat(cancelled).isTrue();
-		registry.tryEmitNext(List.of(this.a));
 		assertThat(recorder.values).isEmpty();
+	}
+
+	@Test
+	void anExceptionWhileChoosingIsSignalledAsAnError() {
+		List<ServiceInstance> broken = new java.util.AbstractList<>() {
+
+			@Override
+			public ServiceInstance get(int index) {
+				throw new IllegalStateException("broken list");
+			}
+
+			@Override
+			public int size() {
+				return 1;
+			}
+
+		};
+		AtlasLoadBalancer loadBalancer = over(Flux.just(broken));
+		assertThatIllegalStateException().isThrownBy(() -> loadBalancer.choose(new DefaultRequest<>()).block())
+			.withMessage("broken list");
 	}
 
 	/** Requests nothing until told to. */

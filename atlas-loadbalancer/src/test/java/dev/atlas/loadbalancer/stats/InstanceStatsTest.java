@@ -29,13 +29,15 @@ class InstanceStatsTest {
 	}
 
 	@Test
-	void aCompletionWithoutAStartNeverMakesInFlightNegative() {
+	void aCompletionWithoutAStartNeverMakesInFlightNegativeNorSkewsLaterCounts() {
 		ServiceInstance a = weighted("A", "1");
 		this.stats.completed(a);
 		this.stats.started(a);
 		this.stats.completed(a);
 		this.stats.completed(a);
 		assertThat(this.stats.inFlight(a)).isZero();
+		this.stats.started(a);
+		assertThat(this.stats.inFlight(a)).isEqualTo(1);
 	}
 
 	@Test

@@ -76,6 +76,7 @@ class AtlasEndpointTest {
 		this.runner.run((context) -> {
 			AtlasEndpoint endpoint = context.getBean(AtlasEndpoint.class);
 			assertThat(endpoint.service("user-service")).as("never called yet").isNull();
+			long callsStarted = System.currentTimeMillis();
 			call(context, 1_000);
 			Map<String, Object> all = endpoint.atlas();
 			assertThat(all).containsOnlyKeys("services", "lifecycle");
@@ -93,12 +94,14 @@ class AtlasEndpointTest {
 					"warmup", "picks", "inFlight");
 			assertThat(old).containsEntry("instanceId", "old").containsEntry("cluster", "a").containsEntry("weight", 2.0)
 				.containsEntry("effectiveWeight", 2.0).containsEntry("warmup", 1.0);
-			// Registered 30 s before the test began, with a 60 s warmup: about half its weight, by its age now
-			// (the factor is recomputed once a second and rounded up to whole percent).
-			double factor = (System.currentTimeMillis() - (this.now - 30_000)) / 60_000.0;
+			// Registered 30 s before the test began, with a 60 s warmup: about half its weight, by its age when
+			// the factor was last computed (once a second, rounded up to whole percent), between the calls.
+			double youngest = (callsStarted - (this.now - 30_000)) / 60_000.0;
+			double oldest = (System.currentTimeMillis() - (this.now - 30_000)) / 60_000.0;
 			assertThat(young).containsEntry("tag", "v2").containsEntry("weight", 2.0);
-			assertThat((Double) young.get("warmup")).isCloseTo(factor, within(0.03));
-			assertThat((Double) young.get("effectiveWeight")).isCloseTo(2 * factor, within(0.06));
+			double warmup = (Double) young.get("warmup");
+			assertThat(warmup).isBetween(youngest - 0.02, oldest + 0.02);
+			assertThat((Double) young.get("effectiveWeight")).isCloseTo(2 * warmup, within(0.001));
 			long oldPicks = (Long) old.get("picks");
 			long youngPicks = (Long) young.get("picks");
 			assertThat(oldPicks + youngPicks).isEqualTo(1_000);
