@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 
+import dev.atlas.loadbalancer.instance.InstanceKey;
+
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
@@ -20,7 +22,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * two threads over 10,000 instances twice as expensive, from cache lines moving between cores; the request
  * lifecycle touches per-instance state anyway.)
  *
- * <p>Instances are keyed by instance id (else {@code host:port}). Memory stays bounded under instance churn
+ * <p>Instances are keyed by {@link InstanceKey} (instance id, else {@code host:port}). Memory stays bounded under instance churn
  * (every deployment brings new instance ids): when a new instance appears while the table holds its
  * threshold ({@value #MAX_INSTANCES} at first), a clean-up forgets every instance without a request since the
  * previous clean-up and none in flight; the threshold then becomes twice what is left (at least
@@ -81,7 +83,7 @@ public final class InstanceStats {
 	 * @param instance the instance called; not {@code null}
 	 */
 	public void completed(ServiceInstance instance) {
-		Counts counts = this.view.get(key(instance));
+		Counts counts = this.view.get(InstanceKey.of(instance));
 		if (counts != null) {
 			counts.inFlight.updateAndGet((n) -> Math.max(0, n - 1));
 		}
@@ -93,7 +95,7 @@ public final class InstanceStats {
 	 * @return {@code >= 0}; {@code 0} for an instance not tracked (never called, or forgotten)
 	 */
 	public long requests(ServiceInstance instance) {
-		Counts counts = this.view.get(key(instance));
+		Counts counts = this.view.get(InstanceKey.of(instance));
 		return (counts != null) ? counts.started.sum() : 0;
 	}
 
@@ -103,7 +105,7 @@ public final class InstanceStats {
 	 * @return {@code >= 0}
 	 */
 	public long inFlight(ServiceInstance instance) {
-		Counts counts = this.view.get(key(instance));
+		Counts counts = this.view.get(InstanceKey.of(instance));
 		return (counts != null) ? counts.inFlight.get() : 0;
 	}
 
@@ -124,7 +126,7 @@ public final class InstanceStats {
 	}
 
 	private Counts counts(ServiceInstance instance) {
-		String key = key(instance);
+		String key = InstanceKey.of(instance);
 		Counts counts = this.view.get(key);
 		if (counts != null) {
 			return counts;
@@ -161,16 +163,6 @@ public final class InstanceStats {
 		finally {
 			this.cleaning.unlock();
 		}
-	}
-
-	/**
-	 * The key of an instance.
-	 * @param instance not {@code null}
-	 * @return its instance id, else {@code host:port}
-	 */
-	public static String key(ServiceInstance instance) {
-		String id = instance.getInstanceId();
-		return (id != null) ? id : instance.getHost() + ':' + instance.getPort();
 	}
 
 	private static final class Counts {

@@ -6,11 +6,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
+import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import org.jspecify.annotations.Nullable;
-
-import org.springframework.cloud.client.ServiceInstance;
 
 /**
  * Slow start (warmup): gives young instances a reduced effective weight that ramps up over
@@ -124,7 +124,7 @@ public final class SlowStart {
 		Map<String, Seen> next = new HashMap<>(Math.max(16, snapshot.size() * 2));
 		long[] starts = new long[snapshot.size()];
 		for (int i = 0; i < starts.length; i++) {
-			String key = key(snapshot.get(i));
+			String key = InstanceKey.of(snapshot.get(i));
 			Seen before = (previous != null) ? previous.get(key) : null;
 			long firstSeenAt = (before != null) ? before.firstSeen : ((previous == null) ? WARM : now);
 			next.put(key, new Seen(firstSeenAt, PRESENT));
@@ -148,7 +148,6 @@ public final class SlowStart {
 	private State compute(InstanceSnapshot candidates, long[] starts, long now) {
 		double[] weights = candidates.effectiveWeights();
 		boolean warming = false;
-		long duration = this.rules.duration().toMillis();
 		for (int i = 0; i < starts.length; i++) {
 			if (starts[i] == WARM) {
 				continue;
@@ -161,11 +160,6 @@ public final class SlowStart {
 		}
 		// Ages only grow: a snapshot found warm stays warm.
 		return warming ? new State(now / this.tickMillis, candidates.withEffectiveWeights(weights)) : State.WARM;
-	}
-
-	private static String key(ServiceInstance instance) {
-		String id = instance.getInstanceId();
-		return (id != null) ? id : instance.getHost() + ':' + instance.getPort();
 	}
 
 	/**
