@@ -4,23 +4,17 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.curator.test.TestingServer;
+import dev.atlas.autoconfigure.ZooKeeperApps;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -30,7 +24,6 @@ import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
-import static org.awaitility.Awaitility.await;
 
 /**
  * Issue "Observability": real applications on a real (in-process) ZooKeeper; a caller drives traffic to
@@ -43,43 +36,33 @@ class ObservabilityIT {
 
 	private static final HttpClient http = HttpClient.newHttpClient();
 
-	private static TestingServer zookeeper;
-
-	private static final List<ConfigurableApplicationContext> apps = new ArrayList<>();
+	private static ZooKeeperApps apps;
 
 	private static ConfigurableApplicationContext caller;
 
 	@BeforeAll
 	static void start() throws Exception {
-		zookeeper = new TestingServer(true);
-		apps.add(app("provider", "weight=1"));
-		apps.add(app("provider", "weight=3"));
+		apps = new ZooKeeperApps();
+		app("provider", "weight=1");
+		app("provider", "weight=3");
 		caller = app("caller", "weight=1");
-		apps.add(caller);
-		await().atMost(Duration.ofSeconds(20))
-			.until(() -> caller.getBean(DiscoveryClient.class).getInstances("provider").size() == 2);
+		ZooKeeperApps.awaitInstances(caller, "provider", 2);
 	}
 
 	@AfterAll
 	static void stop() throws Exception {
-		apps.forEach(ConfigurableApplicationContext::close);
-		zookeeper.close();
+		apps.close();
 	}
 
 	private static ConfigurableApplicationContext app(String name, String metadata) {
-		return new SpringApplicationBuilder(App.class).properties("spring.application.name=" + name, "server.port=0",
-				"spring.cloud.zookeeper.connect-string=" + zookeeper.getConnectString(),
-				"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
-				"spring.cloud.zookeeper.discovery.metadata." + metadata, "spring.cloud.nacos.discovery.enabled=false",
-				"spring.main.banner-mode=off", "management.endpoints.web.exposure.include=health,prometheus,atlas",
-				"atlas.lifecycle.drain=0s",
+		return apps.start(App.class, name, "spring.cloud.zookeeper.discovery.metadata." + metadata,
+				"management.endpoints.web.exposure.include=health,prometheus,atlas",
 				// A long warmup keeps every young instance at the 10 % floor: effective weights are exact.
-				"atlas.warmup.duration=600s")
-			.run();
+				"atlas.warmup.duration=600s");
 	}
 
 	private static String get(ConfigurableApplicationContext app, String path) throws Exception {
-		int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+		int port = ZooKeeperApps.port(app);
 		return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
 				HttpResponse.BodyHandlers.ofString()).body();
 	}

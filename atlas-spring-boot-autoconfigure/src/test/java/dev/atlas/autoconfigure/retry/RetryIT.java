@@ -1,6 +1,5 @@
 package dev.atlas.autoconfigure.retry;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -9,7 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.apache.curator.test.TestingServer;
+import dev.atlas.autoconfigure.ZooKeeperApps;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -19,8 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.cloud.openfeign.EnableFeignClients;
 import org.springframework.cloud.openfeign.FeignClient;
@@ -37,7 +34,6 @@ import org.springframework.web.client.RestTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 /**
  * Field case C03, with real applications on a real (in-process) ZooKeeper: provider A always answers 503,
@@ -50,9 +46,7 @@ import static org.awaitility.Awaitility.await;
  */
 class RetryIT {
 
-	private static TestingServer zookeeper;
-
-	private static final List<ConfigurableApplicationContext> apps = new ArrayList<>();
+	private static ZooKeeperApps apps;
 
 	private static ConfigurableApplicationContext providerA;
 
@@ -64,34 +58,23 @@ class RetryIT {
 
 	@BeforeAll
 	static void start() throws Exception {
-		zookeeper = new TestingServer(true);
+		apps = new ZooKeeperApps();
 		providerA = app("provider", "app.fail=true");
 		providerB = app("provider", "app.fail=false");
 		weightedRandomCaller = app("caller", "atlas.loadbalancer.strategy=weighted-random");
 		smoothRoundRobinCaller = app("caller", "atlas.loadbalancer.strategy=smooth-round-robin");
 		for (ConfigurableApplicationContext caller : List.of(weightedRandomCaller, smoothRoundRobinCaller)) {
-			await().atMost(Duration.ofSeconds(20))
-				.until(() -> caller.getBean(DiscoveryClient.class).getInstances("provider").size() == 2);
+			ZooKeeperApps.awaitInstances(caller, "provider", 2);
 		}
 	}
 
 	@AfterAll
 	static void stop() throws Exception {
-		apps.forEach(ConfigurableApplicationContext::close);
-		zookeeper.close();
+		apps.close();
 	}
 
-	private static ConfigurableApplicationContext app(String name, String... properties) {
-		ConfigurableApplicationContext app = new SpringApplicationBuilder(App.class)
-			.properties("spring.application.name=" + name, "server.port=0",
-					"spring.cloud.zookeeper.connect-string=" + zookeeper.getConnectString(),
-					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
-					"spring.cloud.nacos.discovery.enabled=false", "spring.main.banner-mode=off",
-					"atlas.lifecycle.drain=0s", "atlas.warmup.enabled=false")
-			.properties(properties)
-			.run();
-		apps.add(app);
-		return app;
+	private static ConfigurableApplicationContext app(String name, String property) {
+		return apps.start(App.class, name, "atlas.warmup.enabled=false", property);
 	}
 
 	private static int served(ConfigurableApplicationContext provider) {
@@ -131,8 +114,7 @@ class RetryIT {
 	void case03_withOnlyAThe503ReachesTheCallerNotNoInstanceAvailable() throws Exception {
 		ConfigurableApplicationContext onlyA = app("lonely", "app.fail=true");
 		ConfigurableApplicationContext caller = app("lonely-caller", "app.target=lonely");
-		await().atMost(Duration.ofSeconds(20))
-			.until(() -> caller.getBean(DiscoveryClient.class).getInstances("lonely").size() == 1);
+		ZooKeeperApps.awaitInstances(caller, "lonely", 1);
 		assertThatThrownBy(() -> caller.getBean(App.class).call("rest-template"))
 			.isInstanceOf(HttpServerErrorException.class)
 			.hasMessageContaining("503");

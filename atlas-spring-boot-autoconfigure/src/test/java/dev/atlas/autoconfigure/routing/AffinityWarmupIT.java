@@ -6,8 +6,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.atlas.autoconfigure.ZooKeeperApps;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -15,8 +15,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
@@ -27,42 +25,27 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 
+import static dev.atlas.autoconfigure.ZooKeeperApps.port;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** Field cases C07 and C11 with real applications on a real (in-process) ZooKeeper. */
 class AffinityWarmupIT {
 
-	private TestingServer zookeeper;
-
-	private final List<ConfigurableApplicationContext> apps = new ArrayList<>();
+	private ZooKeeperApps apps;
 
 	@BeforeEach
 	void registry() throws Exception {
-		this.zookeeper = new TestingServer(true);
+		this.apps = new ZooKeeperApps();
 	}
 
 	@AfterEach
 	void stop() throws Exception {
-		this.apps.forEach(ConfigurableApplicationContext::close);
-		this.zookeeper.close();
+		this.apps.close();
 	}
 
 	private ConfigurableApplicationContext app(String name, String... properties) {
-		ConfigurableApplicationContext app = new SpringApplicationBuilder(App.class)
-			.properties("spring.application.name=" + name, "server.port=0",
-					"spring.cloud.zookeeper.connect-string=" + this.zookeeper.getConnectString(),
-					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
-					"spring.cloud.nacos.discovery.enabled=false", "spring.main.banner-mode=off",
-					"atlas.lifecycle.drain=0s")
-			.properties(properties)
-			.run();
-		this.apps.add(app);
-		return app;
-	}
-
-	private static int port(ConfigurableApplicationContext app) {
-		return ((WebServerApplicationContext) app).getWebServer().getPort();
+		return this.apps.start(App.class, name, properties);
 	}
 
 	private static Map<Integer, Integer> calls(ConfigurableApplicationContext caller, int times) {
@@ -75,8 +58,7 @@ class AffinityWarmupIT {
 	}
 
 	private static void awaitInstances(ConfigurableApplicationContext caller, int count) {
-		await().atMost(Duration.ofSeconds(20))
-			.until(() -> caller.getBean(DiscoveryClient.class).getInstances("provider").size() == count);
+		ZooKeeperApps.awaitInstances(caller, "provider", count);
 	}
 
 	@Test

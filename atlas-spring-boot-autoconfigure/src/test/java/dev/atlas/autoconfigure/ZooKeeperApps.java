@@ -1,0 +1,82 @@
+package dev.atlas.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.curator.test.TestingServer;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Real Spring Boot applications on random ports, registered in a real ZooKeeper running in-process, for the
+ * integration tests: starts the registry, starts applications with the properties all of them need, waits
+ * for discovery, and closes everything, applications first, registry last. Not thread-safe.
+ */
+public final class ZooKeeperApps implements AutoCloseable {
+
+	private final TestingServer zookeeper;
+
+	private final List<ConfigurableApplicationContext> apps = new ArrayList<>();
+
+	/**
+	 * Starts the registry.
+	 * @throws Exception if ZooKeeper cannot start
+	 */
+	public ZooKeeperApps() throws Exception {
+		this.zookeeper = new TestingServer(true);
+	}
+
+	/**
+	 * Starts an application registered in the registry: random port, host {@code 127.0.0.1}, Nacos off, no
+	 * banner, no drain on shutdown (tests close many applications), then {@code properties}.
+	 * @param source the application's configuration class
+	 * @param name {@code spring.application.name}, the service id it registers as
+	 * @param properties more {@code key=value} properties; later ones win
+	 * @return the running application, closed by {@link #close()}
+	 */
+	public ConfigurableApplicationContext start(Class<?> source, String name, String... properties) {
+		ConfigurableApplicationContext app = new SpringApplicationBuilder(source)
+			.properties("spring.application.name=" + name, "server.port=0",
+					"spring.cloud.zookeeper.connect-string=" + this.zookeeper.getConnectString(),
+					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
+					"spring.cloud.nacos.discovery.enabled=false", "spring.main.banner-mode=off",
+					"atlas.lifecycle.drain=0s")
+			.properties(properties)
+			.run();
+		this.apps.add(app);
+		return app;
+	}
+
+	/**
+	 * The port an application listens on.
+	 * @param app a running web application
+	 * @return the port
+	 */
+	public static int port(ConfigurableApplicationContext app) {
+		return ((WebServerApplicationContext) app).getWebServer().getPort();
+	}
+
+	/**
+	 * Waits (up to 20 s) until an application's discovery client lists a number of instances of a service.
+	 * @param caller the application
+	 * @param serviceId the service
+	 * @param count the number of instances to wait for
+	 */
+	public static void awaitInstances(ConfigurableApplicationContext caller, String serviceId, int count) {
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> caller.getBean(DiscoveryClient.class).getInstances(serviceId).size() == count);
+	}
+
+	@Override
+	public void close() throws Exception {
+		this.apps.forEach(ConfigurableApplicationContext::close);
+		this.zookeeper.close();
+	}
+
+}
