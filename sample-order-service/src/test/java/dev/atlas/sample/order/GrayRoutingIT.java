@@ -12,7 +12,6 @@ import dev.atlas.sample.order.ChainService.Chain;
 import dev.atlas.sample.order.OrderController.Order;
 import dev.atlas.sample.order.TrafficService.InstanceShare;
 import dev.atlas.sample.order.TrafficService.Traffic;
-import dev.atlas.sample.registry.EmbeddedRegistry;
 import dev.atlas.sample.user.UserController.NextUser;
 import dev.atlas.sample.user.UserServiceApplication;
 import io.micrometer.core.instrument.Counter;
@@ -23,9 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
@@ -35,7 +32,6 @@ import org.springframework.web.client.RestTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
-import static org.awaitility.Awaitility.await;
 
 /**
  * Gray-tag routing end to end (field cases C14 and C15), with a real registry: an in-process
@@ -61,11 +57,9 @@ class GrayRoutingIT {
     /** How often a routing check is repeated. */
     static final int REPEAT = 20;
 
-    static final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
-
     static final List<ConfigurableApplicationContext> userServices = new ArrayList<>();
 
-    static EmbeddedRegistry registry;
+    static SampleFleet fleet;
 
     static ConfigurableApplicationContext orders;
 
@@ -77,17 +71,17 @@ class GrayRoutingIT {
 
     @BeforeAll
     static void startRegistryAndFleet() throws Exception {
-        registry = EmbeddedRegistry.start(0);
+        fleet = new SampleFleet();
         for (String tag : List.of("v1", "v1", "v2", "v2")) {
-            userServices.add(start(UserServiceApplication.application(), commonArgs(
-                    "--sample.tag=" + tag, "--atlas.gray.baseline-tags=v1")));
+            userServices.add(fleet.start(UserServiceApplication.application(),
+                    "--sample.tag=" + tag, "--atlas.gray.baseline-tags=v1"));
         }
-        orders = start(OrderServiceApplication.application(), commonArgs(
+        orders = fleet.start(OrderServiceApplication.application(),
                 "--atlas.gray.baseline-tags=v1",
                 // C14(b): one async thread, so that consecutive requests share it
                 "--spring.task.execution.pool.core-size=1",
-                "--spring.task.execution.pool.max-size=1"));
-        canaryOrders = start(OrderServiceApplication.application(), commonArgs(
+                "--spring.task.execution.pool.max-size=1");
+        canaryOrders = fleet.start(OrderServiceApplication.application(),
                 "--atlas.gray.baseline-tags=v1",
                 "--atlas.gray.weights.user-service.v2=10",
                 // the canary split between lanes does not depend on warmup, but the printed
@@ -98,7 +92,7 @@ class GrayRoutingIT {
                 // one balancer request per call: with spring-retry (on the sample's classpath)
                 // Feign's retrying client asks the balancer again after "no instance", and the
                 // fallback counter below would count that call twice
-                "--spring.cloud.loadbalancer.retry.enabled=false"));
+                "--spring.cloud.loadbalancer.retry.enabled=false");
         ordersHttp = http(orders);
         canaryHttp = http(canaryOrders);
 
@@ -108,32 +102,15 @@ class GrayRoutingIT {
         callers.add(orders);
         callers.add(canaryOrders);
         for (ConfigurableApplicationContext caller : callers) {
-            DiscoveryClient discovery = caller.getBean(DiscoveryClient.class);
-            await("every caller discovers the four user-service instances")
-                    .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> discovery.getInstances(TrafficService.USER_SERVICE).size() == 4);
+            SampleFleet.awaitUserServices(caller, "every caller discovers the four user-service instances", 4);
         }
     }
 
     @AfterAll
     static void stopAll() throws Exception {
-        // callers first, then providers (they deregister on close), then the registry
-        RuntimeException failure = null;
-        for (int i = contexts.size() - 1; i >= 0; i--) {
-            try {
-                contexts.get(i).close();
-            }
-            catch (RuntimeException ex) {
-                failure = (failure == null) ? ex : failure;
-            }
-        }
-        contexts.clear();
         userServices.clear();
-        if (registry != null) {
-            registry.close();
-        }
-        if (failure != null) {
-            throw failure;
+        if (fleet != null) {
+            fleet.close();
         }
     }
 
@@ -402,23 +379,6 @@ class GrayRoutingIT {
         requestFactory.setReadTimeout(Duration.ofSeconds(30));
         return RestClient.builder().baseUrl("http://127.0.0.1:" + port)
                 .requestFactory(requestFactory).build();
-    }
-
-    private static ConfigurableApplicationContext start(SpringApplicationBuilder application,
-            String... args) {
-        ConfigurableApplicationContext context = application.run(args);
-        contexts.add(context);
-        return context;
-    }
-
-    private static String[] commonArgs(String... extra) {
-        List<String> args = new ArrayList<>(List.of("--server.port=0",
-                "--spring.cloud.zookeeper.connect-string=" + registry.connectString(),
-                "--spring.main.banner-mode=off",
-                // the whole fleet stops at once: no caller is left to drain for
-                "--atlas.lifecycle.drain=0s"));
-        args.addAll(List.of(extra));
-        return args.toArray(String[]::new);
     }
 
 }

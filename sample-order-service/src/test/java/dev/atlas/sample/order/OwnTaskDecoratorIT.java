@@ -1,12 +1,10 @@
 package dev.atlas.sample.order;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import dev.atlas.sample.order.ChainService.Chain;
-import dev.atlas.sample.registry.EmbeddedRegistry;
 import dev.atlas.sample.user.UserServiceApplication;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -14,7 +12,6 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.MDC;
 
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -23,7 +20,6 @@ import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * C14(a) when the application declares a {@link TaskDecorator} of its own — here the common
@@ -34,9 +30,7 @@ import static org.awaitility.Awaitility.await;
  */
 class OwnTaskDecoratorIT {
 
-    static final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
-
-    static EmbeddedRegistry registry;
+    static SampleFleet fleet;
 
     static ConfigurableApplicationContext orders;
 
@@ -74,34 +68,24 @@ class OwnTaskDecoratorIT {
 
     @BeforeAll
     static void startFleet() throws Exception {
-        registry = EmbeddedRegistry.start(0);
-        String zk = "--spring.cloud.zookeeper.connect-string=" + registry.connectString();
+        fleet = new SampleFleet();
+        List<ConfigurableApplicationContext> callers = new ArrayList<>();
         for (String tag : List.of("v1", "v2")) {
-            contexts.add(UserServiceApplication.application().run("--server.port=0", zk,
-                    "--spring.main.banner-mode=off", "--atlas.lifecycle.drain=0s",
+            callers.add(fleet.start(UserServiceApplication.application(),
                     "--sample.tag=" + tag, "--atlas.gray.baseline-tags=v1"));
         }
-        orders = OrderServiceApplication.application()
-                .sources(MdcTaskDecoratorConfiguration.class)
-                .run("--server.port=0", zk, "--spring.main.banner-mode=off",
-                        "--atlas.lifecycle.drain=0s", "--atlas.gray.baseline-tags=v1");
-        contexts.add(orders);
-        for (ConfigurableApplicationContext caller : contexts) {
-            DiscoveryClient discovery = caller.getBean(DiscoveryClient.class);
-            await("every caller discovers both user-service instances")
-                    .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> discovery.getInstances(TrafficService.USER_SERVICE).size() == 2);
+        orders = fleet.start(OrderServiceApplication.application().sources(MdcTaskDecoratorConfiguration.class),
+                "--atlas.gray.baseline-tags=v1");
+        callers.add(orders);
+        for (ConfigurableApplicationContext caller : callers) {
+            SampleFleet.awaitUserServices(caller, "every caller discovers both user-service instances", 2);
         }
     }
 
     @AfterAll
     static void stopFleet() throws Exception {
-        for (int i = contexts.size() - 1; i >= 0; i--) {
-            contexts.get(i).close();
-        }
-        contexts.clear();
-        if (registry != null) {
-            registry.close();
+        if (fleet != null) {
+            fleet.close();
         }
     }
 

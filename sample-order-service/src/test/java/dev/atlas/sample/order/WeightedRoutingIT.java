@@ -1,13 +1,10 @@
 package dev.atlas.sample.order;
 
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.sample.order.TrafficService.InstanceShare;
 import dev.atlas.sample.order.TrafficService.Traffic;
-import dev.atlas.sample.registry.EmbeddedRegistry;
 import dev.atlas.sample.user.UserServiceApplication;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,16 +12,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
-import static org.awaitility.Awaitility.await;
 
 /**
  * End to end, with a real registry: an in-process ZooKeeper, two user-service instances with
@@ -44,9 +38,7 @@ class WeightedRoutingIT {
      */
     static final double TOLERANCE = 0.03;
 
-    static final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
-
-    static EmbeddedRegistry registry;
+    static SampleFleet fleet;
 
     static ConfigurableApplicationContext atlasOrders;
 
@@ -54,44 +46,25 @@ class WeightedRoutingIT {
 
     @BeforeAll
     static void startRegistryAndServices() throws Exception {
-        registry = EmbeddedRegistry.start(0);
-        start(UserServiceApplication.application(), commonArgs("--sample.weight=1"));
-        start(UserServiceApplication.application(), commonArgs("--sample.weight=3"));
+        fleet = new SampleFleet();
+        fleet.start(UserServiceApplication.application(), "--sample.weight=1");
+        fleet.start(UserServiceApplication.application(), "--sample.weight=3");
         // Weights are checked at full strength: warmup (on by default for 60 s after an instance
         // registers) would make these freshly started instances' shares follow their age.
         // Warmup has its own tests (C11).
-        atlasOrders = start(OrderServiceApplication.application(),
-                commonArgs("--atlas.warmup.enabled=false"));
-        roundRobinOrders = start(OrderServiceApplication.application(),
-                commonArgs("--atlas.enabled=false"));
+        atlasOrders = fleet.start(OrderServiceApplication.application(), "--atlas.warmup.enabled=false");
+        roundRobinOrders = fleet.start(OrderServiceApplication.application(), "--atlas.enabled=false");
 
         // The balancer caches the first instance list it sees: make sure it is complete first.
         for (ConfigurableApplicationContext orders : List.of(atlasOrders, roundRobinOrders)) {
-            DiscoveryClient discovery = orders.getBean(DiscoveryClient.class);
-            await("order-service discovers both user-service instances")
-                    .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> discovery.getInstances(TrafficService.USER_SERVICE).size() == 2);
+            SampleFleet.awaitUserServices(orders, "order-service discovers both user-service instances", 2);
         }
     }
 
     @AfterAll
     static void stopAll() throws Exception {
-        // callers first, then providers (they deregister on close), then the registry
-        RuntimeException failure = null;
-        for (int i = contexts.size() - 1; i >= 0; i--) {
-            try {
-                contexts.get(i).close();
-            }
-            catch (RuntimeException ex) {
-                failure = (failure == null) ? ex : failure;
-            }
-        }
-        contexts.clear();
-        if (registry != null) {
-            registry.close();
-        }
-        if (failure != null) {
-            throw failure;
+        if (fleet != null) {
+            fleet.close();
         }
     }
 
@@ -148,23 +121,6 @@ class WeightedRoutingIT {
                 + TrafficController.render(traffic, TOLERANCE * 100));
         assertThat(traffic.calls()).isEqualTo(CALLS);
         return traffic;
-    }
-
-    private static ConfigurableApplicationContext start(SpringApplicationBuilder application,
-            String... args) {
-        ConfigurableApplicationContext context = application.run(args);
-        contexts.add(context);
-        return context;
-    }
-
-    private static String[] commonArgs(String... extra) {
-        List<String> args = new ArrayList<>(List.of("--server.port=0",
-                "--spring.cloud.zookeeper.connect-string=" + registry.connectString(),
-                "--spring.main.banner-mode=off",
-                // the whole fleet stops at once: no caller is left to drain for
-                "--atlas.lifecycle.drain=0s"));
-        args.addAll(List.of(extra));
-        return args.toArray(String[]::new);
     }
 
 }
