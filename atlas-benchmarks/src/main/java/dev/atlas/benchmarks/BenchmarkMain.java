@@ -13,7 +13,8 @@ import org.openjdk.jmh.runner.options.CommandLineOptions;
 import org.openjdk.jmh.runner.options.Options;
 
 /**
- * Runs the pick benchmarks in one JMH invocation and prints the Markdown report ({@link MarkdownReport}).
+ * Runs the pick benchmarks in one JMH invocation and prints the Markdown report
+ * ({@link MarkdownReport}).
  *
  * <pre>
  * java -cp … dev.atlas.benchmarks.BenchmarkMain [--markdown FILE] [JMH options, e.g. -f 1 -wi 3 -i 3 -prof gc]
@@ -28,7 +29,8 @@ public final class BenchmarkMain {
 
 	/**
 	 * Entry point.
-	 * @param args {@code --markdown FILE} (optional, first), then JMH's command-line options
+	 * @param args {@code --markdown FILE} (optional, first), then JMH's command-line
+	 * options
 	 * @throws Exception if JMH fails
 	 */
 	public static void main(String[] args) throws Exception {

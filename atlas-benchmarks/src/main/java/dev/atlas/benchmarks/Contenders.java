@@ -39,9 +39,10 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.WeightedServiceInstanceListSupplier;
 
 /**
- * Every load balancer of the comparison, over one fleet, wired as in production. The Reactor-level ones are
- * all {@link ReactorServiceInstanceLoadBalancer}s fed by an {@code ObjectProvider} of a supplier that emits
- * the same list object each time; a pick is {@code choose(request).block()}, which is what Spring Cloud's
+ * Every load balancer of the comparison, over one fleet, wired as in production. The
+ * Reactor-level ones are all {@link ReactorServiceInstanceLoadBalancer}s fed by an
+ * {@code ObjectProvider} of a supplier that emits the same list object each time; a pick
+ * is {@code choose(request).block()}, which is what Spring Cloud's
  * {@code BlockingLoadBalancerClient} (RestTemplate, RestClient) does.
  */
 public final class Contenders {
@@ -49,7 +50,10 @@ public final class Contenders {
 	/** The fleet, the very list every supplier emits. */
 	public final List<ServiceInstance> fleet;
 
-	/** Meters of the Atlas components: a real, in-memory registry (an application has one, e.g. Prometheus's). */
+	/**
+	 * Meters of the Atlas components: a real, in-memory registry (an application has one,
+	 * e.g. Prometheus's).
+	 */
 	public final MeterRegistry meters = new SimpleMeterRegistry();
 
 	/** A request without the tag header. */
@@ -65,12 +69,16 @@ public final class Contenders {
 	public final ReactorServiceInstanceLoadBalancer springRandom;
 
 	/**
-	 * Spring Cloud's {@code WeightedServiceInstanceListSupplier} under its round robin, over the list that
-	 * supplier expands by weight (once, as Spring's caching supplier above it serves it between refreshes).
+	 * Spring Cloud's {@code WeightedServiceInstanceListSupplier} under its round robin,
+	 * over the list that supplier expands by weight (once, as Spring's caching supplier
+	 * above it serves it between refreshes).
 	 */
 	public final ReactorServiceInstanceLoadBalancer springWeighted;
 
-	/** Spring Cloud Alibaba's {@code NacosLoadBalancer} (its flag on), caller in cluster {@code a}. */
+	/**
+	 * Spring Cloud Alibaba's {@code NacosLoadBalancer} (its flag on), caller in cluster
+	 * {@code a}.
+	 */
 	public final ReactorServiceInstanceLoadBalancer nacos;
 
 	/** Atlas weighted random, directly over the list (no routing stage). */
@@ -80,9 +88,9 @@ public final class Contenders {
 	public final AtlasLoadBalancer atlasSmoothRoundRobin;
 
 	/**
-	 * Atlas's whole chain as its auto-configuration builds it: last-known-good (stale limit 60 s) → snapshot →
-	 * warmup (defaults) → gray (10 % canary to v2 for untagged requests) → cluster affinity (caller in
-	 * {@code a}) → weighted random.
+	 * Atlas's whole chain as its auto-configuration builds it: last-known-good (stale
+	 * limit 60 s) → snapshot → warmup (defaults) → gray (10 % canary to v2 for untagged
+	 * requests) → cluster affinity (caller in {@code a}) → weighted random.
 	 */
 	public final AtlasLoadBalancer atlasChain;
 
@@ -93,7 +101,8 @@ public final class Contenders {
 	public final Balancer engineSmoothRoundRobin;
 
 	/**
-	 * Builds every contender over a fleet of {@code size} instances ({@link Fixtures#fleet}).
+	 * Builds every contender over a fleet of {@code size} instances
+	 * ({@link Fixtures#fleet}).
 	 * @param size number of instances
 	 */
 	public Contenders(int size) {
@@ -102,8 +111,10 @@ public final class Contenders {
 		String id = Fixtures.SERVICE_ID;
 		this.springRoundRobin = new RoundRobinLoadBalancer(plainSupplier, id);
 		this.springRandom = new RandomLoadBalancer(plainSupplier, id);
-		// Spring's weighted chain is discovery -> weighted -> caching: the expanded list is computed once per
-		// refresh and served from the cache, so it is expanded once here too, not on every pick.
+		// Spring's weighted chain is discovery -> weighted -> caching: the expanded list
+		// is computed once per
+		// refresh and served from the cache, so it is expanded once here too, not on
+		// every pick.
 		List<ServiceInstance> expanded = new WeightedServiceInstanceListSupplier(new FixedListSupplier(this.fleet))
 			.get()
 			.blockFirst();
@@ -117,10 +128,8 @@ public final class Contenders {
 		GrayRules gray = new GrayRules(Fixtures.TAG_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
 				Map.of(Fixtures.CANARY_TAG, 10.0), null);
 		AtlasServiceInstanceListSupplier chain = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
-				new SnapshotCache(parser()),
-				new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters),
-				new SlowStart(WarmupRules.DEFAULTS, clock),
-				new GrayRouter(id, gray, this.meters),
+				new SnapshotCache(parser()), new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters),
+				new SlowStart(WarmupRules.DEFAULTS, clock), new GrayRouter(id, gray, this.meters),
 				new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock));
 		this.atlasChain = atlas(new Just<>(chain), Strategy.WEIGHTED_RANDOM);
 
@@ -133,9 +142,10 @@ public final class Contenders {
 	}
 
 	/**
-	 * An {@code AtlasLoadBalancer} as the auto-configuration builds it, with its {@link InstanceStats} and the
-	 * {@code atlas.picks} meter. Per-request statistics (Atlas's, like Spring Cloud's {@code loadbalancer.requests}
-	 * meters) are kept by the request lifecycle, around the HTTP call, not in {@code choose}: no contender pays
+	 * An {@code AtlasLoadBalancer} as the auto-configuration builds it, with its
+	 * {@link InstanceStats} and the {@code atlas.picks} meter. Per-request statistics
+	 * (Atlas's, like Spring Cloud's {@code loadbalancer.requests} meters) are kept by the
+	 * request lifecycle, around the HTTP call, not in {@code choose}: no contender pays
 	 * for them here.
 	 */
 	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, Strategy strategy) {
@@ -148,7 +158,8 @@ public final class Contenders {
 	}
 
 	/**
-	 * One pick through a Reactor-level load balancer, as {@code BlockingLoadBalancerClient} makes it.
+	 * One pick through a Reactor-level load balancer, as
+	 * {@code BlockingLoadBalancerClient} makes it.
 	 * @param loadBalancer the load balancer
 	 * @param request the request
 	 * @return the chosen instance
@@ -158,7 +169,10 @@ public final class Contenders {
 		return (response != null && response.hasServer()) ? response.getServer() : null;
 	}
 
-	/** Makes one pick through each contender, so that per-snapshot work is done before measuring. */
+	/**
+	 * Makes one pick through each contender, so that per-snapshot work is done before
+	 * measuring.
+	 */
 	public void prime() {
 		for (ReactorServiceInstanceLoadBalancer loadBalancer : List.of(this.springRoundRobin, this.springRandom,
 				this.springWeighted, this.nacos, this.atlasWeightedRandom, this.atlasSmoothRoundRobin)) {

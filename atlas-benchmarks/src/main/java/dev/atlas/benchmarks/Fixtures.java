@@ -30,15 +30,18 @@ import org.springframework.http.HttpMethod;
 import org.springframework.util.LinkedMultiValueMap;
 
 /**
- * The instances, suppliers and requests every benchmark and the simulation share, built the way production
- * builds them, without a Spring context, a registry or a network.
+ * The instances, suppliers and requests every benchmark and the simulation share, built
+ * the way production builds them, without a Spring context, a registry or a network.
  */
 public final class Fixtures {
 
 	/** The called service. */
 	public static final String SERVICE_ID = "user-service";
 
-	/** The caller's own cluster / zone, for Atlas's cluster affinity and Nacos's cluster preference. */
+	/**
+	 * The caller's own cluster / zone, for Atlas's cluster affinity and Nacos's cluster
+	 * preference.
+	 */
 	public static final String CALLER_CLUSTER = "a";
 
 	/** The gray tag a share of the instances carries (the canary release). */
@@ -51,7 +54,8 @@ public final class Fixtures {
 	}
 
 	/**
-	 * The configured weight of instance {@code i} of the benchmark fleet: 1, 2, 3, 4, 5, 1, 2, …
+	 * The configured weight of instance {@code i} of the benchmark fleet: 1, 2, 3, 4, 5,
+	 * 1, 2, …
 	 * @param i index
 	 * @return 1..5
 	 */
@@ -61,20 +65,25 @@ public final class Fixtures {
 
 	/**
 	 * The benchmark fleet, as Spring Cloud Alibaba's Nacos discovery produces it: real
-	 * {@code NacosServiceInstance}s from {@link NacosServiceDiscovery#hostToServiceInstance}, so their
-	 * metadata holds {@code nacos.weight} (e.g. {@code "3.0"}), {@code nacos.cluster}, {@code nacos.healthy},
-	 * {@code nacos.instanceId}, {@code nacos.ephemeral} plus the instance's own metadata:
+	 * {@code NacosServiceInstance}s from
+	 * {@link NacosServiceDiscovery#hostToServiceInstance}, so their metadata holds
+	 * {@code nacos.weight} (e.g. {@code "3.0"}), {@code nacos.cluster},
+	 * {@code nacos.healthy}, {@code nacos.instanceId}, {@code nacos.ephemeral} plus the
+	 * instance's own metadata:
 	 * <ul>
-	 * <li>{@code weight}: the same weight as an integer (what Spring's {@code WeightedServiceInstanceListSupplier}
-	 * reads);</li>
-	 * <li>cluster / {@code zone}: {@code a} for even indexes, {@code b} for odd ones;</li>
-	 * <li>{@code version=v2} on 20 % of the instances (indexes ending in 0 or 1), the others untagged;</li>
-	 * <li>{@code atlas.registered-at} one hour ago on even indexes (warm), absent on odd ones (warm too: they
-	 * are in the first list the caller sees).</li>
+	 * <li>{@code weight}: the same weight as an integer (what Spring's
+	 * {@code WeightedServiceInstanceListSupplier} reads);</li>
+	 * <li>cluster / {@code zone}: {@code a} for even indexes, {@code b} for odd
+	 * ones;</li>
+	 * <li>{@code version=v2} on 20 % of the instances (indexes ending in 0 or 1), the
+	 * others untagged;</li>
+	 * <li>{@code atlas.registered-at} one hour ago on even indexes (warm), absent on odd
+	 * ones (warm too: they are in the first list the caller sees).</li>
 	 * </ul>
 	 * @param count number of instances
 	 * @param nowMillis wall-clock time used for {@code atlas.registered-at}
-	 * @return a new mutable {@link ArrayList}, like the one Spring's discovery supplier emits
+	 * @return a new mutable {@link ArrayList}, like the one Spring's discovery supplier
+	 * emits
 	 */
 	public static List<ServiceInstance> fleet(int count, long nowMillis) {
 		List<ServiceInstance> fleet = new ArrayList<>(count);
@@ -95,8 +104,8 @@ public final class Fixtures {
 	}
 
 	/**
-	 * One instance as Spring Cloud Alibaba's discovery turns a Nacos {@link Instance} into a
-	 * {@code ServiceInstance}.
+	 * One instance as Spring Cloud Alibaba's discovery turns a Nacos {@link Instance}
+	 * into a {@code ServiceInstance}.
 	 * @param i index, gives the address {@code 10.x.y.z:8080}
 	 * @param weight Nacos weight
 	 * @param cluster Nacos cluster name
@@ -136,10 +145,11 @@ public final class Fixtures {
 	}
 
 	/**
-	 * A {@code NacosLoadBalancer} as {@code NacosLoadBalancerClientConfiguration} builds it with
-	 * {@code spring.cloud.loadbalancer.nacos.enabled=true}: the default algorithm (Nacos's weighted random),
-	 * no instance filter, and {@code init()} called as the container would ({@code @PostConstruct}). The
-	 * caller's cluster is {@code clusterName}; its own address is an IPv4 one without an {@code IPv6}
+	 * A {@code NacosLoadBalancer} as {@code NacosLoadBalancerClientConfiguration} builds
+	 * it with {@code spring.cloud.loadbalancer.nacos.enabled=true}: the default algorithm
+	 * (Nacos's weighted random), no instance filter, and {@code init()} called as the
+	 * container would ({@code @PostConstruct}). The caller's cluster is
+	 * {@code clusterName}; its own address is an IPv4 one without an {@code IPv6}
 	 * metadata entry, so Nacos keeps IPv4 instances, as on a typical IPv4 host.
 	 * @param suppliers the supplier chain
 	 * @param clusterName {@code spring.cloud.nacos.discovery.cluster-name}
@@ -159,8 +169,8 @@ public final class Fixtures {
 	}
 
 	/**
-	 * A supplier that emits one list object, again and again, from one {@link Flux} object, as Spring Cloud
-	 * LoadBalancer's caching supplier does between two refreshes.
+	 * A supplier that emits one list object, again and again, from one {@link Flux}
+	 * object, as Spring Cloud LoadBalancer's caching supplier does between two refreshes.
 	 */
 	public static final class FixedListSupplier implements ServiceInstanceListSupplier {
 
@@ -186,8 +196,10 @@ public final class Fixtures {
 	}
 
 	/**
-	 * An {@link ObjectProvider} that hands out one object, without a bean factory lookup (the same for every
-	 * load balancer measured, so the comparison is about the load balancers).
+	 * An {@link ObjectProvider} that hands out one object, without a bean factory lookup
+	 * (the same for every load balancer measured, so the comparison is about the load
+	 * balancers).
+	 *
 	 * @param <T> the type
 	 */
 	public static final class Just<T> implements ObjectProvider<T> {

@@ -14,9 +14,10 @@ import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 
 /**
- * Turns the results of one JMH invocation of {@link PickBenchmark} into Markdown: time and allocation per
- * pick for every contender, size and thread count, ratios against Spring's {@code RoundRobinLoadBalancer},
- * and the issue's four "done when" targets, each marked met or missed (by how much).
+ * Turns the results of one JMH invocation of {@link PickBenchmark} into Markdown: time
+ * and allocation per pick for every contender, size and thread count, ratios against
+ * Spring's {@code RoundRobinLoadBalancer}, and the issue's four "done when" targets, each
+ * marked met or missed (by how much).
  */
 public final class MarkdownReport {
 
@@ -25,7 +26,8 @@ public final class MarkdownReport {
 
 		SPRING_RR("springRoundRobin", "Spring `RoundRobinLoadBalancer` (baseline)", false),
 		SPRING_RANDOM("springRandom", "Spring `RandomLoadBalancer`", false),
-		SPRING_WEIGHTED("springWeightedRoundRobin", "Spring `WeightedServiceInstanceListSupplier` + round robin", false),
+		SPRING_WEIGHTED("springWeightedRoundRobin", "Spring `WeightedServiceInstanceListSupplier` + round robin",
+				false),
 		NACOS("nacos", "SCA `NacosLoadBalancer` (cluster `a`)", false),
 		ATLAS_WR("atlasWeightedRandom", "Atlas weighted-random", true),
 		ATLAS_SWRR("atlasSmoothRoundRobin", "Atlas smooth-round-robin", true),
@@ -63,10 +65,12 @@ public final class MarkdownReport {
 
 	/**
 	 * One measured cell.
+	 *
 	 * @param nanos average time per pick and thread, ns
 	 * @param error 99.9 % half-width, ns ({@code NaN} with a single iteration)
 	 * @param bytes allocation per pick, B ({@code NaN} without {@code -prof gc})
-	 * @param spread slowest measurement iteration ÷ fastest ({@code 1} with a single iteration)
+	 * @param spread slowest measurement iteration ÷ fastest ({@code 1} with a single
+	 * iteration)
 	 */
 	record Cell(double nanos, double error, double bytes, double spread) {
 
@@ -128,7 +132,8 @@ public final class MarkdownReport {
 			int t = run.getParams().getThreads();
 			report.sizes.add(n);
 			report.threads.add(t);
-			report.cells.put(key(contender, n, t), new Cell(primary.getScore(), primary.getScoreError(), bytes, spread));
+			report.cells.put(key(contender, n, t),
+					new Cell(primary.getScore(), primary.getScoreError(), bytes, spread));
 		}
 		return report;
 	}
@@ -160,13 +165,15 @@ public final class MarkdownReport {
 	public String render() {
 		StringBuilder out = new StringBuilder();
 		for (int t : this.threads) {
-			out.append("#### Time per pick, ").append(threadsLabel(t))
+			out.append("#### Time per pick, ")
+				.append(threadsLabel(t))
 				.append(" (ns/op per thread, lower is better; × = time ÷ Spring `RoundRobinLoadBalancer`'s at the same size)\n\n");
 			header(out);
 			for (Contender contender : Contender.values()) {
-				row(out, contender, t, (cell, base) -> String.format(Locale.ROOT, "%s ± %s (%s×)%s", number(cell.nanos),
-						number(cell.error), (base == null) ? "?" : ratio(cell.nanos / base.nanos),
-						(cell.unstable() || (base != null && base.unstable())) ? " ⚠" : ""));
+				row(out, contender, t,
+						(cell, base) -> String.format(Locale.ROOT, "%s ± %s (%s×)%s", number(cell.nanos),
+								number(cell.error), (base == null) ? "?" : ratio(cell.nanos / base.nanos),
+								(cell.unstable() || (base != null && base.unstable())) ? " ⚠" : ""));
 			}
 			out.append('\n');
 			out.append(unstableNote(t));
@@ -189,17 +196,19 @@ public final class MarkdownReport {
 			for (int n : this.sizes) {
 				Cell cell = cell(contender, n, t);
 				if (cell != null && cell.unstable()) {
-					unstable.add(String.format(Locale.ROOT, "%s at %,d (%.1f×)", shortLabel(contender), n, cell.spread));
+					unstable
+						.add(String.format(Locale.ROOT, "%s at %,d (%.1f×)", shortLabel(contender), n, cell.spread));
 				}
 			}
 		}
 		if (unstable.isEmpty()) {
 			return "";
 		}
-		return String.format(Locale.ROOT, "⚠ = this cell or its baseline is unstable: its slowest measurement iteration "
-				+ "(all forks) took more than %.1f× its fastest, because something else ran on the machine meanwhile, "
-				+ "the JIT compiled the forks differently, or the code's own cost varies over time. Unstable: %s.%n%n",
-				UNSTABLE_SPREAD, String.join("; ", unstable));
+		return String
+			.format(Locale.ROOT, "⚠ = this cell or its baseline is unstable: its slowest measurement iteration "
+					+ "(all forks) took more than %.1f× its fastest, because something else ran on the machine meanwhile, "
+					+ "the JIT compiled the forks differently, or the code's own cost varies over time. Unstable: %s.%n%n",
+					UNSTABLE_SPREAD, String.join("; ", unstable));
 	}
 
 	private interface Format {
@@ -224,7 +233,9 @@ public final class MarkdownReport {
 		for (int n : this.sizes) {
 			Cell cell = cell(contender, n, t);
 			any |= cell != null;
-			line.append(' ').append((cell != null) ? format.cell(cell, cell(Contender.SPRING_RR, n, t)) : "—").append(" |");
+			line.append(' ')
+				.append((cell != null) ? format.cell(cell, cell(Contender.SPRING_RR, n, t)) : "—")
+				.append(" |");
 		}
 		if (any) {
 			out.append(line).append('\n');
@@ -291,8 +302,8 @@ public final class MarkdownReport {
 					}
 				}
 				if (worstSize > 0) {
-					String measured = String.format(Locale.ROOT, "%+.0f B vs %.0f B (worst size: %,d)", worst, worstSpring,
-							worstSize);
+					String measured = String.format(Locale.ROOT, "%+.0f B vs %.0f B (worst size: %,d)", worst,
+							worstSpring, worstSize);
 					target(out, "4. allocation per pick ≤ Spring round robin's (whole bytes, every size)",
 							shortLabel(atlas) + ", " + threadsLabel(t), measured,
 							(worst <= 0) ? "met" : String.format(Locale.ROOT, "**missed** by %.0f B/pick", worst));
@@ -307,8 +318,15 @@ public final class MarkdownReport {
 	}
 
 	private static void target(StringBuilder out, String target, String which, String measured, String verdict) {
-		out.append("| ").append(target).append(" | ").append(which).append(" | ").append(measured).append(" | ")
-			.append(verdict).append(" |\n");
+		out.append("| ")
+			.append(target)
+			.append(" | ")
+			.append(which)
+			.append(" | ")
+			.append(measured)
+			.append(" | ")
+			.append(verdict)
+			.append(" |\n");
 	}
 
 	private static String missed(double fraction, String what) {

@@ -18,17 +18,20 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * The cost of one pick, for every contender of {@link Contenders}, over fleets of 10 to 10,000 instances.
- * Concrete subclasses fix the number of threads ({@link Picks1Thread}, {@link Picks2Threads}) so that one
- * JMH invocation measures both. The load balancers are shared by the threads of a trial
- * ({@link Scope#Benchmark}), as one load balancer per service is shared by all request threads in
- * production, so round-robin counters are contended for real.
+ * The cost of one pick, for every contender of {@link Contenders}, over fleets of 10 to
+ * 10,000 instances. Concrete subclasses fix the number of threads ({@link Picks1Thread},
+ * {@link Picks2Threads}) so that one JMH invocation measures both. The load balancers are
+ * shared by the threads of a trial ({@link Scope#Benchmark}), as one load balancer per
+ * service is shared by all request threads in production, so round-robin counters are
+ * contended for real.
  *
- * <p>Each benchmark returns the chosen instance (JMH consumes it). The defaults below are the full run's;
- * {@code run.sh} passes them explicitly too. Four seconds of warmup, because on 2 cores the Reactor
- * pipelines reach their steady state only after 3 to 4 s (the JIT compiles them in the background); two
- * forks, because the JIT does not compile a Reactor pipeline the same way in every JVM (single forks of
- * Spring's round robin measured anywhere from 78 to 135 ns per pick on this machine, each stable in itself).
+ * <p>
+ * Each benchmark returns the chosen instance (JMH consumes it). The defaults below are
+ * the full run's; {@code run.sh} passes them explicitly too. Four seconds of warmup,
+ * because on 2 cores the Reactor pipelines reach their steady state only after 3 to 4 s
+ * (the JIT compiles them in the background); two forks, because the JIT does not compile
+ * a Reactor pipeline the same way in every JVM (single forks of Spring's round robin
+ * measured anywhere from 78 to 135 ns per pick on this machine, each stable in itself).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -63,7 +66,10 @@ public abstract class PickBenchmark {
 		return Contenders.pick(this.c.springRandom, this.c.plain);
 	}
 
-	/** Spring Cloud's {@code WeightedServiceInstanceListSupplier} + {@code RoundRobinLoadBalancer}. */
+	/**
+	 * Spring Cloud's {@code WeightedServiceInstanceListSupplier} +
+	 * {@code RoundRobinLoadBalancer}.
+	 */
 	@Benchmark
 	public ServiceInstance springWeightedRoundRobin() {
 		return Contenders.pick(this.c.springWeighted, this.c.plain);
@@ -105,7 +111,10 @@ public abstract class PickBenchmark {
 		return this.c.engineWeightedRandom.choose(this.c.fleet);
 	}
 
-	/** The bare engine: {@code Balancer.choose(list)}, smooth weighted round robin, no Reactor. */
+	/**
+	 * The bare engine: {@code Balancer.choose(list)}, smooth weighted round robin, no
+	 * Reactor.
+	 */
 	@Benchmark
 	public ServiceInstance engineSmoothRoundRobin() {
 		return this.c.engineSmoothRoundRobin.choose(this.c.fleet);

@@ -33,12 +33,15 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.WeightedServiceInstanceListSupplier;
 
 /**
- * Deterministic quality simulation, no network: how closely each weighted strategy's observed shares follow
- * the configured weights over a fixed number of picks, and the shape of Atlas's slow-start ramp.
+ * Deterministic quality simulation, no network: how closely each weighted strategy's
+ * observed shares follow the configured weights over a fixed number of picks, and the
+ * shape of Atlas's slow-start ramp.
  *
- * <p>Every source of randomness is seeded: Atlas's weighted random gets a {@link SplittableRandom}; Spring's
- * round robin starts at position 0; Nacos, which draws from {@code ThreadLocalRandom}, runs on a thread whose
- * {@code ThreadLocalRandom} is seeded ({@link SeededThreadLocalRandom}). Run {@link #main} for the Markdown.
+ * <p>
+ * Every source of randomness is seeded: Atlas's weighted random gets a
+ * {@link SplittableRandom}; Spring's round robin starts at position 0; Nacos, which draws
+ * from {@code ThreadLocalRandom}, runs on a thread whose {@code ThreadLocalRandom} is
+ * seeded ({@link SeededThreadLocalRandom}). Run {@link #main} for the Markdown.
  */
 public final class QualitySimulation {
 
@@ -59,6 +62,7 @@ public final class QualitySimulation {
 
 	/**
 	 * One instance's share.
+	 *
 	 * @param weight configured weight
 	 * @param expected weight ÷ Σweight
 	 * @param observed picks ÷ all picks
@@ -77,8 +81,10 @@ public final class QualitySimulation {
 
 	/**
 	 * One strategy in one scenario.
+	 *
 	 * @param strategy label
-	 * @param weighted whether the strategy claims to honour weights (the ±2 points assertion applies)
+	 * @param weighted whether the strategy claims to honour weights (the ±2 points
+	 * assertion applies)
 	 * @param shares one per instance, in list order; empty when {@code error} is set
 	 * @param seeded whether every source of randomness was seeded
 	 * @param error what went wrong, or {@code null}
@@ -97,6 +103,7 @@ public final class QualitySimulation {
 
 	/**
 	 * One set of weights and every strategy's result.
+	 *
 	 * @param title description
 	 * @param weights configured weights
 	 * @param lines results
@@ -106,11 +113,13 @@ public final class QualitySimulation {
 
 	/**
 	 * One point of the slow-start ramp.
+	 *
 	 * @param percent age in percent of the window
 	 * @param ageMillis age
 	 * @param factor weight factor with the defaults (aggression 1.0, floor 10 %)
 	 * @param factorAggression2 weight factor with aggression 2.0
-	 * @param expectedShare the new instance's expected share next to {@value #WARM_PEERS} warm peers of equal weight
+	 * @param expectedShare the new instance's expected share next to {@value #WARM_PEERS}
+	 * warm peers of equal weight
 	 * @param observedShare its observed share through {@code SlowStart} + weighted random
 	 */
 	public record RampPoint(int percent, long ageMillis, double factor, double factorAggression2, double expectedShare,
@@ -119,6 +128,7 @@ public final class QualitySimulation {
 
 	/**
 	 * The simulation's results.
+	 *
 	 * @param picks picks per strategy
 	 * @param seed the seed
 	 * @param scenarios share scenarios
@@ -133,13 +143,16 @@ public final class QualitySimulation {
 		public String markdown() {
 			StringBuilder out = new StringBuilder();
 			for (Scenario scenario : this.scenarios) {
-				out.append(String.format(Locale.ROOT, "#### Observed share vs configured weight: %s (%,d picks, seed %d)%n%n",
-						scenario.title(), this.picks, this.seed));
+				out.append(String.format(Locale.ROOT,
+						"#### Observed share vs configured weight: %s (%,d picks, seed %d)%n%n", scenario.title(),
+						this.picks, this.seed));
 				out.append("| strategy |");
 				for (int i = 0; i < scenario.weights().length; i++) {
 					out.append(String.format(Locale.ROOT, " i%d (w %s) |", i + 1, weight(scenario.weights()[i])));
 				}
-				out.append(" max deviation |\n|---|").append("---:|".repeat(scenario.weights().length)).append("---:|\n");
+				out.append(" max deviation |\n|---|")
+					.append("---:|".repeat(scenario.weights().length))
+					.append("---:|\n");
 				double total = 0;
 				for (double weight : scenario.weights()) {
 					total += weight;
@@ -152,7 +165,10 @@ public final class QualitySimulation {
 				for (Line line : scenario.lines()) {
 					out.append("| ").append(line.strategy()).append(line.seeded() ? "" : " (unseeded)").append(" |");
 					if (line.error() != null) {
-						out.append(" error: ").append(line.error()).append(" |".repeat(scenario.weights().length)).append('\n');
+						out.append(" error: ")
+							.append(line.error())
+							.append(" |".repeat(scenario.weights().length))
+							.append('\n');
 						continue;
 					}
 					for (Share share : line.shares()) {
@@ -162,14 +178,16 @@ public final class QualitySimulation {
 				}
 				out.append('\n');
 			}
-			out.append(String.format(Locale.ROOT, "#### Slow-start ramp: one new instance next to %d warm peers of equal "
-					+ "weight (window 60 s, floor 10 %%; %,d weighted-random picks per point)%n%n", WARM_PEERS, this.picks));
+			out.append(String.format(Locale.ROOT,
+					"#### Slow-start ramp: one new instance next to %d warm peers of equal "
+							+ "weight (window 60 s, floor 10 %%; %,d weighted-random picks per point)%n%n",
+					WARM_PEERS, this.picks));
 			out.append("| age (% of window) | factor, aggression 1.0 (default) | factor, aggression 2.0 | "
 					+ "expected share | observed share |\n|---:|---:|---:|---:|---:|\n");
 			for (RampPoint point : this.ramp) {
 				out.append(String.format(Locale.ROOT, "| %d %% (%.0f s) | %.2f | %.2f | %s | %s |%n", point.percent(),
-						point.ageMillis() / 1000.0, point.factor(), point.factorAggression2(), percent(point.expectedShare()),
-						percent(point.observedShare())));
+						point.ageMillis() / 1000.0, point.factor(), point.factorAggression2(),
+						percent(point.expectedShare()), percent(point.observedShare())));
 			}
 			return out.toString();
 		}
@@ -228,19 +246,20 @@ public final class QualitySimulation {
 		lines.add(line("Atlas weighted-random", true, instances, weights, picks, seed, (list, s) -> {
 			SplittableRandom random = new SplittableRandom(s);
 			MeterRegistry meters = new SimpleMeterRegistry();
-			return reactor(new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list),
-					new WeightedRandomBalancer(Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters,
-							() -> random)));
+			return reactor(new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list), new WeightedRandomBalancer(
+					Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters, () -> random)));
 		}));
 		lines.add(line("Atlas smooth-round-robin", true, instances, weights, picks, seed, (list, s) -> {
 			MeterRegistry meters = new SimpleMeterRegistry();
-			return reactor(new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list), new SmoothWeightedRoundRobinBalancer(
-					Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters, 0L)));
+			return reactor(
+					new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list), new SmoothWeightedRoundRobinBalancer(
+							Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters, 0L)));
 		}));
-		lines.add(line("Spring `WeightedServiceInstanceListSupplier` + round robin", true, instances, weights, picks, seed,
+		lines.add(line("Spring `WeightedServiceInstanceListSupplier` + round robin", true, instances, weights, picks,
+				seed,
 				(list, s) -> reactor(new RoundRobinLoadBalancer(
-						new Just<>(new WeightedServiceInstanceListSupplier(new FixedListSupplier(list))), Fixtures.SERVICE_ID,
-						0))));
+						new Just<>(new WeightedServiceInstanceListSupplier(new FixedListSupplier(list))),
+						Fixtures.SERVICE_ID, 0))));
 		lines.add(line("SCA `NacosLoadBalancer`", true, instances, weights, picks, seed,
 				(list, s) -> reactor(Fixtures.nacosLoadBalancer(supplier(list), "DEFAULT"))));
 		lines.add(line("Spring `RoundRobinLoadBalancer` (reference: ignores weights)", false, instances, weights, picks,
@@ -251,8 +270,10 @@ public final class QualitySimulation {
 	private static Line line(String strategy, boolean weighted, List<ServiceInstance> instances, double[] weights,
 			int picks, long seed, PickerFactory factory) throws Exception {
 		try {
-			// Class initialization may draw from ThreadLocalRandom; get it done on this (unseeded) thread so that
-			// the seeded thread's draws are the picks' alone, whatever ran before in this JVM.
+			// Class initialization may draw from ThreadLocalRandom; get it done on this
+			// (unseeded) thread so that
+			// the seeded thread's draws are the picks' alone, whatever ran before in this
+			// JVM.
 			Picker warmup = factory.create(instances, seed);
 			for (int p = 0; p < 100; p++) {
 				warmup.pick();
@@ -286,9 +307,11 @@ public final class QualitySimulation {
 		}
 		List<Share> shares = new ArrayList<>();
 		for (int i = 0; i < instances.size(); i++) {
-			shares.add(new Share(weights[i], weights[i] / total, counts.getOrDefault(instances.get(i), 0) / (double) picks));
+			shares.add(new Share(weights[i], weights[i] / total,
+					counts.getOrDefault(instances.get(i), 0) / (double) picks));
 		}
-		int unknown = picks - counts.entrySet().stream()
+		int unknown = picks - counts.entrySet()
+			.stream()
 			.filter((entry) -> instances.stream().anyMatch((instance) -> instance == entry.getKey()))
 			.mapToInt(Map.Entry::getValue)
 			.sum();

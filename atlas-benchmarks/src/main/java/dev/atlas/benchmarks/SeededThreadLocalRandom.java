@@ -6,17 +6,21 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Runs code on a fresh thread whose {@link java.util.concurrent.ThreadLocalRandom} starts from a chosen
- * seed, so that code drawing from {@code ThreadLocalRandom} (Nacos's weighted chooser, Spring's
- * {@code RandomLoadBalancer}) gives the same picks on every run. {@code ThreadLocalRandom} has no seeding
- * API; its state lives in fields of {@link Thread}, set here through {@code sun.misc.Unsafe} (module
- * {@code jdk.unsupported}, no {@code --add-opens} needed): the seed, the probe, and, while the task runs,
- * the thread's id, from which the generator's increment is derived. If a JDK ever refuses, the code runs
- * unseeded and {@link Outcome#seeded()} says so. For this simulation only: never do this in production code.
+ * Runs code on a fresh thread whose {@link java.util.concurrent.ThreadLocalRandom} starts
+ * from a chosen seed, so that code drawing from {@code ThreadLocalRandom} (Nacos's
+ * weighted chooser, Spring's {@code RandomLoadBalancer}) gives the same picks on every
+ * run. {@code ThreadLocalRandom} has no seeding API; its state lives in fields of
+ * {@link Thread}, set here through {@code sun.misc.Unsafe} (module
+ * {@code jdk.unsupported}, no {@code --add-opens} needed): the seed, the probe, and,
+ * while the task runs, the thread's id, from which the generator's increment is derived.
+ * If a JDK ever refuses, the code runs unseeded and {@link Outcome#seeded()} says so. For
+ * this simulation only: never do this in production code.
  */
 public final class SeededThreadLocalRandom {
 
-	/** The thread id the seeded thread wears while the task runs (far above any real one). */
+	/**
+	 * The thread id the seeded thread wears while the task runs (far above any real one).
+	 */
 	private static final long PINNED_THREAD_ID = 1L << 40;
 
 	private SeededThreadLocalRandom() {
@@ -24,6 +28,7 @@ public final class SeededThreadLocalRandom {
 
 	/**
 	 * What the task returned, and whether the thread was seeded.
+	 *
 	 * @param value the task's result
 	 * @param seeded {@code false} if the seed could not be set
 	 * @param <T> the result type
@@ -65,10 +70,12 @@ public final class SeededThreadLocalRandom {
 	}
 
 	/**
-	 * Seeds the current thread's {@code ThreadLocalRandom}. Since JDK 17 its increment is derived from the
-	 * thread's id ({@code nextSeed()} adds {@code (id << 1) + GOLDEN_GAMMA}), so the id is pinned too, for
-	 * the duration of the task only.
-	 * @return what puts the thread's id back, or {@code null} if the thread could not be seeded
+	 * Seeds the current thread's {@code ThreadLocalRandom}. Since JDK 17 its increment is
+	 * derived from the thread's id ({@code nextSeed()} adds
+	 * {@code (id << 1) + GOLDEN_GAMMA}), so the id is pinned too, for the duration of the
+	 * task only.
+	 * @return what puts the thread's id back, or {@code null} if the thread could not be
+	 * seeded
 	 */
 	private static Runnable seedCurrentThread(long seed) {
 		try {
@@ -87,7 +94,8 @@ public final class SeededThreadLocalRandom {
 			long originalId = (long) getLong.invoke(unsafe, current, idOffset);
 			putLong.invoke(unsafe, current, idOffset, PINNED_THREAD_ID);
 			putLong.invoke(unsafe, current, seedOffset, seed);
-			// A non-zero probe tells ThreadLocalRandom.current() that the thread is initialized, so it keeps the seed.
+			// A non-zero probe tells ThreadLocalRandom.current() that the thread is
+			// initialized, so it keeps the seed.
 			putInt.invoke(unsafe, current, probeOffset, 0x9E3779B9);
 			return () -> {
 				try {

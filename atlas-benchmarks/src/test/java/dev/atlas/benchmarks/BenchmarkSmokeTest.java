@@ -13,15 +13,17 @@ import org.openjdk.jmh.runner.options.TimeValue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Smoke mode for CI: every benchmark, every size, both thread counts, in-process (no fork), no warmup and
- * one 10 ms measurement each, with {@code -prof gc}; then the Markdown report. The figures mean nothing; the
- * point is that every benchmark runs and the report renders. Takes well under a minute.
+ * Smoke mode for CI: every benchmark, every size, both thread counts, in-process (no
+ * fork), no warmup and one 10 ms measurement each, with {@code -prof gc}; then the
+ * Markdown report. The figures mean nothing; the point is that every benchmark runs and
+ * the report renders. Takes well under a minute.
  */
 class BenchmarkSmokeTest {
 
 	@Test
 	void everyBenchmarkRunsAndTheReportRenders() throws Exception {
-		// JMH refuses to start while another JMH run holds /tmp/jmh.lock (e.g. run.sh on the same machine); the
+		// JMH refuses to start while another JMH run holds /tmp/jmh.lock (e.g. run.sh on
+		// the same machine); the
 		// smoke pass measures nothing, so it must not fail for that.
 		String ignoreLock = System.setProperty("jmh.ignoreLock", "true");
 		Collection<RunResult> results;

@@ -10,7 +10,10 @@ import org.springframework.cloud.client.ServiceInstance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The benchmarked load balancers are wired as intended: each picks real instances of its lane. */
+/**
+ * The benchmarked load balancers are wired as intended: each picks real instances of its
+ * lane.
+ */
 class ContendersTest {
 
 	private final Contenders contenders = new Contenders(100);
@@ -50,12 +53,12 @@ class ContendersTest {
 		}
 		// 10 % of untagged requests go to the canary lane, the others to the baseline.
 		assertThat(plainVersions).containsExactlyInAnyOrder("null", "v2");
-		assertThat(this.contenders.meters.find("atlas.gray.fallback").counters()).allSatisfy(
-				(Counter counter) -> assertThat(counter.count()).isZero());
-		assertThat(this.contenders.meters.find("atlas.affinity.spillover").counters()).allSatisfy(
-				(Counter counter) -> assertThat(counter.count()).isZero());
-		assertThat(this.contenders.meters.find("atlas.registry.stale").counters()).allSatisfy(
-				(Counter counter) -> assertThat(counter.count()).isZero());
+		assertThat(this.contenders.meters.find("atlas.gray.fallback").counters())
+			.allSatisfy((Counter counter) -> assertThat(counter.count()).isZero());
+		assertThat(this.contenders.meters.find("atlas.affinity.spillover").counters())
+			.allSatisfy((Counter counter) -> assertThat(counter.count()).isZero());
+		assertThat(this.contenders.meters.find("atlas.registry.stale").counters())
+			.allSatisfy((Counter counter) -> assertThat(counter.count()).isZero());
 	}
 
 }

@@ -62,7 +62,8 @@ class QualitySimulationTest {
 
 	@Test
 	void isDeterministic() throws Exception {
-		// Seeding Nacos's ThreadLocalRandom relies on JDK internals; on a JDK that refuses, only this check is skipped.
+		// Seeding Nacos's ThreadLocalRandom relies on JDK internals; on a JDK that
+		// refuses, only this check is skipped.
 		assumeTrue(report.scenarios().stream().flatMap((s) -> s.lines().stream()).allMatch(Line::seeded),
 				"ThreadLocalRandom could not be seeded on this JDK");
 		Report again = QualitySimulation.run(QualitySimulation.PICKS, QualitySimulation.SEED);

@@ -21,8 +21,8 @@ import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Atlas's configuration, bound from {@code atlas.*}. Invalid values fail startup with a message naming the
- * property and the allowed values.
+ * Atlas's configuration, bound from {@code atlas.*}. Invalid values fail startup with a
+ * message naming the property and the allowed values.
  */
 @ConfigurationProperties(prefix = AtlasProperties.PREFIX)
 public class AtlasProperties implements InitializingBean {
@@ -31,8 +31,8 @@ public class AtlasProperties implements InitializingBean {
 	public static final String PREFIX = "atlas";
 
 	/**
-	 * Whether Atlas is the load balancer of every @LoadBalanced client. When false, Spring Cloud
-	 * LoadBalancer's defaults apply unchanged.
+	 * Whether Atlas is the load balancer of every @LoadBalanced client. When false,
+	 * Spring Cloud LoadBalancer's defaults apply unchanged.
 	 */
 	private boolean enabled = true;
 
@@ -42,7 +42,10 @@ public class AtlasProperties implements InitializingBean {
 	/** Gray-tag routing: which lane (tagged instances) each request goes to. */
 	private final Gray gray = new Gray();
 
-	/** Carrying routing headers from inbound requests to outbound calls, across threads and reactive chains. */
+	/**
+	 * Carrying routing headers from inbound requests to outbound calls, across threads
+	 * and reactive chains.
+	 */
 	private final Propagation propagation = new Propagation();
 
 	/** Cluster affinity: prefer instances of the caller's own cluster or zone. */
@@ -54,15 +57,20 @@ public class AtlasProperties implements InitializingBean {
 	/** Lossless online/offline of this application in its registry. */
 	private final Lifecycle lifecycle = new Lifecycle();
 
-	/** How callers follow the registry: event-driven refresh and last-known-good lists. */
+	/**
+	 * How callers follow the registry: event-driven refresh and last-known-good lists.
+	 */
 	private final Registry registry = new Registry();
 
-	/** Per-service overrides, keyed by service id (e.g. atlas.services.user-service.loadbalancer.strategy). */
+	/**
+	 * Per-service overrides, keyed by service id (e.g.
+	 * atlas.services.user-service.loadbalancer.strategy).
+	 */
 	private final Map<String, Service> services = new LinkedHashMap<>();
 
 	/**
-	 * Validates what binding cannot: blank header names and gray percentages, for every service that has
-	 * some, so that a mistake fails startup instead of the first call.
+	 * Validates what binding cannot: blank header names and gray percentages, for every
+	 * service that has some, so that a mistake fails startup instead of the first call.
 	 * @throws IllegalArgumentException naming the property and what is allowed
 	 */
 	@Override
@@ -89,8 +97,8 @@ public class AtlasProperties implements InitializingBean {
 
 	private static void requireNonNegative(String property, Duration value) {
 		if (value == null || value.isNegative()) {
-			throw new IllegalArgumentException("Invalid " + PREFIX + "." + property + ": must be a duration >= 0, was "
-					+ value);
+			throw new IllegalArgumentException(
+					"Invalid " + PREFIX + "." + property + ": must be a duration >= 0, was " + value);
 		}
 	}
 
@@ -136,10 +144,13 @@ public class AtlasProperties implements InitializingBean {
 
 	/**
 	 * The affinity rules of this caller.
-	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not set (the Nacos
-	 *     cluster name or {@code spring.cloud.loadbalancer.zone}), may be {@code null}
-	 * @return never {@code null}; {@link AffinityRules#OFF} when disabled or without a cluster
-	 * @throws IllegalArgumentException naming the property when a threshold is out of range
+	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
+	 * set (the Nacos cluster name or {@code spring.cloud.loadbalancer.zone}), may be
+	 * {@code null}
+	 * @return never {@code null}; {@link AffinityRules#OFF} when disabled or without a
+	 * cluster
+	 * @throws IllegalArgumentException naming the property when a threshold is out of
+	 * range
 	 */
 	public AffinityRules resolveAffinity(@Nullable String defaultCluster) {
 		String cluster = (this.affinity.cluster != null && !this.affinity.cluster.isBlank()) ? this.affinity.cluster
@@ -195,14 +206,16 @@ public class AtlasProperties implements InitializingBean {
 					hashKeyHeader);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalArgumentException("Invalid " + property + ": " + ex.getMessage()
-					+ " (each value is a percentage 0..100 of untagged requests, adding up to at most 100)", ex);
+			throw new IllegalArgumentException(
+					"Invalid " + property + ": " + ex.getMessage()
+							+ " (each value is a percentage 0..100 of untagged requests, adding up to at most 100)",
+					ex);
 		}
 	}
 
 	/**
-	 * The headers carried from inbound requests to outbound calls: the configured ones plus the gray header
-	 * and the hash-key header.
+	 * The headers carried from inbound requests to outbound calls: the configured ones
+	 * plus the gray header and the hash-key header.
 	 * @return lower-case names, never {@code null}
 	 */
 	public Set<String> propagatedHeaders() {
@@ -223,7 +236,8 @@ public class AtlasProperties implements InitializingBean {
 	}
 
 	/**
-	 * The load-balancer settings that apply to one service: its overrides, else the defaults.
+	 * The load-balancer settings that apply to one service: its overrides, else the
+	 * defaults.
 	 * @param serviceId a service id, not {@code null}
 	 * @return never {@code null}
 	 */
@@ -232,13 +246,14 @@ public class AtlasProperties implements InitializingBean {
 		LoadBalancer overrides = (service != null) ? service.getLoadbalancer() : null;
 		Strategy strategy = (overrides != null && overrides.strategy != null) ? overrides.strategy
 				: this.loadbalancer.strategyOrDefault();
-		AllZeroWeightsPolicy policy = (overrides != null && overrides.allZeroWeights != null)
-				? overrides.allZeroWeights : this.loadbalancer.allZeroWeightsOrDefault();
+		AllZeroWeightsPolicy policy = (overrides != null && overrides.allZeroWeights != null) ? overrides.allZeroWeights
+				: this.loadbalancer.allZeroWeightsOrDefault();
 		return new ResolvedLoadBalancer(strategy, policy);
 	}
 
 	/**
 	 * The effective choice settings of one service.
+	 *
 	 * @param strategy never {@code null}
 	 * @param allZeroWeights never {@code null}
 	 */
@@ -249,15 +264,16 @@ public class AtlasProperties implements InitializingBean {
 	public static class LoadBalancer {
 
 		/**
-		 * Load-balancing algorithm: weighted-random (default; O(1) per pick) or smooth-round-robin (nginx's
-		 * smooth weighted round robin). Both honour registry weights; weight 0 means drained.
+		 * Load-balancing algorithm: weighted-random (default; O(1) per pick) or
+		 * smooth-round-robin (nginx's smooth weighted round robin). Both honour registry
+		 * weights; weight 0 means drained.
 		 */
 		private @Nullable Strategy strategy;
 
 		/**
-		 * What to do when every candidate has weight 0: fail-open (default; treat them as equal weights, log
-		 * one WARN, count in atlas.weights.all.zero) or reject (no instance: the caller gets a 503, counted in
-		 * atlas.weights.all.zero).
+		 * What to do when every candidate has weight 0: fail-open (default; treat them as
+		 * equal weights, log one WARN, count in atlas.weights.all.zero) or reject (no
+		 * instance: the caller gets a 503, counted in atlas.weights.all.zero).
 		 */
 		private @Nullable AllZeroWeightsPolicy allZeroWeights;
 
@@ -287,7 +303,10 @@ public class AtlasProperties implements InitializingBean {
 
 	}
 
-	/** Overrides for one service; anything left unset falls back to the global atlas.* value. */
+	/**
+	 * Overrides for one service; anything left unset falls back to the global atlas.*
+	 * value.
+	 */
 	public static class Service {
 
 		/** Choice settings of this service. */
@@ -309,31 +328,37 @@ public class AtlasProperties implements InitializingBean {
 	/** Gray-tag routing. */
 	public static class Gray {
 
-		/** Whether requests are routed to lanes by gray tag. When false, every instance is a candidate. */
+		/**
+		 * Whether requests are routed to lanes by gray tag. When false, every instance is
+		 * a candidate.
+		 */
 		private boolean enabled = true;
 
 		/** Request header naming the tag a request wants (e.g. X-Service-Version: v2). */
 		private String header = GrayRules.DEFAULT_HEADER;
 
-		/** Instance metadata key holding an instance's tag. Instances without it are untagged (baseline). */
+		/**
+		 * Instance metadata key holding an instance's tag. Instances without it are
+		 * untagged (baseline).
+		 */
 		private String metadataKey = MetadataKeys.DEFAULT_TAG;
 
 		/**
-		 * This application's own tag, wanted by its outbound calls when the request names none, so that a
-		 * canary caller calls canary providers. Empty for none.
+		 * This application's own tag, wanted by its outbound calls when the request names
+		 * none, so that a canary caller calls canary providers. Empty for none.
 		 */
 		private @Nullable String ownTag;
 
 		/**
-		 * Where a request goes when no instance carries the tag it wants: baseline (untagged or baseline-tag
-		 * instances; all when there is none), all, or none (the caller gets a 503). Counted in
-		 * atlas.gray.fallback.
+		 * Where a request goes when no instance carries the tag it wants: baseline
+		 * (untagged or baseline-tag instances; all when there is none), all, or none (the
+		 * caller gets a 503). Counted in atlas.gray.fallback.
 		 */
 		private GrayFallback fallback = GrayFallback.BASELINE;
 
 		/**
-		 * Whether requests that want no tag go to baseline instances only, never to tagged (canary) ones.
-		 * When no baseline instance exists they go to all.
+		 * Whether requests that want no tag go to baseline instances only, never to
+		 * tagged (canary) ones. When no baseline instance exists they go to all.
 		 */
 		private boolean isolateBaseline = true;
 
@@ -347,8 +372,9 @@ public class AtlasProperties implements InitializingBean {
 		private Map<String, Map<String, Double>> weights = new LinkedHashMap<>();
 
 		/**
-		 * Request header whose value makes the percentage choice sticky: the same value (e.g. a user id)
-		 * always lands in the same lane. Empty to choose at random per request.
+		 * Request header whose value makes the percentage choice sticky: the same value
+		 * (e.g. a user id) always lands in the same lane. Empty to choose at random per
+		 * request.
 		 */
 		private @Nullable String hashKeyHeader;
 
@@ -429,7 +455,10 @@ public class AtlasProperties implements InitializingBean {
 	/** Gray overrides for one service; anything left unset falls back to atlas.gray.*. */
 	public static class ServiceGray {
 
-		/** Fallback when no instance of this service carries the wanted tag: baseline, all or none. */
+		/**
+		 * Fallback when no instance of this service carries the wanted tag: baseline, all
+		 * or none.
+		 */
 		private @Nullable GrayFallback fallback;
 
 		/** Whether untagged requests to this service go to baseline instances only. */
@@ -438,7 +467,10 @@ public class AtlasProperties implements InitializingBean {
 		/** Baseline tags of this service. */
 		private @Nullable Set<String> baselineTags;
 
-		/** Percentage canary for this service: tag to percent of untagged requests, e.g. v2: 10. */
+		/**
+		 * Percentage canary for this service: tag to percent of untagged requests, e.g.
+		 * v2: 10.
+		 */
 		private Map<String, Double> weights = new LinkedHashMap<>();
 
 		/** Hash-key header for this service's percentage canary. */
@@ -490,21 +522,24 @@ public class AtlasProperties implements InitializingBean {
 	public static class Propagation {
 
 		/**
-		 * Whether routing headers are carried from inbound requests to outbound @LoadBalanced calls, across
-		 * threads (@Async, Spring executors) and reactive chains.
+		 * Whether routing headers are carried from inbound requests to
+		 * outbound @LoadBalanced calls, across threads (@Async, Spring executors) and
+		 * reactive chains.
 		 */
 		private boolean enabled = true;
 
 		/**
-		 * Headers captured from inbound requests and written on outbound calls (when the outbound request
-		 * does not set them itself). The gray header and the hash-key header are always included.
+		 * Headers captured from inbound requests and written on outbound calls (when the
+		 * outbound request does not set them itself). The gray header and the hash-key
+		 * header are always included.
 		 */
 		private List<String> headers = new ArrayList<>(List.of(GrayRules.DEFAULT_HEADER));
 
 		/**
 		 * Whether Atlas turns on Reactor's automatic context propagation
-		 * (Hooks.enableAutomaticContextPropagation), so that the routing context follows reactive chains across
-		 * schedulers. Same effect as spring.reactor.context-propagation=auto.
+		 * (Hooks.enableAutomaticContextPropagation), so that the routing context follows
+		 * reactive chains across schedulers. Same effect as
+		 * spring.reactor.context-propagation=auto.
 		 */
 		private boolean reactorAutomatic = true;
 
@@ -541,19 +576,23 @@ public class AtlasProperties implements InitializingBean {
 		private boolean enabled = true;
 
 		/**
-		 * The caller's own cluster or zone. Defaults to spring.cloud.nacos.discovery.cluster-name when set,
-		 * else spring.cloud.loadbalancer.zone; empty turns affinity off. Compared case-insensitively with the
-		 * instances' nacos.cluster or zone metadata.
+		 * The caller's own cluster or zone. Defaults to
+		 * spring.cloud.nacos.discovery.cluster-name when set, else
+		 * spring.cloud.loadbalancer.zone; empty turns affinity off. Compared
+		 * case-insensitively with the instances' nacos.cluster or zone metadata.
 		 */
 		private @Nullable String cluster;
 
 		/**
-		 * Spill over to all clusters when fewer than this ratio (0..1) of the own cluster's registered
-		 * instances are usable (not marked unhealthy).
+		 * Spill over to all clusters when fewer than this ratio (0..1) of the own
+		 * cluster's registered instances are usable (not marked unhealthy).
 		 */
 		private double minHealthyRatio = 0.1;
 
-		/** Spill over to all clusters when the own cluster has fewer usable instances than this. */
+		/**
+		 * Spill over to all clusters when the own cluster has fewer usable instances than
+		 * this.
+		 */
 		private int minInstances = 1;
 
 		public boolean isEnabled() {
@@ -596,13 +635,21 @@ public class AtlasProperties implements InitializingBean {
 		/** Whether new instances ramp up their weight. */
 		private boolean enabled = true;
 
-		/** Length of the ramp after an instance registers (or is first seen); 0 turns warmup off. */
+		/**
+		 * Length of the ramp after an instance registers (or is first seen); 0 turns
+		 * warmup off.
+		 */
 		private Duration duration = Duration.ofSeconds(60);
 
-		/** Shape of the ramp: 1.0 is linear, larger values ramp faster early. Must be > 0. */
+		/**
+		 * Shape of the ramp: 1.0 is linear, larger values ramp faster early. Must be > 0.
+		 */
 		private double aggression = 1.0;
 
-		/** Floor of the weight factor in percent (0..100), so a new instance is never starved. */
+		/**
+		 * Floor of the weight factor in percent (0..100), so a new instance is never
+		 * starved.
+		 */
 		private double minWeightPercent = 10;
 
 		public boolean isEnabled() {
@@ -643,9 +690,10 @@ public class AtlasProperties implements InitializingBean {
 	public static class Lifecycle {
 
 		/**
-		 * Whether this application registers in its registry only once it is ready and accepting traffic
-		 * (after every runner), instead of as soon as the web server is up. Its registration then carries
-		 * atlas.registered-at, which callers use for warmup.
+		 * Whether this application registers in its registry only once it is ready and
+		 * accepting traffic (after every runner), instead of as soon as the web server is
+		 * up. Its registration then carries atlas.registered-at, which callers use for
+		 * warmup.
 		 */
 		private boolean registerWhenReady = true;
 
@@ -653,19 +701,22 @@ public class AtlasProperties implements InitializingBean {
 		private Duration registerDelay = Duration.ZERO;
 
 		/**
-		 * Whether Atlas runs the shutdown sequence on SIGTERM or preStop: deregister, refuse traffic, drain,
-		 * then let Spring Boot stop the web server gracefully.
+		 * Whether Atlas runs the shutdown sequence on SIGTERM or preStop: deregister,
+		 * refuse traffic, drain, then let Spring Boot stop the web server gracefully.
 		 */
 		private boolean gracefulShutdown = true;
 
 		/**
-		 * How long to keep serving after deregistration, so callers notice (they refresh on registry events,
-		 * or at their cache TTL) before the web server stops. Replaces Spring Cloud Alibaba's
-		 * graceful-shutdown-wait-time.
+		 * How long to keep serving after deregistration, so callers notice (they refresh
+		 * on registry events, or at their cache TTL) before the web server stops.
+		 * Replaces Spring Cloud Alibaba's graceful-shutdown-wait-time.
 		 */
 		private Duration drain = Duration.ofSeconds(10);
 
-		/** Longest wait for the registry to confirm deregistration (e.g. when it is unreachable). */
+		/**
+		 * Longest wait for the registry to confirm deregistration (e.g. when it is
+		 * unreachable).
+		 */
 		private Duration deregisterTimeout = Duration.ofSeconds(3);
 
 		public boolean isRegisterWhenReady() {
@@ -714,16 +765,17 @@ public class AtlasProperties implements InitializingBean {
 	public static class Registry {
 
 		/**
-		 * Whether registry change events (Spring Cloud's HeartbeatEvent, e.g. ZooKeeper's watch) evict the
-		 * load balancer's cached instance lists at once, instead of waiting for their TTL
-		 * (spring.cloud.loadbalancer.cache.ttl, which stays as a safety net, measured from write).
+		 * Whether registry change events (Spring Cloud's HeartbeatEvent, e.g. ZooKeeper's
+		 * watch) evict the load balancer's cached instance lists at once, instead of
+		 * waiting for their TTL (spring.cloud.loadbalancer.cache.ttl, which stays as a
+		 * safety net, measured from write).
 		 */
 		private boolean refreshOnEvents = true;
 
 		/**
-		 * How long an empty registry answer is replaced by the last non-empty instance list (an outage or a
-		 * restarted registry node must not wipe the list); after that, an empty list is accepted. 0 accepts
-		 * empty lists at once.
+		 * How long an empty registry answer is replaced by the last non-empty instance
+		 * list (an outage or a restarted registry node must not wipe the list); after
+		 * that, an empty list is accepted. 0 accepts empty lists at once.
 		 */
 		private Duration staleLimit = Duration.ofSeconds(60);
 

@@ -14,9 +14,10 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Real Spring Boot applications on random ports, registered in a real ZooKeeper running in-process, for the
- * integration tests: starts the registry, starts applications with the properties all of them need, waits
- * for discovery, and closes everything, applications first, registry last. Not thread-safe.
+ * Real Spring Boot applications on random ports, registered in a real ZooKeeper running
+ * in-process, for the integration tests: starts the registry, starts applications with
+ * the properties all of them need, waits for discovery, and closes everything,
+ * applications first, registry last. Not thread-safe.
  */
 public final class ZooKeeperApps implements AutoCloseable {
 
@@ -33,8 +34,9 @@ public final class ZooKeeperApps implements AutoCloseable {
 	}
 
 	/**
-	 * Starts an application registered in the registry: random port, host {@code 127.0.0.1}, Nacos off, no
-	 * banner, no drain on shutdown (tests close many applications), then {@code properties}.
+	 * Starts an application registered in the registry: random port, host
+	 * {@code 127.0.0.1}, Nacos off, no banner, no drain on shutdown (tests close many
+	 * applications), then {@code properties}.
 	 * @param source the application's configuration class
 	 * @param name {@code spring.application.name}, the service id it registers as
 	 * @param properties more {@code key=value} properties; later ones win
@@ -63,7 +65,8 @@ public final class ZooKeeperApps implements AutoCloseable {
 	}
 
 	/**
-	 * Waits (up to 20 s) until an application's discovery client lists a number of instances of a service.
+	 * Waits (up to 20 s) until an application's discovery client lists a number of
+	 * instances of a service.
 	 * @param caller the application
 	 * @param serviceId the service
 	 * @param count the number of instances to wait for

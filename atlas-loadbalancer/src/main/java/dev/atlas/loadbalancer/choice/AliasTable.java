@@ -3,11 +3,13 @@ package dev.atlas.loadbalancer.choice;
 import java.util.random.RandomGenerator;
 
 /**
- * Vose's alias method (M. D. Vose, "A linear algorithm for generating random numbers with a given
- * distribution", IEEE TSE 17(9), 1991): O(n) to build, O(1) and one random number per sample.
+ * Vose's alias method (M. D. Vose, "A linear algorithm for generating random numbers with
+ * a given distribution", IEEE TSE 17(9), 1991): O(n) to build, O(1) and one random number
+ * per sample.
  *
- * <p>Only positive weights get a column, so drained instances (weight 0) can never be sampled. Immutable
- * and thread-safe.
+ * <p>
+ * Only positive weights get a column, so drained instances (weight 0) can never be
+ * sampled. Immutable and thread-safe.
  */
 public final class AliasTable {
 
@@ -27,7 +29,8 @@ public final class AliasTable {
 	 * Builds the table.
 	 * @param weights finite weights {@code >= 0}, at least one positive; not modified
 	 * @return the table, never {@code null}
-	 * @throws IllegalArgumentException if no weight is positive or a weight is negative or not finite
+	 * @throws IllegalArgumentException if no weight is positive or a weight is negative
+	 * or not finite
 	 */
 	public static AliasTable of(double[] weights) {
 		int columns = 0;
@@ -99,7 +102,8 @@ public final class AliasTable {
 	/**
 	 * Samples an index with probability proportional to its weight.
 	 * @param random source of randomness; not {@code null}; used once
-	 * @return an index into the weights the table was built from, whose weight is positive
+	 * @return an index into the weights the table was built from, whose weight is
+	 * positive
 	 */
 	public int sample(RandomGenerator random) {
 		int columns = this.threshold.length;

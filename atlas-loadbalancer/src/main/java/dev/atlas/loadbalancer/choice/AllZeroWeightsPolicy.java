@@ -3,14 +3,15 @@ package dev.atlas.loadbalancer.choice;
 import dev.atlas.loadbalancer.support.PropertyValues;
 
 /**
- * What a balancer does when candidates exist but every one of them has weight 0 (all drained), which is
- * nearly always an operator mistake rather than an intended outage.
+ * What a balancer does when candidates exist but every one of them has weight 0 (all
+ * drained), which is nearly always an operator mistake rather than an intended outage.
  */
 public enum AllZeroWeightsPolicy {
 
 	/**
-	 * Treat every candidate as weight 1: traffic keeps flowing, one WARN per snapshot is logged and the
-	 * {@code atlas.weights.all.zero} counter counts each such request. The default.
+	 * Treat every candidate as weight 1: traffic keeps flowing, one WARN per snapshot is
+	 * logged and the {@code atlas.weights.all.zero} counter counts each such request. The
+	 * default.
 	 */
 	FAIL_OPEN("fail-open"),
 
@@ -38,7 +39,8 @@ public enum AllZeroWeightsPolicy {
 	 * Parses a property value, ignoring case and treating {@code _} like {@code -}.
 	 * @param value e.g. {@code fail-open}
 	 * @return the policy, never {@code null}
-	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
+	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none
+	 * of them
 	 */
 	public static AllZeroWeightsPolicy fromValue(String value) {
 		return PropertyValues.parse(value, values(), AllZeroWeightsPolicy::value, "all-zero-weights policy");

@@ -26,12 +26,15 @@ import org.springframework.cloud.loadbalancer.core.SelectedInstanceCallback;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /**
- * Atlas's {@link ReactorServiceInstanceLoadBalancer}: pulls the candidates for a request from the
- * {@link ServiceInstanceListSupplier} chain and lets a {@link Balancer} choose among them.
+ * Atlas's {@link ReactorServiceInstanceLoadBalancer}: pulls the candidates for a request
+ * from the {@link ServiceInstanceListSupplier} chain and lets a {@link Balancer} choose
+ * among them.
  *
- * <p>Never signals an error for a missing choice: an empty candidate list, an empty supplier or a
- * rejection by the balancer all give Spring's {@link EmptyResponse} (which the HTTP integrations turn into
- * a 503). The chosen instance is the very object the supplier produced. Thread-safe.
+ * <p>
+ * Never signals an error for a missing choice: an empty candidate list, an empty supplier
+ * or a rejection by the balancer all give Spring's {@link EmptyResponse} (which the HTTP
+ * integrations turn into a 503). The chosen instance is the very object the supplier
+ * produced. Thread-safe.
  */
 public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
@@ -45,13 +48,12 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final InstanceStats stats;
 
-
 	/**
 	 * Creates the load balancer of one service.
 	 * @param serviceId not {@code null}
 	 * @param supplierProvider the supplier chain, typically
-	 *     {@code LoadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class)};
-	 *     when it yields nothing, every request gets an empty response
+	 * {@code LoadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class)};
+	 * when it yields nothing, every request gets an empty response
 	 * @param balancer the algorithm; not {@code null}
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
@@ -62,10 +64,12 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	/**
 	 * Creates the load balancer of one service, with its meter.
 	 * @param serviceId not {@code null}
-	 * @param supplierProvider the supplier chain; when it yields nothing, every request gets an empty response
+	 * @param supplierProvider the supplier chain; when it yields nothing, every request
+	 * gets an empty response
 	 * @param balancer the algorithm; not {@code null}
-	 * @param stats this service's per-instance request counts (fed by the request lifecycle), shown by the
-	 *     actuator view and summed by {@value #PICKS_METER}; not {@code null}
+	 * @param stats this service's per-instance request counts (fed by the request
+	 * lifecycle), shown by the actuator view and summed by {@value #PICKS_METER}; not
+	 * {@code null}
 	 * @param meterRegistry where {@value #PICKS_METER} is registered; not {@code null}
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
@@ -74,7 +78,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.balancer = Objects.requireNonNull(balancer, "balancer");
 		this.stats = Objects.requireNonNull(stats, "stats");
-		// Read when scraped from the per-instance request counts: a pick itself writes no shared counter.
+		// Read when scraped from the per-instance request counts: a pick itself writes no
+		// shared counter.
 		FunctionCounter.builder(PICKS_METER, stats, InstanceStats::totalRequests)
 			.description("Requests sent to instances chosen by Atlas (each attempt counts)")
 			.tag("service", serviceId)
@@ -83,18 +88,19 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	}
 
 	/**
-	 * Counter of requests sent to chosen instances (each attempt counts), read from {@link InstanceStats}; tags
-	 * {@code service}, {@code strategy}.
+	 * Counter of requests sent to chosen instances (each attempt counts), read from
+	 * {@link InstanceStats}; tags {@code service}, {@code strategy}.
 	 */
 	public static final String PICKS_METER = "atlas.picks";
 
 	/**
-	 * Chooses an instance for a request from the first candidate list the supplier chain emits.
-	 * @param request the request, handed to the supplier chain (gray routing reads its headers); may be
-	 *     {@code null}
-	 * @return a {@code Mono} of exactly one response: the chosen instance, or an {@code EmptyResponse} when
-	 *     there is none to choose; it signals an error if the supplier chain does or if routing or choosing
-	 *     throws (a bug: bad input never does)
+	 * Chooses an instance for a request from the first candidate list the supplier chain
+	 * emits.
+	 * @param request the request, handed to the supplier chain (gray routing reads its
+	 * headers); may be {@code null}
+	 * @return a {@code Mono} of exactly one response: the chosen instance, or an
+	 * {@code EmptyResponse} when there is none to choose; it signals an error if the
+	 * supplier chain does or if routing or choosing throws (a bug: bad input never does)
 	 */
 	@Override
 	@SuppressWarnings({ "rawtypes", "unchecked" })
@@ -109,11 +115,11 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	}
 
 	/**
-	 * Atlas's stage when it is the top of the chain, or right below Spring's retry-aware supplier (whose only
-	 * job, leaving out the previously failed instance, the stage does too, by id rather than by
-	 * {@code equals}): then the stage is applied inside the choosing operator, one Reactor operator less per
-	 * request. Exact classes only: a subclass may do more, and any other supplier on top is subscribed to as
-	 * it is.
+	 * Atlas's stage when it is the top of the chain, or right below Spring's retry-aware
+	 * supplier (whose only job, leaving out the previously failed instance, the stage
+	 * does too, by id rather than by {@code equals}): then the stage is applied inside
+	 * the choosing operator, one Reactor operator less per request. Exact classes only: a
+	 * subclass may do more, and any other supplier on top is subscribed to as it is.
 	 */
 	private static @Nullable AtlasServiceInstanceListSupplier inlineStage(ServiceInstanceListSupplier supplier) {
 		ServiceInstanceListSupplier candidate = supplier;

@@ -19,21 +19,25 @@ import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /**
- * The one operator between a supplier chain and the {@code Mono} {@link AtlasLoadBalancer#choose} returns:
- * takes the first candidate list the chain emits, cancels the chain, and emits the load balancer's response
- * for that list; when the chain completes without a list, emits an {@code EmptyResponse} instead. It does
- * what {@code flux.next().map(list -> respond(list)).defaultIfEmpty(EMPTY)} does, with one publisher and one
- * subscriber per request instead of three of each and no lambda (a pick is on every call, so this is
- * measured: see {@code atlas-benchmarks}). Errors of the chain pass through; an exception thrown while
- * choosing is signalled as an error.
+ * The one operator between a supplier chain and the {@code Mono}
+ * {@link AtlasLoadBalancer#choose} returns: takes the first candidate list the chain
+ * emits, cancels the chain, and emits the load balancer's response for that list; when
+ * the chain completes without a list, emits an {@code EmptyResponse} instead. It does
+ * what {@code flux.next().map(list -> respond(list)).defaultIfEmpty(EMPTY)} does, with
+ * one publisher and one subscriber per request instead of three of each and no lambda (a
+ * pick is on every call, so this is measured: see {@code atlas-benchmarks}). Errors of
+ * the chain pass through; an exception thrown while choosing is signalled as an error.
  *
- * <p>When the top of the chain is Atlas's own stage, {@code source} is the stage's delegate and this
- * operator applies the stage to the list itself ({@link ThroughStage},
- * {@link AtlasServiceInstanceListSupplier#select}), which saves the stage's own operator per request; the
- * result is the same as subscribing to the stage.
+ * <p>
+ * When the top of the chain is Atlas's own stage, {@code source} is the stage's delegate
+ * and this operator applies the stage to the list itself ({@link ThroughStage},
+ * {@link AtlasServiceInstanceListSupplier#select}), which saves the stage's own operator
+ * per request; the result is the same as subscribing to the stage.
  *
- * <p>Built on Reactor's {@link Operators.MonoSubscriber}, which handles request/value races, cancellation
- * and fusion of a single-value result. Stateless itself; each subscription has its own subscriber.
+ * <p>
+ * Built on Reactor's {@link Operators.MonoSubscriber}, which handles request/value races,
+ * cancellation and fusion of a single-value result. Stateless itself; each subscription
+ * has its own subscriber.
  */
 class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannable {
 
@@ -45,8 +49,10 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	/**
 	 * @param source what {@code supplier} returned for the request; not {@code null}
-	 * @param loadBalancer chooses from a list ({@link AtlasLoadBalancer#respond}); not {@code null}
-	 * @param supplier the top of the chain, told the choice if it wants to know; not {@code null}
+	 * @param loadBalancer chooses from a list ({@link AtlasLoadBalancer#respond}); not
+	 * {@code null}
+	 * @param supplier the top of the chain, told the choice if it wants to know; not
+	 * {@code null}
 	 */
 	FirstListChoice(Flux<List<ServiceInstance>> source, AtlasLoadBalancer loadBalancer,
 			ServiceInstanceListSupplier supplier) {
@@ -56,7 +62,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	}
 
 	/**
-	 * The choice over what a supplier chain returned, through Reactor's assembly hooks (debug tracing).
+	 * The choice over what a supplier chain returned, through Reactor's assembly hooks
+	 * (debug tracing).
 	 * @param source what {@code supplier} returned for the request; not {@code null}
 	 * @param loadBalancer chooses from a list; not {@code null}
 	 * @param supplier the top of the chain; not {@code null}
@@ -84,7 +91,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 * The candidates in one list of {@code source}.
 	 * @param list not {@code null}
 	 * @param reactorContext the subscriber's context
-	 * @return {@code list} itself here; what Atlas's stage makes of it in {@link ThroughStage}
+	 * @return {@code list} itself here; what Atlas's stage makes of it in
+	 * {@link ThroughStage}
 	 */
 	List<ServiceInstance> candidates(List<ServiceInstance> list, ContextView reactorContext) {
 		return list;
@@ -143,7 +151,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 				subscription.cancel();
 			}
 			if (isCancelled()) {
-				// Nobody wants the answer: choose nothing, so that no supplier is told of a choice not used.
+				// Nobody wants the answer: choose nothing, so that no supplier is told of
+				// a choice not used.
 				return;
 			}
 			Response<ServiceInstance> response;
@@ -200,9 +209,9 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	}
 
 	/**
-	 * The choice with Atlas's stage applied inline: {@code source} is the stage's delegate, and the stage is the
-	 * supplier told the choice (when Spring's retry-aware supplier is on top of it, that one would only pass
-	 * the call on to the stage).
+	 * The choice with Atlas's stage applied inline: {@code source} is the stage's
+	 * delegate, and the stage is the supplier told the choice (when Spring's retry-aware
+	 * supplier is on top of it, that one would only pass the call on to the stage).
 	 */
 	static final class ThroughStage extends FirstListChoice {
 
@@ -211,9 +220,11 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		private final @Nullable RoutingContext onCallingThread;
 
 		/**
-		 * @param stage Atlas's stage; {@code source} is what its delegate returns for the request
+		 * @param stage Atlas's stage; {@code source} is what its delegate returns for the
+		 * request
 		 * @param request the request; may be {@code null}
-		 * @param onCallingThread the calling thread's routing context; may be {@code null}
+		 * @param onCallingThread the calling thread's routing context; may be
+		 * {@code null}
 		 * @param loadBalancer chooses from the stage's candidates
 		 */
 		ThroughStage(AtlasServiceInstanceListSupplier stage, @Nullable Request<?> request,

@@ -6,13 +6,15 @@ import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**
- * {@link Strategy#SMOOTH_ROUND_ROBIN}: smooth weighted round robin as in nginx, precomputed once per
- * snapshot ({@link SmoothWeightedRoundRobinSequence}) and walked by one {@link AtomicLong} shared by all
- * callers, so concurrent picks are lock-free and still follow the exact sequence: any Σw consecutive
- * positions hold each instance exactly w times, whichever thread takes them.
+ * {@link Strategy#SMOOTH_ROUND_ROBIN}: smooth weighted round robin as in nginx,
+ * precomputed once per snapshot ({@link SmoothWeightedRoundRobinSequence}) and walked by
+ * one {@link AtomicLong} shared by all callers, so concurrent picks are lock-free and
+ * still follow the exact sequence: any Σw consecutive positions hold each instance
+ * exactly w times, whichever thread takes them.
  *
- * <p>The position survives snapshot changes (it is not reset to 0), so a refresh does not make every
- * caller start the new sequence on the same instance. Thread-safe.
+ * <p>
+ * The position survives snapshot changes (it is not reset to 0), so a refresh does not
+ * make every caller start the new sequence on the same instance. Thread-safe.
  */
 public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<SmoothWeightedRoundRobinSequence> {
 
@@ -20,7 +22,8 @@ public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<Smo
 
 	/**
 	 * Creates a balancer starting at a random position in {@code [0, 1000)}, as Spring's
-	 * {@code RoundRobinLoadBalancer} does, so that callers started together do not move in lockstep.
+	 * {@code RoundRobinLoadBalancer} does, so that callers started together do not move
+	 * in lockstep.
 	 * @param serviceId not {@code null}
 	 * @param parser not {@code null}
 	 * @param allZeroWeightsPolicy not {@code null}
@@ -33,7 +36,8 @@ public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<Smo
 	}
 
 	/**
-	 * Creates a balancer starting at a chosen position ({@code 0} reproduces nginx from its first pick).
+	 * Creates a balancer starting at a chosen position ({@code 0} reproduces nginx from
+	 * its first pick).
 	 * @param serviceId not {@code null}
 	 * @param parser not {@code null}
 	 * @param allZeroWeightsPolicy not {@code null}

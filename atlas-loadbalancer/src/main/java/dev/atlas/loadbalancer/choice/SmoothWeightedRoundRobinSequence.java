@@ -5,21 +5,25 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * One period of the smooth weighted round robin sequence of nginx ({@code ngx_http_upstream_get_peer}):
- * at every step each instance's current weight grows by its weight, the instance with the largest current
- * weight is picked (ties go to the earliest in list order) and its current weight drops by Σw. For integer
- * weights the sequence repeats every Σw picks and every period contains each instance exactly w times;
- * weights 5, 1, 1 give {@code a a b a c a a}.
+ * One period of the smooth weighted round robin sequence of nginx
+ * ({@code ngx_http_upstream_get_peer}): at every step each instance's current weight
+ * grows by its weight, the instance with the largest current weight is picked (ties go to
+ * the earliest in list order) and its current weight drops by Σw. For integer weights the
+ * sequence repeats every Σw picks and every period contains each instance exactly w
+ * times; weights 5, 1, 1 give {@code a a b a c a a}.
  *
- * <p>Weights are turned into integers first: multiplied by {@value #SCALE} (three decimals, enough for
- * Nacos weights such as {@code 0.5} or {@code 6.0}), rounded (a positive weight keeps at least 1 unit) and
- * divided by their greatest common divisor. When the period would exceed {@value #MAX_PERIOD} picks the
- * units are scaled down to fit, which changes any share by less than one part in {@value #MAX_PERIOD};
- * with more positive instances than that, the period is their count.
+ * <p>
+ * Weights are turned into integers first: multiplied by {@value #SCALE} (three decimals,
+ * enough for Nacos weights such as {@code 0.5} or {@code 6.0}), rounded (a positive
+ * weight keeps at least 1 unit) and divided by their greatest common divisor. When the
+ * period would exceed {@value #MAX_PERIOD} picks the units are scaled down to fit, which
+ * changes any share by less than one part in {@value #MAX_PERIOD}; with more positive
+ * instances than that, the period is their count.
  *
- * <p>Building costs O(period × distinct weights): instances of equal weight take turns in list order
- * (they do in nginx too), so a step compares one candidate per distinct weight. Immutable and
- * thread-safe.
+ * <p>
+ * Building costs O(period × distinct weights): instances of equal weight take turns in
+ * list order (they do in nginx too), so a step compares one candidate per distinct
+ * weight. Immutable and thread-safe.
  */
 public final class SmoothWeightedRoundRobinSequence {
 
@@ -39,7 +43,8 @@ public final class SmoothWeightedRoundRobinSequence {
 	 * Computes one period.
 	 * @param weights finite weights {@code >= 0}, at least one positive; not modified
 	 * @return the sequence, never {@code null}
-	 * @throws IllegalArgumentException if no weight is positive or a weight is negative or not finite
+	 * @throws IllegalArgumentException if no weight is positive or a weight is negative
+	 * or not finite
 	 */
 	public static SmoothWeightedRoundRobinSequence of(double[] weights) {
 		long[] units = integerUnits(weights);
@@ -70,8 +75,10 @@ public final class SmoothWeightedRoundRobinSequence {
 			for (int k = 0; k < groupWeight.length; k++) {
 				int[] members = groupMembers[k];
 				long picks = groupPicks[k];
-				// The member whose turn it is has been picked picks / members.length times so far; its
-				// current weight after this step's increase is step * w - period * (its picks).
+				// The member whose turn it is has been picked picks / members.length
+				// times so far; its
+				// current weight after this step's increase is step * w - period * (its
+				// picks).
 				int candidate = members[(int) (picks % members.length)];
 				long current = step * groupWeight[k] - period * (picks / members.length);
 				if (current > bestCurrent || (current == bestCurrent && candidate < bestIndex)) {

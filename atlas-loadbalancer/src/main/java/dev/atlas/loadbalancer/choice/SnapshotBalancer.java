@@ -16,15 +16,18 @@ import org.slf4j.LoggerFactory;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Base of the weighted balancers: memoizes, per candidate list, the parsed {@link InstanceSnapshot} and a
- * strategy-specific selection table built from its effective weights, so that a pick is a volatile read,
- * a map lookup and the table lookup. Candidates that already are snapshots (as Atlas's supplier stages
- * emit) carry the table themselves; any other list is parsed once per list object ({@link SnapshotCache}).
- * No lock is taken; when the list changes, concurrent callers may build the new table twice, which is
- * harmless (both results are equal).
+ * Base of the weighted balancers: memoizes, per candidate list, the parsed
+ * {@link InstanceSnapshot} and a strategy-specific selection table built from its
+ * effective weights, so that a pick is a volatile read, a map lookup and the table
+ * lookup. Candidates that already are snapshots (as Atlas's supplier stages emit) carry
+ * the table themselves; any other list is parsed once per list object
+ * ({@link SnapshotCache}). No lock is taken; when the list changes, concurrent callers
+ * may build the new table twice, which is harmless (both results are equal).
  *
- * <p>Handles the edge cases once for every strategy: an empty list (WARN once per snapshot, no choice),
- * a single positive-weight candidate, and all weights 0 ({@link AllZeroWeightsPolicy}).
+ * <p>
+ * Handles the edge cases once for every strategy: an empty list (WARN once per snapshot,
+ * no choice), a single positive-weight candidate, and all weights 0
+ * ({@link AllZeroWeightsPolicy}).
  *
  * @param <T> the per-snapshot selection table
  */
@@ -32,7 +35,10 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	private static final Logger log = LoggerFactory.getLogger(SnapshotBalancer.class);
 
-	/** Name of the counter of requests that met an all-zero-weights list; tags {@code service, policy}. */
+	/**
+	 * Name of the counter of requests that met an all-zero-weights list; tags
+	 * {@code service, policy}.
+	 */
 	public static final String ALL_ZERO_WEIGHTS_METER = "atlas.weights.all.zero";
 
 	private final String serviceId;
@@ -43,7 +49,8 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	private final Counter allZeroWeights;
 
-	// Built once: a method reference written at the call site would be a new object on every request.
+	// Built once: a method reference written at the call site would be a new object on
+	// every request.
 	private final Function<InstanceSnapshot, Prepared<T>> prepare = this::prepare;
 
 	/**
@@ -51,7 +58,8 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 	 * @param serviceId not {@code null}
 	 * @param parser reads instance metadata once per snapshot; not {@code null}
 	 * @param allZeroWeightsPolicy not {@code null}
-	 * @param meterRegistry where {@value #ALL_ZERO_WEIGHTS_METER} is registered; not {@code null}
+	 * @param meterRegistry where {@value #ALL_ZERO_WEIGHTS_METER} is registered; not
+	 * {@code null}
 	 */
 	protected SnapshotBalancer(String serviceId, InstanceAttributesParser parser,
 			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry) {
@@ -118,16 +126,17 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 	}
 
 	/**
-	 * Builds the selection table for one snapshot. Called once per snapshot, never per request.
-	 * @param weights one finite weight {@code >= 0} per instance, in snapshot order, at least two of them
-	 *     positive; the array is owned by the callee
+	 * Builds the selection table for one snapshot. Called once per snapshot, never per
+	 * request.
+	 * @param weights one finite weight {@code >= 0} per instance, in snapshot order, at
+	 * least two of them positive; the array is owned by the callee
 	 * @return the table, never {@code null}
 	 */
 	protected abstract T buildTable(double[] weights);
 
 	/**
-	 * Picks an index from a table built by {@link #buildTable(double[])}. Must be thread-safe and take no
-	 * lock.
+	 * Picks an index from a table built by {@link #buildTable(double[])}. Must be
+	 * thread-safe and take no lock.
 	 * @param table not {@code null}
 	 * @return an index of an instance whose weight is positive
 	 */
@@ -143,7 +152,9 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	/**
 	 * Everything derived from one candidate list.
-	 * @param table selection table, {@code null} when there is nothing to choose or a single candidate
+	 *
+	 * @param table selection table, {@code null} when there is nothing to choose or a
+	 * single candidate
 	 * @param only index of the single positive-weight candidate, or {@code -1}
 	 * @param allZero whether the all-zero-weights policy applied
 	 */

@@ -9,8 +9,9 @@ import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**
- * {@link Strategy#WEIGHTED_RANDOM}: picks each instance with probability weight / Σweight, in O(1) per
- * pick from an {@link AliasTable} built once per snapshot. Thread-safe and lock-free.
+ * {@link Strategy#WEIGHTED_RANDOM}: picks each instance with probability weight /
+ * Σweight, in O(1) per pick from an {@link AliasTable} built once per snapshot.
+ * Thread-safe and lock-free.
  */
 public final class WeightedRandomBalancer extends SnapshotBalancer<AliasTable> {
 
@@ -34,8 +35,9 @@ public final class WeightedRandomBalancer extends SnapshotBalancer<AliasTable> {
 	 * @param parser not {@code null}
 	 * @param allZeroWeightsPolicy not {@code null}
 	 * @param meterRegistry not {@code null}
-	 * @param random called once per pick, on the picking thread; what it returns must be safe to use from
-	 *     that thread (a seeded {@link java.util.SplittableRandom} is fine for single-threaded tests)
+	 * @param random called once per pick, on the picking thread; what it returns must be
+	 * safe to use from that thread (a seeded {@link java.util.SplittableRandom} is fine
+	 * for single-threaded tests)
 	 */
 	public WeightedRandomBalancer(String serviceId, InstanceAttributesParser parser,
 			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry,

@@ -8,9 +8,9 @@ import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.http.HttpHeaders;
 
 /**
- * Reads headers of the outbound request a load-balancing {@link Request} describes. Spring Cloud builds a
- * {@link RequestDataContext} for RestTemplate, RestClient, WebClient and Feign calls; other requests have
- * no headers.
+ * Reads headers of the outbound request a load-balancing {@link Request} describes.
+ * Spring Cloud builds a {@link RequestDataContext} for RestTemplate, RestClient,
+ * WebClient and Feign calls; other requests have no headers.
  */
 public final class RequestHeaders {
 
@@ -38,8 +38,8 @@ public final class RequestHeaders {
 	}
 
 	/**
-	 * A header's value for routing: from the outbound request if it carries it, else from the routing
-	 * context of the inbound request being served.
+	 * A header's value for routing: from the outbound request if it carries it, else from
+	 * the routing context of the inbound request being served.
 	 * @param request may be {@code null}
 	 * @param context may be {@code null}
 	 * @param name header name; not {@code null}

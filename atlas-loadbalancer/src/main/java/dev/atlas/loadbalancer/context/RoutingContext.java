@@ -8,11 +8,13 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The routing-relevant headers of the inbound request being served (e.g. {@code X-Service-Version: v2}),
- * carried to every outbound call made on its behalf: on the same thread, on other threads and in reactive
- * chains (see {@link RoutingContextHolder}).
+ * The routing-relevant headers of the inbound request being served (e.g.
+ * {@code X-Service-Version: v2}), carried to every outbound call made on its behalf: on
+ * the same thread, on other threads and in reactive chains (see
+ * {@link RoutingContextHolder}).
  *
- * <p>Header names are case-insensitive. Immutable and thread-safe.
+ * <p>
+ * Header names are case-insensitive. Immutable and thread-safe.
  */
 public final class RoutingContext {
 
@@ -27,7 +29,8 @@ public final class RoutingContext {
 
 	/**
 	 * Creates a context.
-	 * @param headers header name to value; {@code null} or blank values are dropped; not {@code null}
+	 * @param headers header name to value; {@code null} or blank values are dropped; not
+	 * {@code null}
 	 * @return {@link #EMPTY} when nothing is left, else a new context
 	 */
 	public static RoutingContext of(Map<String, String> headers) {

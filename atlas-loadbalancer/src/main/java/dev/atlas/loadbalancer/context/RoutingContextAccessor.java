@@ -4,12 +4,14 @@ import io.micrometer.context.ThreadLocalAccessor;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Lets Micrometer's context-propagation capture and restore the {@link RoutingContextHolder}: register it
- * once with {@code ContextRegistry.getInstance().registerThreadLocalAccessor(new RoutingContextAccessor())}
- * (Atlas's auto-configuration does) and Spring's {@code ContextPropagatingTaskDecorator} and Reactor's
- * context propagation carry the routing context across threads.
+ * Lets Micrometer's context-propagation capture and restore the
+ * {@link RoutingContextHolder}: register it once with
+ * {@code ContextRegistry.getInstance().registerThreadLocalAccessor(new RoutingContextAccessor())}
+ * (Atlas's auto-configuration does) and Spring's {@code ContextPropagatingTaskDecorator}
+ * and Reactor's context propagation carry the routing context across threads.
  *
- * <p>Stateless and thread-safe.
+ * <p>
+ * Stateless and thread-safe.
  */
 public final class RoutingContextAccessor implements ThreadLocalAccessor<RoutingContext> {
 

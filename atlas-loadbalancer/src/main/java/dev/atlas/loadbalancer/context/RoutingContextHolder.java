@@ -3,16 +3,21 @@ package dev.atlas.loadbalancer.context;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@link RoutingContext} of the current thread. Inbound adapters (a servlet filter) set it for the
- * duration of a request and clear it afterwards; {@link RoutingContextAccessor} lets Micrometer's
- * context-propagation carry it to other threads ({@code @Async}, executors) and to and from Reactor's
- * {@code Context} under the key {@link #KEY}.
+ * The {@link RoutingContext} of the current thread. Inbound adapters (a servlet filter)
+ * set it for the duration of a request and clear it afterwards;
+ * {@link RoutingContextAccessor} lets Micrometer's context-propagation carry it to other
+ * threads ({@code @Async}, executors) and to and from Reactor's {@code Context} under the
+ * key {@link #KEY}.
  *
- * <p>Thread confinement makes it thread-safe.
+ * <p>
+ * Thread confinement makes it thread-safe.
  */
 public final class RoutingContextHolder {
 
-	/** Key of the routing context in Reactor's {@code Context} and in context-propagation snapshots. */
+	/**
+	 * Key of the routing context in Reactor's {@code Context} and in context-propagation
+	 * snapshots.
+	 */
 	public static final String KEY = "dev.atlas.routing-context";
 
 	private static final ThreadLocal<RoutingContext> CURRENT = new ThreadLocal<>();

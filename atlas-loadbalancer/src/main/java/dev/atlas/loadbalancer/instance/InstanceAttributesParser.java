@@ -14,24 +14,30 @@ import org.slf4j.LoggerFactory;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Reads {@link InstanceAttributes} from a {@link ServiceInstance}'s metadata. Called once per instance per
- * instance-list snapshot, never per request.
+ * Reads {@link InstanceAttributes} from a {@link ServiceInstance}'s metadata. Called once
+ * per instance per instance-list snapshot, never per request.
  *
- * <p>Rules (see {@link MetadataKeys} for the keys and their precedence):
+ * <p>
+ * Rules (see {@link MetadataKeys} for the keys and their precedence):
  * <ul>
- * <li>weight: {@code nacos.weight}, then {@code weight}; int or float, surrounding blanks ignored.
- * Missing gives {@code 1}. Unparsable, NaN or infinite gives {@code 1}, one WARN per instance and value,
- * and one increment of the {@code atlas.weights.invalid} counter. Negative gives {@code 0} (drained,
- * never promoted to the default), with the same WARN and counter.</li>
- * <li>cluster: {@code nacos.cluster}, then {@code zone}; blank counts as missing; lower-cased.</li>
- * <li>tag: the configured key (default {@code version}); blank counts as untagged; lower-cased.</li>
- * <li>registered-at: {@code atlas.registered-at} in epoch ms; unparsable or negative counts as missing
- * (one WARN).</li>
+ * <li>weight: {@code nacos.weight}, then {@code weight}; int or float, surrounding blanks
+ * ignored. Missing gives {@code 1}. Unparsable, NaN or infinite gives {@code 1}, one WARN
+ * per instance and value, and one increment of the {@code atlas.weights.invalid} counter.
+ * Negative gives {@code 0} (drained, never promoted to the default), with the same WARN
+ * and counter.</li>
+ * <li>cluster: {@code nacos.cluster}, then {@code zone}; blank counts as missing;
+ * lower-cased.</li>
+ * <li>tag: the configured key (default {@code version}); blank counts as untagged;
+ * lower-cased.</li>
+ * <li>registered-at: {@code atlas.registered-at} in epoch ms; unparsable or negative
+ * counts as missing (one WARN).</li>
  * <li>healthy: {@code false} only for an explicit {@code nacos.healthy=false}.</li>
  * </ul>
- * {@code null} metadata, and {@code null} values in it, count as missing. Parsing never throws.
+ * {@code null} metadata, and {@code null} values in it, count as missing. Parsing never
+ * throws.
  *
- * <p>Thread-safe.
+ * <p>
+ * Thread-safe.
  */
 public final class InstanceAttributesParser {
 
@@ -50,10 +56,11 @@ public final class InstanceAttributesParser {
 
 	/**
 	 * Creates a parser for one service.
-	 * @param serviceId the service whose instances are parsed, used in log lines and as the {@code service}
-	 *     tag; not {@code null}
+	 * @param serviceId the service whose instances are parsed, used in log lines and as
+	 * the {@code service} tag; not {@code null}
 	 * @param tagKey metadata key of the gray tag, e.g. {@code version}; not blank
-	 * @param meterRegistry where {@value #INVALID_WEIGHTS_METER} is registered; not {@code null}
+	 * @param meterRegistry where {@value #INVALID_WEIGHTS_METER} is registered; not
+	 * {@code null}
 	 * @throws IllegalArgumentException if {@code tagKey} is blank
 	 */
 	public InstanceAttributesParser(String serviceId, String tagKey, MeterRegistry meterRegistry) {
@@ -70,7 +77,8 @@ public final class InstanceAttributesParser {
 
 	/**
 	 * Parses one instance.
-	 * @param instance any {@link ServiceInstance}, its metadata may be {@code null}; not {@code null} itself
+	 * @param instance any {@link ServiceInstance}, its metadata may be {@code null}; not
+	 * {@code null} itself
 	 * @return the attributes, never {@code null}
 	 */
 	public InstanceAttributes parse(ServiceInstance instance) {
@@ -83,8 +91,8 @@ public final class InstanceAttributesParser {
 		tag = (tag != null) ? tag.toLowerCase(Locale.ROOT) : null;
 		boolean healthy = !"false".equalsIgnoreCase(trimToNull(metadata.get(MetadataKeys.NACOS_HEALTHY)));
 		return new InstanceAttributes(weight(instance, metadata),
-				(cluster != null) ? cluster.toLowerCase(Locale.ROOT) : null, tag,
-				registeredAt(instance, metadata), healthy);
+				(cluster != null) ? cluster.toLowerCase(Locale.ROOT) : null, tag, registeredAt(instance, metadata),
+				healthy);
 	}
 
 	private double weight(ServiceInstance instance, Map<String, String> metadata) {
@@ -139,15 +147,16 @@ public final class InstanceAttributesParser {
 		}
 		String id = describe(instance);
 		this.warnings.once(id + '/' + MetadataKeys.REGISTERED_AT + '=' + raw,
-				(k) -> log.warn("Service '{}', instance {}: metadata {}='{}' is not an epoch-millisecond time; "
-						+ "treating the instance as first seen now", this.serviceId, id, MetadataKeys.REGISTERED_AT,
-						raw));
+				(k) -> log.warn(
+						"Service '{}', instance {}: metadata {}='{}' is not an epoch-millisecond time; "
+								+ "treating the instance as first seen now",
+						this.serviceId, id, MetadataKeys.REGISTERED_AT, raw));
 		return InstanceAttributes.UNKNOWN_REGISTRATION_TIME;
 	}
 
 	/**
-	 * A short, stable description of an instance for log lines: {@code host:port}, plus the instance id
-	 * when there is one.
+	 * A short, stable description of an instance for log lines: {@code host:port}, plus
+	 * the instance id when there is one.
 	 * @param instance not {@code null}
 	 * @return never {@code null}
 	 */

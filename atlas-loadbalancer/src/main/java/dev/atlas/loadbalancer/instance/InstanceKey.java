@@ -3,9 +3,10 @@ package dev.atlas.loadbalancer.instance;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * The key by which Atlas recognises an instance across refreshes, when the registry client hands out new
- * objects for it: its instance id, else {@code host:port}. Used by per-instance state that outlives a
- * snapshot (warmup's first-seen times, request statistics).
+ * The key by which Atlas recognises an instance across refreshes, when the registry
+ * client hands out new objects for it: its instance id, else {@code host:port}. Used by
+ * per-instance state that outlives a snapshot (warmup's first-seen times, request
+ * statistics).
  */
 public final class InstanceKey {
 
@@ -15,8 +16,8 @@ public final class InstanceKey {
 	/**
 	 * The key of an instance.
 	 * @param instance not {@code null}
-	 * @return its instance id, else {@code host:port}; never {@code null} (allocates only for an instance
-	 *     without an id)
+	 * @return its instance id, else {@code host:port}; never {@code null} (allocates only
+	 * for an instance without an id)
 	 */
 	public static String of(ServiceInstance instance) {
 		String id = instance.getInstanceId();

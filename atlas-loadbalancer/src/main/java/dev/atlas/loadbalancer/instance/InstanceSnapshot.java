@@ -13,18 +13,22 @@ import java.util.function.IntPredicate;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * An immutable instance list whose elements' attributes were parsed exactly once, when the snapshot was
- * built from the list the registry returned. Atlas's supplier stages pass snapshots to each other (a
- * snapshot <em>is</em> a {@code List<ServiceInstance>} holding the very objects the registry client
- * produced), so no stage and no balancer parses metadata again.
+ * An immutable instance list whose elements' attributes were parsed exactly once, when
+ * the snapshot was built from the list the registry returned. Atlas's supplier stages
+ * pass snapshots to each other (a snapshot <em>is</em> a {@code List<ServiceInstance>}
+ * holding the very objects the registry client produced), so no stage and no balancer
+ * parses metadata again.
  *
- * <p>Each element carries its parsed {@link InstanceAttributes} and an <em>effective weight</em>: the
- * configured weight, or what a stage (e.g. warmup) made of it. Work derived from a snapshot (a filtered
- * subset, a balancer's selection table) is memoized on the snapshot itself with {@link #derive}, so the
- * per-request cost of every stage is a short scan by identity.
+ * <p>
+ * Each element carries its parsed {@link InstanceAttributes} and an <em>effective
+ * weight</em>: the configured weight, or what a stage (e.g. warmup) made of it. Work
+ * derived from a snapshot (a filtered subset, a balancer's selection table) is memoized
+ * on the snapshot itself with {@link #derive}, so the per-request cost of every stage is
+ * a short scan by identity.
  *
- * <p>Immutable and thread-safe; {@code derive} may run a function twice under a race, never concurrently
- * returning different values to the same caller after it has been stored.
+ * <p>
+ * Immutable and thread-safe; {@code derive} may run a function twice under a race, never
+ * concurrently returning different values to the same caller after it has been stored.
  */
 public final class InstanceSnapshot extends AbstractList<ServiceInstance> implements RandomAccess {
 
@@ -54,9 +58,9 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	}
 
 	/**
-	 * What was derived, as key, value, key, value, ...; replaced as a whole (copy on write). A handful of keys
-	 * per snapshot (one per stage and balancer), so a scan by identity beats a hash map's lookup, and it is
-	 * on every request.
+	 * What was derived, as key, value, key, value, ...; replaced as a whole (copy on
+	 * write). A handful of keys per snapshot (one per stage and balancer), so a scan by
+	 * identity beats a hash map's lookup, and it is on every request.
 	 */
 	private volatile Object[] derived = NOTHING_DERIVED;
 
@@ -67,9 +71,10 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	}
 
 	/**
-	 * Builds a snapshot, parsing each instance once; a list that already is a snapshot is returned as is.
-	 * {@code null} elements are skipped.
-	 * @param source the list emitted by the supplier chain; not {@code null}, may be empty
+	 * Builds a snapshot, parsing each instance once; a list that already is a snapshot is
+	 * returned as is. {@code null} elements are skipped.
+	 * @param source the list emitted by the supplier chain; not {@code null}, may be
+	 * empty
 	 * @param parser reads the attributes; not {@code null}
 	 * @return the snapshot, never {@code null}
 	 */
@@ -101,9 +106,11 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	}
 
 	/**
-	 * The elements for which a predicate holds, with their attributes and effective weights.
+	 * The elements for which a predicate holds, with their attributes and effective
+	 * weights.
 	 * @param keep called once per index, {@code 0 <= index < size()}
-	 * @return this snapshot when every element is kept, else a new one (with nothing derived yet)
+	 * @return this snapshot when every element is kept, else a new one (with nothing
+	 * derived yet)
 	 */
 	public InstanceSnapshot filter(IntPredicate keep) {
 		int[] kept = new int[this.instances.length];
@@ -131,7 +138,8 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	 * The same elements with other effective weights.
 	 * @param effectiveWeights one finite weight {@code >= 0} per element; copied
 	 * @return a new snapshot, never {@code null}
-	 * @throws IllegalArgumentException if the length differs from {@link #size()} or a weight is invalid
+	 * @throws IllegalArgumentException if the length differs from {@link #size()} or a
+	 * weight is invalid
 	 */
 	public InstanceSnapshot withEffectiveWeights(double[] effectiveWeights) {
 		if (effectiveWeights.length != this.instances.length) {
@@ -147,11 +155,13 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	}
 
 	/**
-	 * Returns what {@code function} derives from this snapshot, computing it at most once per key (but for a
-	 * harmless race when two threads ask for the same key at once: one result is kept and returned to both).
-	 * Keys are compared by identity. Meant for a few keys per snapshot (the stages and balancers that see it):
-	 * a lookup is a scan of the keys derived so far. Lock-free.
-	 * @param key identifies the derivation, typically the stage or balancer object itself; not {@code null}
+	 * Returns what {@code function} derives from this snapshot, computing it at most once
+	 * per key (but for a harmless race when two threads ask for the same key at once: one
+	 * result is kept and returned to both). Keys are compared by identity. Meant for a
+	 * few keys per snapshot (the stages and balancers that see it): a lookup is a scan of
+	 * the keys derived so far. Lock-free.
+	 * @param key identifies the derivation, typically the stage or balancer object
+	 * itself; not {@code null}
 	 * @param function derives the value from this snapshot; must not return {@code null}
 	 * @param <T> the value type
 	 * @return the memoized value
@@ -206,7 +216,8 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	}
 
 	/**
-	 * The effective weight of the instance at an index: its configured weight unless a stage changed it.
+	 * The effective weight of the instance at an index: its configured weight unless a
+	 * stage changed it.
 	 * @param index {@code 0 <= index < size()}
 	 * @return a finite value {@code >= 0}
 	 */
@@ -234,7 +245,8 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 		return total;
 	}
 
-	// Identity semantics: two snapshots are equal only if they are the same object, so that memoization
+	// Identity semantics: two snapshots are equal only if they are the same object, so
+	// that memoization
 	// keyed on snapshots never confuses two refreshes with equal content.
 	@Override
 	public boolean equals(Object other) {

@@ -14,20 +14,26 @@ import org.slf4j.LoggerFactory;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Last-known-good instance list: an empty answer from the registry (an outage, a restarted registry node,
- * a failed query) does not wipe a service's instances. The previous non-empty list keeps being used,
- * marked stale (counted in {@code atlas.registry.stale{service}} once per empty refresh, one WARN per
- * episode), until a non-empty answer comes back — or until the empty answers have lasted longer than the
- * stale limit, after which an empty list is accepted, so a real scale to zero is honoured.
+ * Last-known-good instance list: an empty answer from the registry (an outage, a
+ * restarted registry node, a failed query) does not wipe a service's instances. The
+ * previous non-empty list keeps being used, marked stale (counted in
+ * {@code atlas.registry.stale{service}} once per empty refresh, one WARN per episode),
+ * until a non-empty answer comes back — or until the empty answers have lasted longer
+ * than the stale limit, after which an empty list is accepted, so a real scale to zero is
+ * honoured.
  *
- * <p>Thread-safe and lock-free: returns the same list object while nothing changes, so downstream
- * memoization holds.
+ * <p>
+ * Thread-safe and lock-free: returns the same list object while nothing changes, so
+ * downstream memoization holds.
  */
 public final class LastKnownGood {
 
 	private static final Logger log = LoggerFactory.getLogger(LastKnownGood.class);
 
-	/** Counter of empty refreshes answered with the last known good list; tags {@code service}. */
+	/**
+	 * Counter of empty refreshes answered with the last known good list; tags
+	 * {@code service}.
+	 */
 	public static final String STALE_METER = "atlas.registry.stale";
 
 	private final String serviceId;
@@ -47,8 +53,8 @@ public final class LastKnownGood {
 	/**
 	 * Creates the guard of one service.
 	 * @param serviceId not {@code null}
-	 * @param staleLimit how long empty answers are overridden, not negative ({@link Duration#ZERO} accepts
-	 *     empty lists at once)
+	 * @param staleLimit how long empty answers are overridden, not negative
+	 * ({@link Duration#ZERO} accepts empty lists at once)
 	 * @param clock measures the stale period; not {@code null}
 	 * @param meterRegistry where {@value #STALE_METER} is registered; not {@code null}
 	 */
@@ -67,9 +73,10 @@ public final class LastKnownGood {
 
 	/**
 	 * The list to use for a registry answer.
-	 * @param answer as emitted by the supplier below (discovery + cache); not {@code null}
-	 * @return {@code answer} when it is non-empty or when the stale limit has passed, else the last
-	 *     non-empty answer
+	 * @param answer as emitted by the supplier below (discovery + cache); not
+	 * {@code null}
+	 * @return {@code answer} when it is non-empty or when the stale limit has passed,
+	 * else the last non-empty answer
 	 */
 	public List<ServiceInstance> apply(List<ServiceInstance> answer) {
 		if (!answer.isEmpty()) {

@@ -8,12 +8,15 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Turns the lists a supplier emits into {@link InstanceSnapshot}s, parsing a list only when it is a new
- * object: Spring Cloud LoadBalancer's cache emits the same list object until the registry's answer
- * changes, so parsing happens once per refresh. A list that already is a snapshot is used as is.
+ * Turns the lists a supplier emits into {@link InstanceSnapshot}s, parsing a list only
+ * when it is a new object: Spring Cloud LoadBalancer's cache emits the same list object
+ * until the registry's answer changes, so parsing happens once per refresh. A list that
+ * already is a snapshot is used as is.
  *
- * <p>Remembers only the last list. Thread-safe and lock-free: under a race on a new list, two threads may
- * both parse it (each instance's WARNs still appear once, see {@link InstanceAttributesParser}).
+ * <p>
+ * Remembers only the last list. Thread-safe and lock-free: under a race on a new list,
+ * two threads may both parse it (each instance's WARNs still appear once, see
+ * {@link InstanceAttributesParser}).
  */
 public final class SnapshotCache {
 
@@ -31,8 +34,8 @@ public final class SnapshotCache {
 
 	/**
 	 * The snapshot of a list.
-	 * @param list as emitted by a supplier; not {@code null}; must not be mutated afterwards (Spring's
-	 *     suppliers never do)
+	 * @param list as emitted by a supplier; not {@code null}; must not be mutated
+	 * afterwards (Spring's suppliers never do)
 	 * @return never {@code null}
 	 */
 	public InstanceSnapshot snapshotOf(List<ServiceInstance> list) {

@@ -7,11 +7,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * The cluster-affinity rules of one caller.
  *
- * @param cluster the caller's own cluster or zone, compared case-insensitively (stored lower-cased);
- *     {@code null} or blank for none, which turns affinity off
- * @param minHealthyRatio spill over to every cluster when the own cluster's usable instances are fewer than
- *     this ratio (0..1) of its registered ones
- * @param minInstances spill over when the own cluster has fewer usable instances than this ({@code >= 0})
+ * @param cluster the caller's own cluster or zone, compared case-insensitively (stored
+ * lower-cased); {@code null} or blank for none, which turns affinity off
+ * @param minHealthyRatio spill over to every cluster when the own cluster's usable
+ * instances are fewer than this ratio (0..1) of its registered ones
+ * @param minInstances spill over when the own cluster has fewer usable instances than
+ * this ({@code >= 0})
  */
 public record AffinityRules(@Nullable String cluster, double minHealthyRatio, int minInstances) {
 
@@ -20,8 +21,8 @@ public record AffinityRules(@Nullable String cluster, double minHealthyRatio, in
 
 	/**
 	 * Validates and normalizes.
-	 * @throws IllegalArgumentException if {@code minHealthyRatio} is outside 0..1 or {@code minInstances} is
-	 *     negative
+	 * @throws IllegalArgumentException if {@code minHealthyRatio} is outside 0..1 or
+	 * {@code minInstances} is negative
 	 */
 	public AffinityRules {
 		if (!(minHealthyRatio >= 0 && minHealthyRatio <= 1)) {
@@ -34,7 +35,8 @@ public record AffinityRules(@Nullable String cluster, double minHealthyRatio, in
 	}
 
 	/**
-	 * Rules with the default thresholds: spill over below 10 % usable or below 1 usable instance.
+	 * Rules with the default thresholds: spill over below 10 % usable or below 1 usable
+	 * instance.
 	 * @param cluster the caller's cluster, may be {@code null}
 	 * @return never {@code null}
 	 */

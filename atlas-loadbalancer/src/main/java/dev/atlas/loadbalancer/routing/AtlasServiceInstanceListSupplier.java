@@ -24,25 +24,30 @@ import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceList
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /**
- * Atlas's stage of the supplier chain, on top of the delegate (discovery + cache): replaces an empty
- * answer by the {@link LastKnownGood last known good} list, turns the list into an {@link InstanceSnapshot}
- * (parsed once per refresh), then applies, each memoized per snapshot:
+ * Atlas's stage of the supplier chain, on top of the delegate (discovery + cache):
+ * replaces an empty answer by the {@link LastKnownGood last known good} list, turns the
+ * list into an {@link InstanceSnapshot} (parsed once per refresh), then applies, each
+ * memoized per snapshot:
  * <ol>
- * <li>{@link SlowStart warmup} to the whole list (effective weights of young instances);</li>
+ * <li>{@link SlowStart warmup} to the whole list (effective weights of young
+ * instances);</li>
  * <li>{@link GrayRouter gray routing}: the lane of the request;</li>
  * <li>{@link ClusterAffinity cluster affinity} within that lane.</li>
  * </ol>
- * Each concern is optional ({@code null} turns it off). On a retry, the instance that just failed is left
- * out ({@link #avoid}), whatever the strategy. Since the result depends on the request, the stage must sit
- * above the cache.
+ * Each concern is optional ({@code null} turns it off). On a retry, the instance that
+ * just failed is left out ({@link #avoid}), whatever the strategy. Since the result
+ * depends on the request, the stage must sit above the cache.
  *
- * <p>The wanted tag comes, in this order, from the outbound request's header, the routing context of the
- * inbound request being served (Reactor's {@code Context} of the subscriber, then the
- * {@link RoutingContextHolder} of the thread that asked for the candidates, then that of the thread the list
- * arrives on), then the caller's own tag. Reading the context directly means the
- * decision does not depend on whether a header-propagating interceptor ran before the load balancer.
+ * <p>
+ * The wanted tag comes, in this order, from the outbound request's header, the routing
+ * context of the inbound request being served (Reactor's {@code Context} of the
+ * subscriber, then the {@link RoutingContextHolder} of the thread that asked for the
+ * candidates, then that of the thread the list arrives on), then the caller's own tag.
+ * Reading the context directly means the decision does not depend on whether a
+ * header-propagating interceptor ran before the load balancer.
  *
- * <p>Thread-safe.
+ * <p>
+ * Thread-safe.
  */
 public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
 
@@ -56,8 +61,10 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 
 	private final @Nullable ClusterAffinity affinity;
 
-	// Header names as looked up, lower-cased once: Spring's HttpHeaders and RoutingContext lower-case the name
-	// of every lookup, which allocates a new String per request unless it already is lower case.
+	// Header names as looked up, lower-cased once: Spring's HttpHeaders and
+	// RoutingContext lower-case the name
+	// of every lookup, which allocates a new String per request unless it already is
+	// lower case.
 	private final @Nullable String tagHeaderKey;
 
 	private final @Nullable String hashKeyHeaderKey;
@@ -68,7 +75,8 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 	 * Creates the stage.
 	 * @param delegate the rest of the chain; not {@code null}
 	 * @param snapshots parses the delegate's lists once per list object; not {@code null}
-	 * @param lastKnownGood keeps the last non-empty list over empty answers, or {@code null} for none
+	 * @param lastKnownGood keeps the last non-empty list over empty answers, or
+	 * {@code null} for none
 	 * @param slowStart warmup, or {@code null} for none
 	 * @param gray gray routing, or {@code null} for none
 	 * @param affinity cluster affinity, or {@code null} for none
@@ -101,37 +109,46 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 		if (this.gray == null) {
 			return upstream.map((list) -> select(list, request, Context.empty(), null));
 		}
-		// One operator per request: handle() hands over the subscriber's Reactor Context (the reactive path)
-		// when the list arrives; the thread's context is read now, on the calling thread (the blocking path),
-		// since the list may arrive on another thread (a cache miss fetches on a scheduler).
+		// One operator per request: handle() hands over the subscriber's Reactor Context
+		// (the reactive path)
+		// when the list arrives; the thread's context is read now, on the calling thread
+		// (the blocking path),
+		// since the list may arrive on another thread (a cache miss fetches on a
+		// scheduler).
 		RoutingContext onCallingThread = RoutingContextHolder.get();
 		return upstream.handle((list, sink) -> sink.next(select(list, request, sink.contextView(), onCallingThread)));
 	}
 
 	/**
-	 * The lists of this stage's delegate for a request, before this stage. With {@link #select} this lets
-	 * {@code AtlasLoadBalancer} apply the stage inside its own operator instead of subscribing through one
-	 * more: {@code get(request)} emits exactly {@code select(list, request, context, thread's context)} for
-	 * every {@code list} of {@code delegateLists(request)}.
+	 * The lists of this stage's delegate for a request, before this stage. With
+	 * {@link #select} this lets {@code AtlasLoadBalancer} apply the stage inside its own
+	 * operator instead of subscribing through one more: {@code get(request)} emits
+	 * exactly {@code select(list, request, context, thread's context)} for every
+	 * {@code list} of {@code delegateLists(request)}.
 	 * @param request the request, may be {@code null}
-	 * @return the delegate's {@code get(request)} ({@code get()} when {@code request} is {@code null})
+	 * @return the delegate's {@code get(request)} ({@code get()} when {@code request} is
+	 * {@code null})
 	 */
 	public Flux<List<ServiceInstance>> delegateLists(@Nullable Request<?> request) {
 		return (request != null) ? this.delegate.get(request) : this.delegate.get();
 	}
 
 	/**
-	 * What this stage makes of one list of its delegate for one request: last-known-good, snapshot, warmup,
-	 * the request's gray lane, cluster affinity, and on a retry the failed instance left out. Allocates
-	 * nothing once the list's snapshot and lanes are memoized.
+	 * What this stage makes of one list of its delegate for one request: last-known-good,
+	 * snapshot, warmup, the request's gray lane, cluster affinity, and on a retry the
+	 * failed instance left out. Allocates nothing once the list's snapshot and lanes are
+	 * memoized.
 	 * @param list a list emitted by the delegate; not {@code null}
-	 * @param request the request, may be {@code null}; its outbound headers name the wanted tag, and on a
-	 *     retry its {@link RetryableRequestContext} names the instance to avoid
-	 * @param reactorContext the subscriber's Reactor {@code Context}; a {@link RoutingContext} under
-	 *     {@link RoutingContextHolder#KEY} in it wins over the thread's; not {@code null}
-	 * @param onCallingThread the routing context of the thread that made the request, or {@code null}; when
-	 *     both are absent, the current thread's is used
-	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty; never {@code null}
+	 * @param request the request, may be {@code null}; its outbound headers name the
+	 * wanted tag, and on a retry its {@link RetryableRequestContext} names the instance
+	 * to avoid
+	 * @param reactorContext the subscriber's Reactor {@code Context}; a
+	 * {@link RoutingContext} under {@link RoutingContextHolder#KEY} in it wins over the
+	 * thread's; not {@code null}
+	 * @param onCallingThread the routing context of the thread that made the request, or
+	 * {@code null}; when both are absent, the current thread's is used
+	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty; never
+	 * {@code null}
 	 */
 	public List<ServiceInstance> select(List<ServiceInstance> list, @Nullable Request<?> request,
 			ContextView reactorContext, @Nullable RoutingContext onCallingThread) {
@@ -150,10 +167,11 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 	}
 
 	/**
-	 * On a retry, the candidates without the instance that just failed, matched by instance id or by host and
-	 * port (not by object identity: the registry client may have produced new objects since, and not every
-	 * {@code ServiceInstance} implements {@code equals}). When nothing would be left, the candidates stay as
-	 * they are, so the caller sees that instance's own error rather than "no instance available".
+	 * On a retry, the candidates without the instance that just failed, matched by
+	 * instance id or by host and port (not by object identity: the registry client may
+	 * have produced new objects since, and not every {@code ServiceInstance} implements
+	 * {@code equals}). When nothing would be left, the candidates stay as they are, so
+	 * the caller sees that instance's own error rather than "no instance available".
 	 */
 	static List<ServiceInstance> avoid(List<ServiceInstance> candidates, @Nullable ServiceInstance previous) {
 		if (previous == null || !(candidates instanceof InstanceSnapshot snapshot)) {
@@ -194,8 +212,8 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 	}
 
 	/**
-	 * The last full instance list this stage saw, after last-known-good and warmup, before any
-	 * request-dependent narrowing; for the actuator view.
+	 * The last full instance list this stage saw, after last-known-good and warmup,
+	 * before any request-dependent narrowing; for the actuator view.
 	 * @return never {@code null}; empty before the first request
 	 */
 	public InstanceSnapshot lastSeen() {
@@ -219,8 +237,8 @@ public class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceL
 	}
 
 	/**
-	 * Finds Atlas's stage in a supplier chain: the supplier itself or one of its delegates (Spring's
-	 * retry-aware supplier, for one, wraps it).
+	 * Finds Atlas's stage in a supplier chain: the supplier itself or one of its
+	 * delegates (Spring's retry-aware supplier, for one, wraps it).
 	 * @param supplier the top of a chain, may be {@code null}
 	 * @return the stage, or {@code null} when the chain has none
 	 */

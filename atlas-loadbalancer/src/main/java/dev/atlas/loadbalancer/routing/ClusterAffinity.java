@@ -15,28 +15,35 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Cluster affinity (locality): prefers the instances of the caller's own cluster or zone and spills over
- * to every cluster when the own cluster is thin.
+ * Cluster affinity (locality): prefers the instances of the caller's own cluster or zone
+ * and spills over to every cluster when the own cluster is thin.
  *
  * <ul>
  * <li>The caller has no cluster: every instance, no spill-over is counted or logged.</li>
- * <li>Usable instances are those not marked unhealthy (e.g. {@code nacos.healthy=false}); an instance
- * without cluster metadata belongs to no cluster, so never to the caller's.</li>
+ * <li>Usable instances are those not marked unhealthy (e.g. {@code nacos.healthy=false});
+ * an instance without cluster metadata belongs to no cluster, so never to the
+ * caller's.</li>
  * <li>The own cluster has at least {@code min-instances} usable instances and at least
- * {@code min-healthy-ratio} of its registered ones are usable: its usable instances only.</li>
- * <li>Otherwise (spill-over): every usable instance of every cluster (every instance when none is usable),
- * counted per request in {@code atlas.affinity.spillover{service}}, with at most one WARN per minute
- * naming the cluster; when no instance at all carries the caller's cluster, one WARN lists the clusters
- * that were seen (the classic {@code DEFAULT} vs {@code bj-zone-a} typo).</li>
+ * {@code min-healthy-ratio} of its registered ones are usable: its usable instances
+ * only.</li>
+ * <li>Otherwise (spill-over): every usable instance of every cluster (every instance when
+ * none is usable), counted per request in {@code atlas.affinity.spillover{service}}, with
+ * at most one WARN per minute naming the cluster; when no instance at all carries the
+ * caller's cluster, one WARN lists the clusters that were seen (the classic
+ * {@code DEFAULT} vs {@code bj-zone-a} typo).</li>
  * </ul>
  *
- * <p>Computed once per input snapshot and memoized on it. Thread-safe and lock-free.
+ * <p>
+ * Computed once per input snapshot and memoized on it. Thread-safe and lock-free.
  */
 public final class ClusterAffinity {
 
 	private static final Logger log = LoggerFactory.getLogger(ClusterAffinity.class);
 
-	/** Counter of requests that spilled over out of the caller's cluster; tags {@code service}. */
+	/**
+	 * Counter of requests that spilled over out of the caller's cluster; tags
+	 * {@code service}.
+	 */
 	public static final String SPILLOVER_METER = "atlas.affinity.spillover";
 
 	/** Minimum interval between two spill-over WARNs of one service. */
@@ -54,14 +61,16 @@ public final class ClusterAffinity {
 
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
-	// Built once: a method reference written at the call site would be a new object on every request.
+	// Built once: a method reference written at the call site would be a new object on
+	// every request.
 	private final Function<InstanceSnapshot, Decision> decide = this::decide;
 
 	/**
 	 * Creates the affinity of one service.
 	 * @param serviceId not {@code null}
 	 * @param rules not {@code null}
-	 * @param meterRegistry where {@value #SPILLOVER_METER} is registered; not {@code null}
+	 * @param meterRegistry where {@value #SPILLOVER_METER} is registered; not
+	 * {@code null}
 	 * @param clock rate-limits the spill-over WARN; not {@code null}
 	 */
 	public ClusterAffinity(String serviceId, AffinityRules rules, MeterRegistry meterRegistry, Clock clock) {
@@ -85,8 +94,8 @@ public final class ClusterAffinity {
 	/**
 	 * The candidates of one request.
 	 * @param candidates not {@code null}
-	 * @return a subset of {@code candidates} (or {@code candidates} itself), never {@code null}; empty only
-	 *     when {@code candidates} is
+	 * @return a subset of {@code candidates} (or {@code candidates} itself), never
+	 * {@code null}; empty only when {@code candidates} is
 	 */
 	public InstanceSnapshot apply(InstanceSnapshot candidates) {
 		if (this.rules.cluster() == null) {
@@ -97,10 +106,13 @@ public final class ClusterAffinity {
 			this.spillovers.increment();
 			long now = this.clock.millis();
 			long last = this.lastWarn.get();
-			if ((last == Long.MIN_VALUE || now - last >= WARN_INTERVAL_MILLIS) && this.lastWarn.compareAndSet(last, now)) {
-				log.warn("Service '{}': cluster '{}' has {} usable of {} registered instances (need at least {} and "
-						+ "{} %); spilling over to all clusters", this.serviceId, this.rules.cluster(), decision.usableLocal,
-						decision.registeredLocal, this.rules.minInstances(), this.rules.minHealthyRatio() * 100);
+			if ((last == Long.MIN_VALUE || now - last >= WARN_INTERVAL_MILLIS)
+					&& this.lastWarn.compareAndSet(last, now)) {
+				log.warn(
+						"Service '{}': cluster '{}' has {} usable of {} registered instances (need at least {} and "
+								+ "{} %); spilling over to all clusters",
+						this.serviceId, this.rules.cluster(), decision.usableLocal, decision.registeredLocal,
+						this.rules.minInstances(), this.rules.minHealthyRatio() * 100);
 			}
 		}
 		return decision.lane;
@@ -125,9 +137,10 @@ public final class ClusterAffinity {
 			return new Decision(candidates, false, 0, 0);
 		}
 		if (registeredLocal == 0) {
-			this.warnings.once("no-match", (key) -> log.warn("Service '{}': no instance is in the caller's cluster "
-					+ "'{}' (clusters seen: {}); check atlas.affinity.cluster and the instances' cluster names",
-					this.serviceId, own, seen));
+			this.warnings.once("no-match",
+					(key) -> log.warn("Service '{}': no instance is in the caller's cluster "
+							+ "'{}' (clusters seen: {}); check atlas.affinity.cluster and the instances' cluster names",
+							this.serviceId, own, seen));
 		}
 		boolean enough = usableLocal >= Math.max(1, this.rules.minInstances())
 				&& usableLocal >= this.rules.minHealthyRatio() * registeredLocal;

@@ -3,12 +3,15 @@ package dev.atlas.loadbalancer.routing;
 import dev.atlas.loadbalancer.support.PropertyValues;
 
 /**
- * Where a request goes when it wants a tag that no instance carries (e.g. {@code v3} while only
- * {@code v1} and {@code v2} run).
+ * Where a request goes when it wants a tag that no instance carries (e.g. {@code v3}
+ * while only {@code v1} and {@code v2} run).
  */
 public enum GrayFallback {
 
-	/** To the baseline instances (untagged or tagged with a baseline tag); to all when there is none. */
+	/**
+	 * To the baseline instances (untagged or tagged with a baseline tag); to all when
+	 * there is none.
+	 */
 	BASELINE("baseline"),
 
 	/** To every instance, whatever its tag. */
@@ -35,7 +38,8 @@ public enum GrayFallback {
 	 * Parses a property value, ignoring case.
 	 * @param value e.g. {@code baseline}
 	 * @return never {@code null}
-	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
+	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none
+	 * of them
 	 */
 	public static GrayFallback fromValue(String value) {
 		return PropertyValues.parse(value, values(), GrayFallback::value, "gray fallback");

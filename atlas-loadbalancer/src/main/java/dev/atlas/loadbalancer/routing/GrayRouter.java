@@ -15,31 +15,56 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Chooses the lane of a request: the subset of a service's instances it may be sent to, by the tag it
- * wants (from its header, the propagated context or the caller's own tag) and {@link GrayRules}.
+ * Chooses the lane of a request: the subset of a service's instances it may be sent to,
+ * by the tag it wants (from its header, the propagated context or the caller's own tag)
+ * and {@link GrayRules}.
  *
  * <table>
  * <caption>Lanes</caption>
- * <tr><th>request wants</th><th>instances</th></tr>
- * <tr><td>tag T, some instance tagged T</td><td>those tagged T</td></tr>
- * <tr><td>a baseline tag, no instance tagged with it</td><td>baseline</td></tr>
- * <tr><td>tag T, no instance tagged T</td><td>{@link GrayFallback}: baseline, all or none (counted in
- * {@code atlas.gray.fallback}, one WARN per tag)</td></tr>
- * <tr><td>no tag, a percentage rule picks tag C with instances</td><td>those tagged C</td></tr>
- * <tr><td>no tag, baseline isolated</td><td>baseline (untagged or a baseline tag); all when there is
- * none</td></tr>
- * <tr><td>no tag, baseline not isolated</td><td>all</td></tr>
+ * <tr>
+ * <th>request wants</th>
+ * <th>instances</th>
+ * </tr>
+ * <tr>
+ * <td>tag T, some instance tagged T</td>
+ * <td>those tagged T</td>
+ * </tr>
+ * <tr>
+ * <td>a baseline tag, no instance tagged with it</td>
+ * <td>baseline</td>
+ * </tr>
+ * <tr>
+ * <td>tag T, no instance tagged T</td>
+ * <td>{@link GrayFallback}: baseline, all or none (counted in
+ * {@code atlas.gray.fallback}, one WARN per tag)</td>
+ * </tr>
+ * <tr>
+ * <td>no tag, a percentage rule picks tag C with instances</td>
+ * <td>those tagged C</td>
+ * </tr>
+ * <tr>
+ * <td>no tag, baseline isolated</td>
+ * <td>baseline (untagged or a baseline tag); all when there is none</td>
+ * </tr>
+ * <tr>
+ * <td>no tag, baseline not isolated</td>
+ * <td>all</td>
+ * </tr>
  * </table>
  *
- * <p>The lanes of a snapshot are computed once and memoized on it, so routing a request is a few map
- * lookups; the lane returned for the same snapshot and tag is always the same object, which lets the
- * balancer memoize its tables per lane. Thread-safe and lock-free.
+ * <p>
+ * The lanes of a snapshot are computed once and memoized on it, so routing a request is a
+ * few map lookups; the lane returned for the same snapshot and tag is always the same
+ * object, which lets the balancer memoize its tables per lane. Thread-safe and lock-free.
  */
 public final class GrayRouter {
 
 	private static final Logger log = LoggerFactory.getLogger(GrayRouter.class);
 
-	/** Counter of requests whose wanted tag had no instance; tags {@code service}, {@code policy}. */
+	/**
+	 * Counter of requests whose wanted tag had no instance; tags {@code service},
+	 * {@code policy}.
+	 */
 	public static final String FALLBACK_METER = "atlas.gray.fallback";
 
 	private final String serviceId;
@@ -54,7 +79,8 @@ public final class GrayRouter {
 
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
-	// Built once: a method reference written at the call site would be a new object on every request.
+	// Built once: a method reference written at the call site would be a new object on
+	// every request.
 	private final Function<InstanceSnapshot, Lanes> lanes = Lanes::new;
 
 	/**
@@ -91,11 +117,13 @@ public final class GrayRouter {
 	/**
 	 * The lane of one request.
 	 * @param candidates the service's instances; not {@code null}
-	 * @param wantedTag the tag the request wants, any case, or {@code null}/blank for none
-	 * @param hashKey value of the hash-key header, or {@code null}; makes percentage choices sticky
+	 * @param wantedTag the tag the request wants, any case, or {@code null}/blank for
+	 * none
+	 * @param hashKey value of the hash-key header, or {@code null}; makes percentage
+	 * choices sticky
 	 * @param random used only for a percentage choice without hash key; not {@code null}
-	 * @return a subset of {@code candidates} (possibly empty, possibly {@code candidates} itself), never
-	 *     {@code null}
+	 * @return a subset of {@code candidates} (possibly empty, possibly {@code candidates}
+	 * itself), never {@code null}
 	 */
 	public InstanceSnapshot route(InstanceSnapshot candidates, @Nullable String wantedTag, @Nullable String hashKey,
 			RandomGenerator random) {
@@ -128,10 +156,12 @@ public final class GrayRouter {
 
 	private InstanceSnapshot fallback(Lanes lanes, String tag) {
 		this.fallbacks.increment();
-		this.warnings.once(tag, (key) -> log.warn(
-				"No instance of service '{}' has tag '{}' (tags seen: {}); requests for it go to {} "
-						+ "(atlas.gray.fallback={})",
-				this.serviceId, tag, lanes.byTag.keySet(), describe(this.rules.fallback()), this.rules.fallback()));
+		this.warnings.once(tag,
+				(key) -> log.warn(
+						"No instance of service '{}' has tag '{}' (tags seen: {}); requests for it go to {} "
+								+ "(atlas.gray.fallback={})",
+						this.serviceId, tag, lanes.byTag.keySet(), describe(this.rules.fallback()),
+						this.rules.fallback()));
 		return switch (this.rules.fallback()) {
 			case BASELINE -> lanes.baselineOrAll;
 			case ALL -> lanes.all;
@@ -148,8 +178,9 @@ public final class GrayRouter {
 	}
 
 	/**
-	 * A uniform value in [0, 1) from a key: {@code String.hashCode} mixed by MurmurHash3's 32-bit finalizer
-	 * so that similar keys spread, then taken modulo 10,000 (a resolution of 0.01 %).
+	 * A uniform value in [0, 1) from a key: {@code String.hashCode} mixed by
+	 * MurmurHash3's 32-bit finalizer so that similar keys spread, then taken modulo
+	 * 10,000 (a resolution of 0.01 %).
 	 */
 	static double unitHash(String key) {
 		int h = key.hashCode();
@@ -188,9 +219,10 @@ public final class GrayRouter {
 			InstanceSnapshot baseline = snapshot.filter((i) -> isBaseline(snapshot.attributes(i).tag()));
 			if (baseline.isEmpty() && !snapshot.isEmpty()) {
 				GrayRouter.this.warnings.once(" no-baseline",
-						(key) -> log.warn("Service '{}' has no baseline instance (untagged or tagged {}); requests "
-								+ "that want no tag go to all instances", GrayRouter.this.serviceId,
-								GrayRouter.this.rules.baselineTags()));
+						(key) -> log.warn(
+								"Service '{}' has no baseline instance (untagged or tagged {}); requests "
+										+ "that want no tag go to all instances",
+								GrayRouter.this.serviceId, GrayRouter.this.rules.baselineTags()));
 			}
 			this.baselineOrAll = baseline.isEmpty() ? snapshot : baseline;
 		}

@@ -10,20 +10,23 @@ import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The gray-routing rules of one service. Tags are compared case-insensitively (they are stored
- * lower-cased).
+ * The gray-routing rules of one service. Tags are compared case-insensitively (they are
+ * stored lower-cased).
  *
- * @param header request header naming the wanted tag, e.g. {@code X-Service-Version}; not blank
- * @param ownTag the calling application's own tag, wanted when the request names none (so a v2 caller
- *     calls v2); {@code null} for none
- * @param fallback where a request goes when no instance carries the tag it wants; not {@code null}
- * @param isolateBaseline whether requests that want no tag go to baseline instances only (never to a
- *     tagged canary); when there is no baseline instance they go to all
- * @param baselineTags tags that count as baseline besides "no tag" (e.g. {@code v1}); not {@code null}
- * @param canaryPercentages for requests that want no tag: tag to the percentage (0..100) of them sent to
- *     that tag's instances; the sum is at most 100; not {@code null}
- * @param hashKeyHeader request header whose value makes the percentage choice sticky (the same value
- *     always lands in the same lane); {@code null} to choose at random per request
+ * @param header request header naming the wanted tag, e.g. {@code X-Service-Version}; not
+ * blank
+ * @param ownTag the calling application's own tag, wanted when the request names none (so
+ * a v2 caller calls v2); {@code null} for none
+ * @param fallback where a request goes when no instance carries the tag it wants; not
+ * {@code null}
+ * @param isolateBaseline whether requests that want no tag go to baseline instances only
+ * (never to a tagged canary); when there is no baseline instance they go to all
+ * @param baselineTags tags that count as baseline besides "no tag" (e.g. {@code v1}); not
+ * {@code null}
+ * @param canaryPercentages for requests that want no tag: tag to the percentage (0..100)
+ * of them sent to that tag's instances; the sum is at most 100; not {@code null}
+ * @param hashKeyHeader request header whose value makes the percentage choice sticky (the
+ * same value always lands in the same lane); {@code null} to choose at random per request
  */
 public record GrayRules(String header, @Nullable String ownTag, GrayFallback fallback, boolean isolateBaseline,
 		Set<String> baselineTags, Map<String, Double> canaryPercentages, @Nullable String hashKeyHeader) {
@@ -31,14 +34,17 @@ public record GrayRules(String header, @Nullable String ownTag, GrayFallback fal
 	/** Default header naming the wanted tag. */
 	public static final String DEFAULT_HEADER = "X-Service-Version";
 
-	/** The defaults: header {@value #DEFAULT_HEADER}, no own tag, fallback to baseline, isolated baseline. */
-	public static final GrayRules DEFAULTS = new GrayRules(DEFAULT_HEADER, null, GrayFallback.BASELINE, true,
-			Set.of(), Map.of(), null);
+	/**
+	 * The defaults: header {@value #DEFAULT_HEADER}, no own tag, fallback to baseline,
+	 * isolated baseline.
+	 */
+	public static final GrayRules DEFAULTS = new GrayRules(DEFAULT_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
+			Map.of(), null);
 
 	/**
 	 * Validates and normalizes the rules.
-	 * @throws IllegalArgumentException if the header is blank, a percentage is outside 0..100 or not a
-	 *     number, or the percentages add up to more than 100
+	 * @throws IllegalArgumentException if the header is blank, a percentage is outside
+	 * 0..100 or not a number, or the percentages add up to more than 100
 	 */
 	public GrayRules {
 		if (header == null || header.isBlank()) {

@@ -11,25 +11,31 @@ import dev.atlas.loadbalancer.instance.InstanceKey;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Per-instance request statistics of one service, as this caller sees them: requests sent (each attempt
- * counts, retries included) and requests in flight (started, not yet completed). Fed by Spring Cloud
- * LoadBalancer's request lifecycle ({@code LoadBalancerLifecycle.onStartRequest} / {@code onComplete}, which
- * RestTemplate, RestClient, WebClient, Feign and Spring Cloud Gateway all call); read by the actuator view
- * and the {@code atlas.picks} meter.
+ * Per-instance request statistics of one service, as this caller sees them: requests sent
+ * (each attempt counts, retries included) and requests in flight (started, not yet
+ * completed). Fed by Spring Cloud LoadBalancer's request lifecycle
+ * ({@code LoadBalancerLifecycle.onStartRequest} / {@code onComplete}, which RestTemplate,
+ * RestClient, WebClient, Feign and Spring Cloud Gateway all call); read by the actuator
+ * view and the {@code atlas.picks} meter.
  *
- * <p>Counting happens when a request starts, not in the balancer's {@code choose}: a pick then writes no
- * memory that other threads write too. (Counted in {@code choose}, a per-instance counter made a pick with
- * two threads over 10,000 instances twice as expensive, from cache lines moving between cores; the request
- * lifecycle touches per-instance state anyway.)
+ * <p>
+ * Counting happens when a request starts, not in the balancer's {@code choose}: a pick
+ * then writes no memory that other threads write too. (Counted in {@code choose}, a
+ * per-instance counter made a pick with two threads over 10,000 instances twice as
+ * expensive, from cache lines moving between cores; the request lifecycle touches
+ * per-instance state anyway.)
  *
- * <p>Instances are keyed by {@link InstanceKey} (instance id, else {@code host:port}). Memory stays bounded under instance churn
- * (every deployment brings new instance ids): when a new instance appears while the table holds its
- * threshold ({@value #MAX_INSTANCES} at first), a clean-up forgets every instance without a request since the
- * previous clean-up and none in flight; the threshold then becomes twice what is left (at least
- * {@value #MAX_INSTANCES}), so clean-ups cost O(1) amortized and a fleet larger than the threshold is tracked
- * whole. Only one clean-up runs at a time; a request that starts on an instance while it is being forgotten
- * is counted again on its fresh entry. Thread-safe; recording takes no lock and allocates nothing for a
- * tracked instance with an instance id.
+ * <p>
+ * Instances are keyed by {@link InstanceKey} (instance id, else {@code host:port}).
+ * Memory stays bounded under instance churn (every deployment brings new instance ids):
+ * when a new instance appears while the table holds its threshold
+ * ({@value #MAX_INSTANCES} at first), a clean-up forgets every instance without a request
+ * since the previous clean-up and none in flight; the threshold then becomes twice what
+ * is left (at least {@value #MAX_INSTANCES}), so clean-ups cost O(1) amortized and a
+ * fleet larger than the threshold is tracked whole. Only one clean-up runs at a time; a
+ * request that starts on an instance while it is being forgotten is counted again on its
+ * fresh entry. Thread-safe; recording takes no lock and allocates nothing for a tracked
+ * instance with an instance id.
  */
 public final class InstanceStats {
 
@@ -40,7 +46,9 @@ public final class InstanceStats {
 
 	private final Map<String, Counts> view = new ConcurrentHashMap<>();
 
-	/** Requests to all instances: what {@code atlas.picks} reports (a monotonic counter). */
+	/**
+	 * Requests to all instances: what {@code atlas.picks} reports (a monotonic counter).
+	 */
 	private final LongAdder total = new LongAdder();
 
 	private final ReentrantLock cleaning = new ReentrantLock();
@@ -71,7 +79,8 @@ public final class InstanceStats {
 		counts.started.increment();
 		counts.inFlight.incrementAndGet();
 		if (counts.retired) {
-			// Forgotten meanwhile: count it on the instance's fresh entry, where its completion will land.
+			// Forgotten meanwhile: count it on the instance's fresh entry, where its
+			// completion will land.
 			counts = counts(instance);
 			counts.started.increment();
 			counts.inFlight.incrementAndGet();
@@ -79,7 +88,8 @@ public final class InstanceStats {
 	}
 
 	/**
-	 * Records a request completion (success or failure) of a request recorded by {@link #started}.
+	 * Records a request completion (success or failure) of a request recorded by
+	 * {@link #started}.
 	 * @param instance the instance called; not {@code null}
 	 */
 	public void completed(ServiceInstance instance) {
@@ -92,7 +102,8 @@ public final class InstanceStats {
 	/**
 	 * Requests sent to an instance so far.
 	 * @param instance not {@code null}
-	 * @return {@code >= 0}; {@code 0} for an instance not tracked (never called, or forgotten)
+	 * @return {@code >= 0}; {@code 0} for an instance not tracked (never called, or
+	 * forgotten)
 	 */
 	public long requests(ServiceInstance instance) {
 		Counts counts = this.view.get(InstanceKey.of(instance));
@@ -137,7 +148,8 @@ public final class InstanceStats {
 		return this.view.computeIfAbsent(key, (k) -> new Counts());
 	}
 
-	// O(tracked instances), then not again before the table doubles; one at a time (a caller that finds
+	// O(tracked instances), then not again before the table doubles; one at a time (a
+	// caller that finds
 	// another clean-up running goes on without waiting).
 	private void cleanUp() {
 		if (!this.cleaning.tryLock()) {
@@ -171,7 +183,10 @@ public final class InstanceStats {
 
 		final AtomicInteger inFlight = new AtomicInteger();
 
-		/** Requests seen by the previous clean-up; read and written under the clean-up lock. */
+		/**
+		 * Requests seen by the previous clean-up; read and written under the clean-up
+		 * lock.
+		 */
 		long startedAtLastCleanUp;
 
 		/** Set before a clean-up removes this entry. */

@@ -5,21 +5,27 @@ import java.util.Locale;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
-/** Parsing of the enumerations whose constants are spelled in properties as {@code kebab-case} values. */
+/**
+ * Parsing of the enumerations whose constants are spelled in properties as
+ * {@code kebab-case} values.
+ */
 public final class PropertyValues {
 
 	private PropertyValues() {
 	}
 
 	/**
-	 * Finds the constant spelled {@code value}, ignoring case, surrounding blanks, and {@code _} for {@code -}.
+	 * Finds the constant spelled {@code value}, ignoring case, surrounding blanks, and
+	 * {@code _} for {@code -}.
 	 * @param value the property value, may be {@code null}
 	 * @param constants every constant of the enumeration
 	 * @param spelling the property spelling of a constant, e.g. {@code weighted-random}
-	 * @param what what the value is, for the message, e.g. {@code "load-balancing strategy"}
+	 * @param what what the value is, for the message, e.g.
+	 * {@code "load-balancing strategy"}
 	 * @param <E> the enumeration
 	 * @return the constant, never {@code null}
-	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none of them
+	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none
+	 * of them
 	 */
 	public static <E extends Enum<E>> E parse(String value, E[] constants, Function<E, String> spelling, String what) {
 		String normalized = (value != null) ? value.trim().toLowerCase(Locale.ROOT).replace('_', '-') : "";

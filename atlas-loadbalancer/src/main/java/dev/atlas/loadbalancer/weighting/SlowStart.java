@@ -13,22 +13,26 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Slow start (warmup): gives young instances a reduced effective weight that ramps up over
- * {@link WarmupRules#duration()} ({@link WarmupRules#factor(long)}), so a cold JVM is not handed its full
- * share at once.
+ * Slow start (warmup): gives young instances a reduced effective weight that ramps up
+ * over {@link WarmupRules#duration()} ({@link WarmupRules#factor(long)}), so a cold JVM
+ * is not handed its full share at once.
  *
- * <p>An instance's age is measured from its {@code atlas.registered-at} metadata (a time in the future
- * counts as now), else from when this caller first saw it: instances in the very first list this caller
- * sees count as warm (a caller that starts does not treat its whole fleet as new). An instance missing from
- * every list seen for longer than {@link #forgetAfterMillis()} (max(10 min, 2 × duration)) is forgotten and
- * is new when it comes back; one missing for less (a registry flap, or lists that show part of the fleet,
- * as Spring's hint-based or same-instance suppliers below the stage emit) keeps its age. Start times are
- * resolved once per snapshot; effective weights are recomputed at most once per tick (one second by
- * default) per snapshot while an instance is warming, never per request. Once every instance of a snapshot
- * is warm, the snapshot itself is returned without reading the clock, so a balancer's tables stay memoized
- * and the per-request cost is one memo lookup.
+ * <p>
+ * An instance's age is measured from its {@code atlas.registered-at} metadata (a time in
+ * the future counts as now), else from when this caller first saw it: instances in the
+ * very first list this caller sees count as warm (a caller that starts does not treat its
+ * whole fleet as new). An instance missing from every list seen for longer than
+ * {@link #forgetAfterMillis()} (max(10 min, 2 × duration)) is forgotten and is new when
+ * it comes back; one missing for less (a registry flap, or lists that show part of the
+ * fleet, as Spring's hint-based or same-instance suppliers below the stage emit) keeps
+ * its age. Start times are resolved once per snapshot; effective weights are recomputed
+ * at most once per tick (one second by default) per snapshot while an instance is
+ * warming, never per request. Once every instance of a snapshot is warm, the snapshot
+ * itself is returned without reading the clock, so a balancer's tables stay memoized and
+ * the per-request cost is one memo lookup.
  *
- * <p>Thread-safe and lock-free.
+ * <p>
+ * Thread-safe and lock-free.
  */
 public final class SlowStart {
 
@@ -44,16 +48,21 @@ public final class SlowStart {
 
 	private final long forgetAfterMillis;
 
-	/** Each instance seen within the horizon; replaced as a whole when a new snapshot is resolved. */
+	/**
+	 * Each instance seen within the horizon; replaced as a whole when a new snapshot is
+	 * resolved.
+	 */
 	private volatile @Nullable Map<String, Seen> known;
 
-	// Built once: a method reference written at the call site would be a new object on every request.
+	// Built once: a method reference written at the call site would be a new object on
+	// every request.
 	private final Function<InstanceSnapshot, Holder> holder = this::holder;
 
 	/**
 	 * Creates the warmup of one service, recomputing once per second.
 	 * @param rules not {@code null}
-	 * @param clock wall clock in epoch ms (registration times are epoch ms); not {@code null}
+	 * @param clock wall clock in epoch ms (registration times are epoch ms); not
+	 * {@code null}
 	 */
 	public SlowStart(WarmupRules rules, Clock clock) {
 		this(rules, clock, 1_000);
@@ -77,8 +86,8 @@ public final class SlowStart {
 	}
 
 	/**
-	 * How long an instance may be missing from every list seen before it is forgotten (and new when it comes
-	 * back).
+	 * How long an instance may be missing from every list seen before it is forgotten
+	 * (and new when it comes back).
 	 * @return ms, max(10 min, 2 × the warmup duration)
 	 */
 	public long forgetAfterMillis() {
@@ -95,10 +104,10 @@ public final class SlowStart {
 
 	/**
 	 * The candidates with warmup applied to their effective weights.
-	 * @param candidates the service's instances, before any request-dependent narrowing by Atlas; not
-	 *     {@code null}
-	 * @return {@code candidates} itself when no instance is warming, else a snapshot of the same instances
-	 *     with reduced effective weights; never {@code null}
+	 * @param candidates the service's instances, before any request-dependent narrowing
+	 * by Atlas; not {@code null}
+	 * @return {@code candidates} itself when no instance is warming, else a snapshot of
+	 * the same instances with reduced effective weights; never {@code null}
 	 */
 	public InstanceSnapshot apply(InstanceSnapshot candidates) {
 		if (!this.rules.enabled() || candidates.isEmpty()) {
@@ -164,13 +173,18 @@ public final class SlowStart {
 
 	/**
 	 * What is known of one instance.
+	 *
 	 * @param firstSeen epoch ms when this caller first saw it, or {@link #WARM}
-	 * @param absentSince epoch ms since when it is missing from the lists seen, or {@link #PRESENT}
+	 * @param absentSince epoch ms since when it is missing from the lists seen, or
+	 * {@link #PRESENT}
 	 */
 	private record Seen(long firstSeen, long absentSince) {
 	}
 
-	/** The per-snapshot slot: start times by position, resolved once, and the last computation. */
+	/**
+	 * The per-snapshot slot: start times by position, resolved once, and the last
+	 * computation.
+	 */
 	private static final class Holder {
 
 		final long[] starts;
@@ -185,6 +199,7 @@ public final class SlowStart {
 
 	/**
 	 * One computation.
+	 *
 	 * @param tick the clock tick it was made in
 	 * @param result the snapshot with effective weights
 	 */

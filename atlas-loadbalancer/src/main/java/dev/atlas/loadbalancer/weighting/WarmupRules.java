@@ -4,12 +4,16 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Slow-start parameters, as in Envoy's slow start mode: during {@code duration} after an instance appears,
- * its effective weight is {@code weight × max(minWeightPercent / 100, (age / duration)^(1 / aggression))}.
+ * Slow-start parameters, as in Envoy's slow start mode: during {@code duration} after an
+ * instance appears, its effective weight is
+ * {@code weight × max(minWeightPercent / 100, (age / duration)^(1 / aggression))}.
  *
- * @param duration length of the ramp; {@link Duration#ZERO} turns warmup off; not negative
- * @param aggression shape of the ramp, {@code > 0}: 1.0 is linear, larger values ramp faster early
- * @param minWeightPercent floor of the factor in percent (0..100), so a new instance is never starved
+ * @param duration length of the ramp; {@link Duration#ZERO} turns warmup off; not
+ * negative
+ * @param aggression shape of the ramp, {@code > 0}: 1.0 is linear, larger values ramp
+ * faster early
+ * @param minWeightPercent floor of the factor in percent (0..100), so a new instance is
+ * never starved
  */
 public record WarmupRules(Duration duration, double aggression, double minWeightPercent) {
 
@@ -45,8 +49,8 @@ public record WarmupRules(Duration duration, double aggression, double minWeight
 	}
 
 	/**
-	 * The weight factor of an instance of a given age, quantized up to whole percent (so that a smooth
-	 * round robin period stays short).
+	 * The weight factor of an instance of a given age, quantized up to whole percent (so
+	 * that a smooth round robin period stays short).
 	 * @param ageMillis age in ms; negative counts as 0
 	 * @return a factor in (0, 1]; 1 once the age reaches the duration
 	 */

@@ -44,9 +44,10 @@ import static dev.atlas.loadbalancer.TestInstances.instance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link AtlasLoadBalancer} over Atlas's stage: when the stage is on top of the chain (or right below
- * Spring's retry-aware supplier) the load balancer applies it inline; with any other supplier on top it
- * subscribes through the stage. Every routing input must give the same choice on all three paths.
+ * {@link AtlasLoadBalancer} over Atlas's stage: when the stage is on top of the chain (or
+ * right below Spring's retry-aware supplier) the load balancer applies it inline; with
+ * any other supplier on top it subscribes through the stage. Every routing input must
+ * give the same choice on all three paths.
  */
 class AtlasLoadBalancerStageTest {
 
@@ -95,9 +96,10 @@ class AtlasLoadBalancerStageTest {
 		@Override
 		public Flux<List<ServiceInstance>> get() {
 			Flux<List<ServiceInstance>> lists = Flux.just(AtlasLoadBalancerStageTest.this.fleet);
-			// A cache miss: the registry answers on a scheduler thread, not the calling one.
-			return AtlasLoadBalancerStageTest.this.emitOnAnotherThread.get()
-					? lists.publishOn(Schedulers.single()) : lists;
+			// A cache miss: the registry answers on a scheduler thread, not the calling
+			// one.
+			return AtlasLoadBalancerStageTest.this.emitOnAnotherThread.get() ? lists.publishOn(Schedulers.single())
+					: lists;
 		}
 
 	}
@@ -154,7 +156,8 @@ class AtlasLoadBalancerStageTest {
 		AtlasLoadBalancer loadBalancer = loadBalancer(top);
 		assertThat(chosen(loadBalancer.choose(request(null))
 			.contextWrite((context) -> context.put(RoutingContextHolder.KEY,
-					RoutingContext.of(Map.of("X-Service-Version", "v2")))))).isEqualTo("C1");
+					RoutingContext.of(Map.of("X-Service-Version", "v2"))))))
+			.isEqualTo("C1");
 		assertThat(chosen(loadBalancer.choose(request(null)))).isEqualTo("C3");
 	}
 

@@ -42,14 +42,16 @@ class AtlasLoadBalancerTest {
 	@Test
 	void respondsWithTheSuppliedObject() {
 		ServiceInstance a = weighted("A", "1");
-		Response<ServiceInstance> response = choose(loadBalancer(new FixedSupplier(List.of(a)), AllZeroWeightsPolicy.FAIL_OPEN));
+		Response<ServiceInstance> response = choose(
+				loadBalancer(new FixedSupplier(List.of(a)), AllZeroWeightsPolicy.FAIL_OPEN));
 		assertThat(response.hasServer()).isTrue();
 		assertThat(response.getServer()).isSameAs(a);
 	}
 
 	@Test
 	void emptyListGivesEmptyResponseNotAnError() {
-		Response<ServiceInstance> response = choose(loadBalancer(new FixedSupplier(List.of()), AllZeroWeightsPolicy.FAIL_OPEN));
+		Response<ServiceInstance> response = choose(
+				loadBalancer(new FixedSupplier(List.of()), AllZeroWeightsPolicy.FAIL_OPEN));
 		assertThat(response).isInstanceOf(EmptyResponse.class);
 		assertThat(response.hasServer()).isFalse();
 	}
@@ -64,7 +66,8 @@ class AtlasLoadBalancerTest {
 	@Test
 	void case06_allZeroRejectGivesEmptyResponse() {
 		List<ServiceInstance> allZero = List.of(weighted("A", "0"), weighted("B", "0"));
-		Response<ServiceInstance> response = choose(loadBalancer(new FixedSupplier(allZero), AllZeroWeightsPolicy.REJECT));
+		Response<ServiceInstance> response = choose(
+				loadBalancer(new FixedSupplier(allZero), AllZeroWeightsPolicy.REJECT));
 		assertThat(response).isNotNull().isInstanceOf(EmptyResponse.class);
 		assertThat(this.meters.counter("atlas.weights.all.zero", "service", SERVICE, "policy", "reject").count())
 			.isEqualTo(1);

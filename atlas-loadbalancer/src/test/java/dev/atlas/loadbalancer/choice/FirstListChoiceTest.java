@@ -24,7 +24,10 @@ import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
-/** The Reactive Streams behaviour of {@link FirstListChoice}, through {@link AtlasLoadBalancer#choose}. */
+/**
+ * The Reactive Streams behaviour of {@link FirstListChoice}, through
+ * {@link AtlasLoadBalancer#choose}.
+ */
 class FirstListChoiceTest {
 
 	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
@@ -50,8 +53,9 @@ class FirstListChoiceTest {
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", supplier);
 		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
-				Strategy.WEIGHTED_RANDOM.newBalancer(SERVICE, new InstanceAttributesParser(SERVICE, "version", this.meters),
-						AllZeroWeightsPolicy.FAIL_OPEN, this.meters));
+				Strategy.WEIGHTED_RANDOM.newBalancer(SERVICE,
+						new InstanceAttributesParser(SERVICE, "version", this.meters), AllZeroWeightsPolicy.FAIL_OPEN,
+						this.meters));
 	}
 
 	@Test

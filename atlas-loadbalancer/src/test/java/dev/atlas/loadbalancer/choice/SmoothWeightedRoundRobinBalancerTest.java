@@ -150,7 +150,8 @@ class SmoothWeightedRoundRobinBalancerTest {
 			future.get(60, TimeUnit.SECONDS);
 		}
 		pool.shutdown();
-		// Positions 0..799,999 were each taken exactly once: the totals are those of the single-threaded
+		// Positions 0..799,999 were each taken exactly once: the totals are those of the
+		// single-threaded
 		// sequence. 800,000 = 80,000 periods of 10, so exactly 5:1:1:3.
 		assertThat(totals.get("a").sum()).isEqualTo(400_000);
 		assertThat(totals.get("b").sum()).isEqualTo(80_000);
@@ -160,7 +161,8 @@ class SmoothWeightedRoundRobinBalancerTest {
 
 	@Test
 	void largePeriodsAreScaledDownKeepingShares() {
-		// Weights 1..2,000 (sum 2,001,000) exceed the period cap; shares stay within 0.01 points.
+		// Weights 1..2,000 (sum 2,001,000) exceed the period cap; shares stay within 0.01
+		// points.
 		double[] weights = new double[2_000];
 		for (int i = 0; i < weights.length; i++) {
 			weights[i] = i + 1;

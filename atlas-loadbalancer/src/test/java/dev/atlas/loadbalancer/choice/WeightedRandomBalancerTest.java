@@ -21,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * Weighted random with a fixed seed. Tolerances are stated per test in percentage points of the share;
- * with N picks the standard deviation of a share p is sqrt(p(1-p)/N).
+ * Weighted random with a fixed seed. Tolerances are stated per test in percentage points
+ * of the share; with N picks the standard deviation of a share p is sqrt(p(1-p)/N).
  */
 class WeightedRandomBalancerTest {
 
@@ -48,7 +48,8 @@ class WeightedRandomBalancerTest {
 
 	@Test
 	void case05_nacosWeightsAreHonoured() {
-		// 7,000 picks, share of B = 6/7; sigma = 0.42 points, tolerance 3 points (> 7 sigma).
+		// 7,000 picks, share of B = 6/7; sigma = 0.42 points, tolerance 3 points (> 7
+		// sigma).
 		List<ServiceInstance> candidates = List.of(instance("A", "nacos.weight", "1.0"),
 				instance("B", "nacos.weight", "6.0"));
 		Map<String, Integer> counts = count(pick(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 7_000));
@@ -69,7 +70,8 @@ class WeightedRandomBalancerTest {
 		WeightedRandomBalancer balancer = balancer(AllZeroWeightsPolicy.FAIL_OPEN);
 		List<ServiceInstance> before = List.of(weighted("A", "1"), weighted("B", "1"));
 		pick(balancer, before, 100);
-		// The registry pushes B's new weight: the cache emits a new list, the very next picks use it.
+		// The registry pushes B's new weight: the cache emits a new list, the very next
+		// picks use it.
 		List<ServiceInstance> after = List.of(weighted("A", "1"), weighted("B", "9"));
 		Map<String, Integer> counts = count(pick(balancer, after, 10_000));
 		// sigma 0.3 points, tolerance 2 points.
@@ -78,7 +80,8 @@ class WeightedRandomBalancerTest {
 
 	@Test
 	void distributionFollowsManyWeights() {
-		// 100,000 picks over weights 1..5 (sum 15); largest sigma 0.15 points, tolerance 1 point.
+		// 100,000 picks over weights 1..5 (sum 15); largest sigma 0.15 points, tolerance
+		// 1 point.
 		List<ServiceInstance> candidates = List.of(weighted("w1", "1"), weighted("w2", "2"), weighted("w3", "3"),
 				weighted("w4", "4"), weighted("w5", "5"));
 		Map<String, Integer> counts = count(pick(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 100_000));
@@ -101,7 +104,8 @@ class WeightedRandomBalancerTest {
 
 	@Test
 	void case06_malformedWeightsUseTheDefault() {
-		// A and C count as 1, B as 0.5: shares 0.4 / 0.2 / 0.4. 10,000 picks, sigma 0.5 points, tolerance 2.
+		// A and C count as 1, B as 0.5: shares 0.4 / 0.2 / 0.4. 10,000 picks, sigma 0.5
+		// points, tolerance 2.
 		List<ServiceInstance> candidates = List.of(weighted("A", "abc"), weighted("B", "0.5"), instance("C"));
 		Map<String, Integer> counts = count(pick(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 10_000));
 		assertThat(share(counts, "A", 10_000)).isCloseTo(0.4, within(0.02));

@@ -105,7 +105,10 @@ class InstanceAttributesParserTest {
 		assertThat(lane.parse(instance("a", "lane", "gray", "version", "v2")).tag()).isEqualTo("gray");
 	}
 
-	/** A real NacosServiceInstance with the metadata Spring Cloud Alibaba's NacosServiceDiscovery writes. */
+	/**
+	 * A real NacosServiceInstance with the metadata Spring Cloud Alibaba's
+	 * NacosServiceDiscovery writes.
+	 */
 	static NacosServiceInstance nacos(String id, double weight, String cluster, boolean healthy) {
 		NacosServiceInstance instance = new NacosServiceInstance();
 		instance.setInstanceId(id);

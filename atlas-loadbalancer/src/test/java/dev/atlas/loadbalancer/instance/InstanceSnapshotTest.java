@@ -39,8 +39,7 @@ class InstanceSnapshotTest {
 
 	@Test
 	void filterKeepsAttributesAndWeightsWithoutReparsing() {
-		InstanceSnapshot snapshot = InstanceSnapshot.of(List.of(weighted("a", "2"), weighted("b", "3")),
-				this.parser);
+		InstanceSnapshot snapshot = InstanceSnapshot.of(List.of(weighted("a", "2"), weighted("b", "3")), this.parser);
 		InstanceSnapshot onlyB = snapshot.filter((i) -> i == 1);
 		assertThat(onlyB).extracting(ServiceInstance::getInstanceId).containsExactly("b");
 		assertThat(onlyB.effectiveWeight(0)).isEqualTo(3.0);
@@ -49,8 +48,7 @@ class InstanceSnapshotTest {
 
 	@Test
 	void effectiveWeightsReplaceConfiguredOnesAndAreValidated() {
-		InstanceSnapshot snapshot = InstanceSnapshot.of(List.of(weighted("a", "2"), weighted("b", "3")),
-				this.parser);
+		InstanceSnapshot snapshot = InstanceSnapshot.of(List.of(weighted("a", "2"), weighted("b", "3")), this.parser);
 		InstanceSnapshot warmed = snapshot.withEffectiveWeights(new double[] { 0.2, 3.0 });
 		assertThat(warmed.totalEffectiveWeight()).isEqualTo(3.2);
 		assertThat(warmed.attributes(0).weight()).isEqualTo(2.0);

@@ -85,8 +85,9 @@ class AtlasServiceInstanceListSupplierTest {
 	void reactorContextThenThreadContextThenOwnTag() {
 		RoutingContextHolder.set(RoutingContext.of(Map.of("x-service-version", "v3")));
 		assertThat(ids(supplier(null).get(request(null))
-			.contextWrite((ctx) -> ctx.put(RoutingContextHolder.KEY, RoutingContext.of(Map.of("X-Service-Version",
-					"v2")))))).containsExactly("C1");
+			.contextWrite(
+					(ctx) -> ctx.put(RoutingContextHolder.KEY, RoutingContext.of(Map.of("X-Service-Version", "v2"))))))
+			.containsExactly("C1");
 		assertThat(ids(supplier(null).get(request(null)))).containsExactly("C3");
 		RoutingContextHolder.clear();
 		assertThat(ids(supplier("V2").get(request(null)))).containsExactly("C1");
@@ -96,12 +97,13 @@ class AtlasServiceInstanceListSupplierTest {
 
 	@Test
 	void case03_aRetryAvoidsTheInstanceThatFailedEvenAsANewObject() {
-		// The registry client produced new objects since the first attempt: match by instance id.
+		// The registry client produced new objects since the first attempt: match by
+		// instance id.
 		ServiceInstance failedCopy = instance("S1");
-		Request<RetryableRequestContext> retry = new DefaultRequest<>(
-				new RetryableRequestContext(failedCopy, new RequestData(HttpMethod.GET,
-						URI.create("http://user-service/users/1"), new HttpHeaders(), new LinkedMultiValueMap<>(),
-						Map.of()), "hint"));
+		Request<RetryableRequestContext> retry = new DefaultRequest<>(new RetryableRequestContext(failedCopy,
+				new RequestData(HttpMethod.GET, URI.create("http://user-service/users/1"), new HttpHeaders(),
+						new LinkedMultiValueMap<>(), Map.of()),
+				"hint"));
 		assertThat(ids(supplier("v2").get(request("v2")))).containsExactly("C1");
 		assertThat(ids(supplier(null).get(retry))).as("S1 was the only baseline instance: kept").containsExactly("S1");
 		List<ServiceInstance> two = List.of(instance("S1"), instance("S2"));

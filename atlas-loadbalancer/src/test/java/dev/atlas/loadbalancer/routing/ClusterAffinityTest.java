@@ -70,8 +70,7 @@ class ClusterAffinityTest {
 	@Test
 	void case07_noInstanceInOwnClusterSpillsOverCountsAndWarnsOnceNamingClusters(CapturedOutput output) {
 		ClusterAffinity affinity = affinity(AffinityRules.of("SH"));
-		InstanceSnapshot bjOnly = fleet(instance("bj1", "zone", "BJ"), instance("bj2", "zone", "bj"),
-				instance("none"));
+		InstanceSnapshot bjOnly = fleet(instance("bj1", "zone", "BJ"), instance("bj2", "zone", "bj"), instance("none"));
 		assertThat(ids(affinity.apply(bjOnly))).containsExactly("bj1", "bj2", "none");
 		assertThat(spillovers()).isEqualTo(1);
 		affinity.apply(bjOnly);
@@ -95,10 +94,12 @@ class ClusterAffinityTest {
 		instances.add(instance("bj1", "nacos.cluster", "BJ", "nacos.healthy", "true"));
 		instances.add(instance("bj2", "nacos.cluster", "BJ", "nacos.healthy", "true"));
 		InstanceSnapshot fleet = InstanceSnapshot.of(instances, this.parser);
-		// 1 of 10 healthy: below a 50 % threshold, so spill over to every healthy instance.
+		// 1 of 10 healthy: below a 50 % threshold, so spill over to every healthy
+		// instance.
 		assertThat(ids(affinity(new AffinityRules("SH", 0.5, 1)).apply(fleet))).containsExactly("sh0", "bj1", "bj2");
 		assertThat(spillovers()).isEqualTo(1);
-		// The default 10 % threshold is met by 1 of 10: stay in SH, on its healthy instance.
+		// The default 10 % threshold is met by 1 of 10: stay in SH, on its healthy
+		// instance.
 		assertThat(ids(affinity(AffinityRules.of("SH")).apply(fleet))).containsExactly("sh0");
 		// min-instances 2 is not met by 1 healthy SH instance.
 		assertThat(ids(affinity(new AffinityRules("SH", 0.1, 2)).apply(fleet))).containsExactly("sh0", "bj1", "bj2");

@@ -35,8 +35,9 @@ class GrayRouterTest {
 			new InstanceAttributesParser(SERVICE, "version", this.meters));
 
 	private GrayRouter router(GrayFallback fallback, Map<String, Double> percentages, String hashKeyHeader) {
-		return new GrayRouter(SERVICE, new GrayRules("X-Service-Version", null, fallback, true, Set.of(), percentages,
-				hashKeyHeader), this.meters);
+		return new GrayRouter(SERVICE,
+				new GrayRules("X-Service-Version", null, fallback, true, Set.of(), percentages, hashKeyHeader),
+				this.meters);
 	}
 
 	private GrayRouter router(GrayFallback fallback) {
@@ -83,8 +84,8 @@ class GrayRouterTest {
 
 	@Test
 	void unknownTagWithFallbackAllGetsEveryInstance() {
-		assertThat(ids(router(GrayFallback.ALL).route(this.fleet, "v3", null, this.random))).containsExactly("S1",
-				"S2", "C1");
+		assertThat(ids(router(GrayFallback.ALL).route(this.fleet, "v3", null, this.random))).containsExactly("S1", "S2",
+				"C1");
 	}
 
 	@Test
@@ -133,19 +134,22 @@ class GrayRouterTest {
 		InstanceSnapshot tagged = InstanceSnapshot.of(
 				List.of(instance("B1", "version", "v1"), instance("C1", "version", "v2")),
 				new InstanceAttributesParser(SERVICE, "version", this.meters));
-		GrayRouter withV1Baseline = new GrayRouter(SERVICE, new GrayRules("X-Service-Version", null,
-				GrayFallback.BASELINE, true, Set.of("V1"), Map.of(), null), this.meters);
+		GrayRouter withV1Baseline = new GrayRouter(SERVICE,
+				new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true, Set.of("V1"), Map.of(), null),
+				this.meters);
 		assertThat(ids(withV1Baseline.route(tagged, null, null, this.random))).containsExactly("B1");
 		assertThat(ids(withV1Baseline.route(tagged, "v3", null, this.random))).containsExactly("B1");
-		// Without a baseline tag nothing is baseline: untagged requests go to all rather than nowhere.
+		// Without a baseline tag nothing is baseline: untagged requests go to all rather
+		// than nowhere.
 		assertThat(ids(router(GrayFallback.BASELINE).route(tagged, null, null, this.random))).containsExactly("B1",
 				"C1");
 	}
 
 	@Test
 	void notIsolatedBaselineSendsUntaggedRequestsToAll() {
-		GrayRouter router = new GrayRouter(SERVICE, new GrayRules("X-Service-Version", null, GrayFallback.BASELINE,
-				false, Set.of(), Map.of(), null), this.meters);
+		GrayRouter router = new GrayRouter(SERVICE,
+				new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, false, Set.of(), Map.of(), null),
+				this.meters);
 		assertThat(router.route(this.fleet, null, null, this.random)).hasSize(3);
 	}
 
@@ -160,12 +164,14 @@ class GrayRouterTest {
 
 	@Test
 	void rulesAreValidated() {
-		assertThatIllegalArgumentException().isThrownBy(() -> new GrayRules(" ", null, GrayFallback.ALL, true,
-				Set.of(), Map.of(), null));
-		assertThatIllegalArgumentException().isThrownBy(() -> new GrayRules("h", null, GrayFallback.ALL, true,
-				Set.of(), Map.of("v2", 120.0), null)).withMessageContaining("between 0 and 100");
-		assertThatIllegalArgumentException().isThrownBy(() -> new GrayRules("h", null, GrayFallback.ALL, true,
-				Set.of(), Map.of("v2", 60.0, "v3", 50.0), null)).withMessageContaining("more than 100");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new GrayRules(" ", null, GrayFallback.ALL, true, Set.of(), Map.of(), null));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new GrayRules("h", null, GrayFallback.ALL, true, Set.of(), Map.of("v2", 120.0), null))
+			.withMessageContaining("between 0 and 100");
+		assertThatIllegalArgumentException().isThrownBy(
+				() -> new GrayRules("h", null, GrayFallback.ALL, true, Set.of(), Map.of("v2", 60.0, "v3", 50.0), null))
+			.withMessageContaining("more than 100");
 		assertThatIllegalArgumentException().isThrownBy(() -> GrayFallback.fromValue("nowhere"))
 			.withMessage("'nowhere' is not a gray fallback; allowed values: baseline, all, none");
 	}

@@ -50,7 +50,8 @@ class InstanceStatsTest {
 		stats.completed(first.get(0));
 		stats.started(first.get(1));
 
-		// A fifth instance meets a full table: every instance had a request since the (initial) clean-up.
+		// A fifth instance meets a full table: every instance had a request since the
+		// (initial) clean-up.
 		stats.started(weighted("E", "1"));
 		stats.completed(weighted("E", "1"));
 		assertThat(stats.size()).isEqualTo(5);
@@ -60,7 +61,8 @@ class InstanceStatsTest {
 		assertThat(stats.size()).as("the threshold doubled to 8").isEqualTo(8);
 		stats.started(first.get(0));
 
-		// I meets the doubled threshold: i2 and i3 had no request since the previous clean-up and none in
+		// I meets the doubled threshold: i2 and i3 had no request since the previous
+		// clean-up and none in
 		// flight; i0 and E had one, i1 and F to H have theirs in flight.
 		stats.started(weighted("I", "1"));
 		assertThat(stats.size()).isEqualTo(7);

@@ -55,7 +55,8 @@ class SlowStartTest {
 
 	@Test
 	void case11_sharesAtTenFiftyAndHundredPercentOfTheWindow() {
-		// Old instance A (weight 1, warm) and new instance B (weight 1) registered at T0; 60 s window.
+		// Old instance A (weight 1, warm) and new instance B (weight 1) registered at T0;
+		// 60 s window.
 		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
 		InstanceSnapshot fleet = fleet(registeredAt("A", T0 - 3_600_000), registeredAt("B", T0));
 		// 10 % of the window: B's factor is max(10 %, 6/60) = 0.10 -> B's share 0.1/1.1.
@@ -72,7 +73,10 @@ class SlowStartTest {
 		assertThat(shareOfB(slowStart.apply(fleet))).isCloseTo(0.5, within(0.02));
 	}
 
-	/** 20,000 picks with a seeded random; sigma of a share below 0.4 points, tolerance 2 points. */
+	/**
+	 * 20,000 picks with a seeded random; sigma of a share below 0.4 points, tolerance 2
+	 * points.
+	 */
 	private static double shareOfB(InstanceSnapshot candidates) {
 		SplittableRandom random = new SplittableRandom(42);
 		WeightedRandomBalancer seeded = new WeightedRandomBalancer(SERVICE,
@@ -145,7 +149,8 @@ class SlowStartTest {
 
 	@Test
 	void listsShowingPartOfTheFleetNeverMakeAnInstanceNew() {
-		// Suppliers below the stage (Spring's hint-based or same-instance ones) may emit a subset per request.
+		// Suppliers below the stage (Spring's hint-based or same-instance ones) may emit
+		// a subset per request.
 		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
 		slowStart.apply(fleet(instance("A"), instance("B"), instance("C")));
 		for (int i = 0; i < 20; i++) {
@@ -208,8 +213,8 @@ class SlowStartTest {
 	void zeroWeightsStayZeroAndOffMeansUnchanged() {
 		InstanceSnapshot fleet = fleet(instance("A", "weight", "0", "atlas.registered-at", Long.toString(T0)),
 				registeredAt("B", T0));
-		assertThat(new SlowStart(WarmupRules.DEFAULTS, this.clock).apply(fleet).effectiveWeights())
-			.containsExactly(0.0, 0.1);
+		assertThat(new SlowStart(WarmupRules.DEFAULTS, this.clock).apply(fleet).effectiveWeights()).containsExactly(0.0,
+				0.1);
 		assertThat(new SlowStart(WarmupRules.OFF, this.clock).apply(fleet)).isSameAs(fleet);
 	}
 
@@ -219,8 +224,9 @@ class SlowStartTest {
 		for (int i = 0; i < 1_000; i++) {
 			instances.add(registeredAt("i" + i, T0 - i * 37L));
 		}
-		double[] weights = new SlowStart(WarmupRules.DEFAULTS, this.clock).apply(InstanceSnapshot.of(instances,
-				this.parser)).effectiveWeights();
+		double[] weights = new SlowStart(WarmupRules.DEFAULTS, this.clock)
+			.apply(InstanceSnapshot.of(instances, this.parser))
+			.effectiveWeights();
 		assertThat(java.util.Arrays.stream(weights).distinct().count()).isLessThanOrEqualTo(100);
 	}
 

@@ -25,9 +25,10 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 
 /**
- * {@code GET /actuator/atlas}: what Atlas decided, per service this application calls, and this
- * application's own lifecycle state; {@code GET /actuator/atlas/{serviceId}} for one service (404 when the
- * application has not called it). The shape is documented in the README and fixed by tests:
+ * {@code GET /actuator/atlas}: what Atlas decided, per service this application calls,
+ * and this application's own lifecycle state; {@code GET /actuator/atlas/{serviceId}} for
+ * one service (404 when the application has not called it). The shape is documented in
+ * the README and fixed by tests:
  *
  * <pre>
  * {
@@ -40,10 +41,10 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *   },
  *   "lifecycle": { "registered": true, "registeredAt": 1767000000000, "ready": true, "state": "SERVING" }
  * }
- * </pre>
- * {@code warmup} is the effective-to-configured weight ratio (1 when warm); {@code picks} counts this
- * caller's requests sent to the instance (each attempt) and {@code inFlight} those not completed yet, both
- * from Spring Cloud LoadBalancer's request lifecycle.
+ * </pre> {@code warmup} is the effective-to-configured weight ratio (1 when warm);
+ * {@code picks} counts this caller's requests sent to the instance (each attempt) and
+ * {@code inFlight} those not completed yet, both from Spring Cloud LoadBalancer's request
+ * lifecycle.
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {
@@ -90,7 +91,8 @@ public class AtlasEndpoint {
 	/**
 	 * One service.
 	 * @param serviceId the service id
-	 * @return the view, or {@code null} (404) when this application never called the service
+	 * @return the view, or {@code null} (404) when this application never called the
+	 * service
 	 */
 	@ReadOperation
 	public @Nullable Map<String, Object> service(@Selector String serviceId) {

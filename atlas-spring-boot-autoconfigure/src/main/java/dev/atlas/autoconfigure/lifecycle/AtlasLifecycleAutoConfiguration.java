@@ -29,9 +29,9 @@ import org.springframework.core.env.Environment;
 /**
  * Lossless online of this application in its registry: registration metadata for callers
  * ({@link RegistrationMetadata}) and registration only once the application is ready
- * ({@link LosslessRegistration}). Both hook into Spring Cloud's generic service-registry SPI through
- * class-based proxies (the registries' beans are concrete classes that other beans inject by type), so
- * they work for Nacos and ZooKeeper alike.
+ * ({@link LosslessRegistration}). Both hook into Spring Cloud's generic service-registry
+ * SPI through class-based proxies (the registries' beans are concrete classes that other
+ * beans inject by type), so they work for Nacos and ZooKeeper alike.
  */
 @AutoConfiguration
 @ConditionalOnClass({ ServiceRegistry.class, ProxyFactory.class })
@@ -120,7 +120,8 @@ public class AtlasLifecycleAutoConfiguration {
 		}
 
 		/**
-		 * Routes the auto-registration's {@code onApplicationEvent(WebServerInitializedEvent)} through
+		 * Routes the auto-registration's
+		 * {@code onApplicationEvent(WebServerInitializedEvent)} through
 		 * {@link LosslessRegistration#defer}.
 		 */
 		@Bean

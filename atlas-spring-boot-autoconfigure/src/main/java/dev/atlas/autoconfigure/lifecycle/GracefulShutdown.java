@@ -22,25 +22,29 @@ import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.Ordered;
 
 /**
- * Lossless offline: the shutdown sequence of this application, run once, on the first of SIGTERM (the
- * root context's {@link ContextClosedEvent}, before any lifecycle bean stops) or a preStop call
- * ({@link #runAndWait()}):
+ * Lossless offline: the shutdown sequence of this application, run once, on the first of
+ * SIGTERM (the root context's {@link ContextClosedEvent}, before any lifecycle bean
+ * stops) or a preStop call ({@link #runAndWait()}):
  * <ol>
- * <li>deregister from the registry (every Spring Cloud auto-registration that registered; bounded by
- * {@code atlas.lifecycle.deregister-timeout} when the registry is unreachable: one ERROR, no longer
- * wait);</li>
- * <li>readiness {@code REFUSING_TRAFFIC}, so Kubernetes and health checks stop routing here;</li>
- * <li>drain: wait {@code atlas.lifecycle.drain} while still serving, so callers refresh their instance
- * lists and in-flight calls arrive (skipped when the application was not registered: no caller to
- * wait for);</li>
- * <li>then Spring continues: Spring Boot's graceful web-server shutdown finishes in-flight requests, and
- * the registry client, a plain bean, closes last.</li>
+ * <li>deregister from the registry (every Spring Cloud auto-registration that registered;
+ * bounded by {@code atlas.lifecycle.deregister-timeout} when the registry is unreachable:
+ * one ERROR, no longer wait);</li>
+ * <li>readiness {@code REFUSING_TRAFFIC}, so Kubernetes and health checks stop routing
+ * here;</li>
+ * <li>drain: wait {@code atlas.lifecycle.drain} while still serving, so callers refresh
+ * their instance lists and in-flight calls arrive (skipped when the application was not
+ * registered: no caller to wait for);</li>
+ * <li>then Spring continues: Spring Boot's graceful web-server shutdown finishes
+ * in-flight requests, and the registry client, a plain bean, closes last.</li>
  * </ol>
- * Child contexts (Feign clients, load-balancer clients) publish their own {@code ContextClosedEvent}s to
- * this listener too; they are ignored, so the drain happens once. Spring Cloud Alibaba's own 10 s wait is
- * set to 0 by Atlas, which owns the sequence.
+ * Child contexts (Feign clients, load-balancer clients) publish their own
+ * {@code ContextClosedEvent}s to this listener too; they are ignored, so the drain
+ * happens once. Spring Cloud Alibaba's own 10 s wait is set to 0 by Atlas, which owns the
+ * sequence.
  *
- * <p>Thread-safe; idempotent: concurrent and later calls wait for the first run and do nothing else.
+ * <p>
+ * Thread-safe; idempotent: concurrent and later calls wait for the first run and do
+ * nothing else.
  */
 public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>, Ordered {
 
@@ -84,7 +88,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 * @param context the root application context; not {@code null}
 	 * @param registrations the auto-registrations to stop; not {@code null}
 	 * @param drain wait after deregistration, not negative
-	 * @param deregisterTimeout longest wait for the registry to confirm deregistration, not negative
+	 * @param deregisterTimeout longest wait for the registry to confirm deregistration,
+	 * not negative
 	 * @param meterRegistry where {@value #DRAIN_METER} is recorded; not {@code null}
 	 */
 	public GracefulShutdown(ApplicationContext context, List<AbstractAutoServiceRegistration<?>> registrations,
@@ -112,9 +117,10 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	}
 
 	/**
-	 * Runs the sequence (deregister, refuse traffic, drain) if it has not run yet, and returns when the
-	 * drain is over. Called by the preStop endpoint and on shutdown.
-	 * @return {@code true} if this call ran the sequence, {@code false} if an earlier one did
+	 * Runs the sequence (deregister, refuse traffic, drain) if it has not run yet, and
+	 * returns when the drain is over. Called by the preStop endpoint and on shutdown.
+	 * @return {@code true} if this call ran the sequence, {@code false} if an earlier one
+	 * did
 	 */
 	public boolean runAndWait() {
 		CompletableFuture<Void> mine = new CompletableFuture<>();
@@ -166,8 +172,10 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 				stop.get(this.deregisterTimeout.toMillis(), TimeUnit.MILLISECONDS);
 			}
 			catch (TimeoutException ex) {
-				log.error("Shutdown: the registry did not confirm deregistration within {} ms "
-						+ "(atlas.lifecycle.deregister-timeout); continuing", this.deregisterTimeout.toMillis());
+				log.error(
+						"Shutdown: the registry did not confirm deregistration within {} ms "
+								+ "(atlas.lifecycle.deregister-timeout); continuing",
+						this.deregisterTimeout.toMillis());
 			}
 			catch (ExecutionException ex) {
 				log.error("Shutdown: deregistration failed; continuing", ex.getCause());

@@ -16,18 +16,22 @@ import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegis
 import org.springframework.context.ApplicationListener;
 
 /**
- * Lossless online: holds back Spring Cloud's auto-registration (Nacos, ZooKeeper, Consul, … — anything
- * built on {@link AbstractAutoServiceRegistration}) until the application is ready and accepting traffic,
- * instead of registering as soon as the web server is up (before runners and warm-up code ran).
+ * Lossless online: holds back Spring Cloud's auto-registration (Nacos, ZooKeeper, Consul,
+ * … — anything built on {@link AbstractAutoServiceRegistration}) until the application is
+ * ready and accepting traffic, instead of registering as soon as the web server is up
+ * (before runners and warm-up code ran).
  *
- * <p>Spring Cloud registers when the auto-registration receives the {@link WebServerInitializedEvent};
- * Atlas intercepts that call ({@link #defer}) and replays it once readiness turns
- * {@link ReadinessState#ACCEPTING_TRAFFIC} (published by Spring Boot after every runner), after the
- * optional {@code atlas.lifecycle.register-delay}. If startup fails, readiness never turns, and the
- * application is never registered. ({@link RegistrationMetadata} stamps {@code atlas.registered-at} on the
- * registration when it finally happens.)
+ * <p>
+ * Spring Cloud registers when the auto-registration receives the
+ * {@link WebServerInitializedEvent}; Atlas intercepts that call ({@link #defer}) and
+ * replays it once readiness turns {@link ReadinessState#ACCEPTING_TRAFFIC} (published by
+ * Spring Boot after every runner), after the optional
+ * {@code atlas.lifecycle.register-delay}. If startup fails, readiness never turns, and
+ * the application is never registered. ({@link RegistrationMetadata} stamps
+ * {@code atlas.registered-at} on the registration when it finally happens.)
  *
- * <p>Thread-safe.
+ * <p>
+ * Thread-safe.
  */
 public class LosslessRegistration implements ApplicationListener<AvailabilityChangeEvent<?>> {
 
@@ -48,8 +52,9 @@ public class LosslessRegistration implements ApplicationListener<AvailabilityCha
 	}
 
 	/**
-	 * Called instead of the auto-registration's {@code onApplicationEvent(WebServerInitializedEvent)}: runs it
-	 * at once if the application is already ready, else when it becomes ready.
+	 * Called instead of the auto-registration's
+	 * {@code onApplicationEvent(WebServerInitializedEvent)}: runs it at once if the
+	 * application is already ready, else when it becomes ready.
 	 * @param target the auto-registration; not {@code null}
 	 * @param event the web server event; not {@code null}
 	 */

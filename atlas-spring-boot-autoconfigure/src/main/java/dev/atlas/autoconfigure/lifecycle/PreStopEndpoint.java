@@ -6,11 +6,13 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 /**
- * {@code GET /actuator/prestop}: starts the shutdown sequence ({@link GracefulShutdown}: deregister, refuse
- * traffic, drain) and answers when the drain is over, for a Kubernetes {@code httpGet} preStop hook. It is
- * a GET because that is what an {@code httpGet} hook sends. Idempotent: a second call answers at once
- * (or when the first one's drain ends) and does nothing else. Expose it on the management port only
- * ({@code management.server.port}), and include it in {@code management.endpoints.web.exposure.include}.
+ * {@code GET /actuator/prestop}: starts the shutdown sequence ({@link GracefulShutdown}:
+ * deregister, refuse traffic, drain) and answers when the drain is over, for a Kubernetes
+ * {@code httpGet} preStop hook. It is a GET because that is what an {@code httpGet} hook
+ * sends. Idempotent: a second call answers at once (or when the first one's drain ends)
+ * and does nothing else. Expose it on the management port only
+ * ({@code management.server.port}), and include it in
+ * {@code management.endpoints.web.exposure.include}.
  */
 @Endpoint(id = "prestop")
 public class PreStopEndpoint {
@@ -27,8 +29,8 @@ public class PreStopEndpoint {
 
 	/**
 	 * Runs the sequence and waits for the drain.
-	 * @return {@code {"started": true|false, "state": "DRAINED"}}; {@code started} is false when an earlier
-	 *     call or SIGTERM started it
+	 * @return {@code {"started": true|false, "state": "DRAINED"}}; {@code started} is
+	 * false when an earlier call or SIGTERM started it
 	 */
 	@ReadOperation
 	public Map<String, Object> preStop() {

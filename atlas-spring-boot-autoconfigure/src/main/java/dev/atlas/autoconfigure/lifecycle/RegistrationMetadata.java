@@ -10,13 +10,15 @@ import org.slf4j.LoggerFactory;
 import org.springframework.cloud.client.serviceregistry.Registration;
 
 /**
- * Writes Atlas's metadata into a {@link Registration} at the moment it is registered: the registration
- * time {@code atlas.registered-at} (epoch ms, which callers use for warmup), and the application's gray
- * tag and cluster when they are configured in {@code atlas.*} but missing from the registry's own
- * metadata. Atlas calls it from a proxy around the application's {@code ServiceRegistry}, so it works for
- * every registry whose registration exposes mutable metadata (Nacos, ZooKeeper, Consul, Eureka).
+ * Writes Atlas's metadata into a {@link Registration} at the moment it is registered: the
+ * registration time {@code atlas.registered-at} (epoch ms, which callers use for warmup),
+ * and the application's gray tag and cluster when they are configured in {@code atlas.*}
+ * but missing from the registry's own metadata. Atlas calls it from a proxy around the
+ * application's {@code ServiceRegistry}, so it works for every registry whose
+ * registration exposes mutable metadata (Nacos, ZooKeeper, Consul, Eureka).
  *
- * <p>Thread-safe.
+ * <p>
+ * Thread-safe.
  */
 public class RegistrationMetadata {
 
@@ -58,9 +60,10 @@ public class RegistrationMetadata {
 			});
 		}
 		catch (UnsupportedOperationException ex) {
-			log.warn("The registration metadata of '{}' is read-only; callers will not see {} and will time "
-					+ "warmup from when they first see this instance", registration.getServiceId(),
-					MetadataKeys.REGISTERED_AT);
+			log.warn(
+					"The registration metadata of '{}' is read-only; callers will not see {} and will time "
+							+ "warmup from when they first see this instance",
+					registration.getServiceId(), MetadataKeys.REGISTERED_AT);
 		}
 		this.registeredAt = now;
 	}

@@ -9,15 +9,18 @@ import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
 /**
- * Atlas's defaults for Spring Cloud LoadBalancer properties, added as the lowest-precedence property
- * source (any value the application sets wins; nothing is added when {@code atlas.enabled=false}):
+ * Atlas's defaults for Spring Cloud LoadBalancer properties, added as the
+ * lowest-precedence property source (any value the application sets wins; nothing is
+ * added when {@code atlas.enabled=false}):
  * <ul>
- * <li>{@code spring.cloud.loadbalancer.retry.retryable-status-codes=503}: Spring Cloud LoadBalancer retries
- * idempotent requests once on another instance on a connect failure (with spring-retry on the classpath for
- * RestTemplate, RestClient and Feign; always for WebClient); Atlas adds 503, so a draining or overloaded
- * instance's 503 is retried elsewhere;</li>
+ * <li>{@code spring.cloud.loadbalancer.retry.retryable-status-codes=503}: Spring Cloud
+ * LoadBalancer retries idempotent requests once on another instance on a connect failure
+ * (with spring-retry on the classpath for RestTemplate, RestClient and Feign; always for
+ * WebClient); Atlas adds 503, so a draining or overloaded instance's 503 is retried
+ * elsewhere;</li>
  * <li>{@code spring.cloud.loadbalancer.stats.micrometer.enabled=true}: Spring Cloud's own
- * {@code loadbalancer.requests.*} meters, on (unless {@code spring.cloud.loadbalancer.enabled=false}).</li>
+ * {@code loadbalancer.requests.*} meters, on (unless
+ * {@code spring.cloud.loadbalancer.enabled=false}).</li>
  * </ul>
  */
 public class AtlasDefaults implements EnvironmentPostProcessor {
@@ -33,7 +36,8 @@ public class AtlasDefaults implements EnvironmentPostProcessor {
 		}
 		Map<String, Object> defaults = new LinkedHashMap<>();
 		defaults.put("spring.cloud.loadbalancer.retry.retryable-status-codes", "503");
-		// Spring Cloud's stats configuration needs the load balancer itself: not when it is turned off.
+		// Spring Cloud's stats configuration needs the load balancer itself: not when it
+		// is turned off.
 		if (environment.getProperty("spring.cloud.loadbalancer.enabled", Boolean.class, true)) {
 			defaults.put("spring.cloud.loadbalancer.stats.micrometer.enabled", "true");
 		}

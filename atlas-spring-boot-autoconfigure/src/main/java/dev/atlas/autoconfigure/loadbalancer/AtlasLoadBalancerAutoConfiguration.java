@@ -18,9 +18,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
 /**
- * Makes Atlas the load balancer of every {@code @LoadBalanced} RestTemplate, RestClient, WebClient and
- * Feign client, when Spring Cloud LoadBalancer is present and enabled and {@code atlas.enabled} is not
- * {@code false}.
+ * Makes Atlas the load balancer of every {@code @LoadBalanced} RestTemplate, RestClient,
+ * WebClient and Feign client, when Spring Cloud LoadBalancer is present and enabled and
+ * {@code atlas.enabled} is not {@code false}.
  */
 @AutoConfiguration(before = LoadBalancerAutoConfiguration.class)
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)

@@ -29,19 +29,22 @@ import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 
 /**
- * The configuration of every load-balancer child context (one per service), registered through
- * {@code @LoadBalancerClients(defaultConfiguration = ...)} by {@link AtlasLoadBalancerAutoConfiguration}.
- * Not meant for component scanning.
+ * The configuration of every load-balancer child context (one per service), registered
+ * through {@code @LoadBalancerClients(defaultConfiguration = ...)} by
+ * {@link AtlasLoadBalancerAutoConfiguration}. Not meant for component scanning.
  *
- * <p>It puts Atlas's stages on top of whatever {@link ServiceInstanceListSupplier} the context has
- * (Spring's discovery + cache chain by default, or one the application declares), and makes
- * {@link AtlasLoadBalancer} choose among what they leave.
+ * <p>
+ * It puts Atlas's stages on top of whatever {@link ServiceInstanceListSupplier} the
+ * context has (Spring's discovery + cache chain by default, or one the application
+ * declares), and makes {@link AtlasLoadBalancer} choose among what they leave.
  *
- * <p>Atlas's balancer steps aside for a balancer that the application declares for one service with
- * {@code @LoadBalancerClient(name = ..., configuration = ...)}. It does not step aside for Spring Cloud
- * Alibaba's {@code NacosLoadBalancer} (turned on by {@code spring.cloud.loadbalancer.nacos.enabled=true}):
- * with Atlas enabled, Atlas is in charge, whatever order the two default configurations are registered
- * in, and startup says so.
+ * <p>
+ * Atlas's balancer steps aside for a balancer that the application declares for one
+ * service with {@code @LoadBalancerClient(name = ..., configuration = ...)}. It does not
+ * step aside for Spring Cloud Alibaba's {@code NacosLoadBalancer} (turned on by
+ * {@code spring.cloud.loadbalancer.nacos.enabled=true}): with Atlas enabled, Atlas is in
+ * charge, whatever order the two default configurations are registered in, and startup
+ * says so.
  */
 @Configuration(proxyBeanMethods = false)
 public class AtlasLoadBalancerClientConfiguration {
@@ -107,16 +110,15 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	/**
-	 * Puts {@link AtlasServiceInstanceListSupplier} on top of every supplier bean of the context, so Atlas
-	 * keeps whatever chain the context has (Spring's discovery + cache, a registry's own filters, or the
-	 * application's supplier).
+	 * Puts {@link AtlasServiceInstanceListSupplier} on top of every supplier bean of the
+	 * context, so Atlas keeps whatever chain the context has (Spring's discovery + cache,
+	 * a registry's own filters, or the application's supplier).
 	 */
 	@Bean
 	static BeanPostProcessor atlasSupplierStages(ObjectProvider<InstanceChangeSource> changeSources,
 			ObjectProvider<RegistryEventRefresher> refresher, ObjectProvider<MeterRegistry> meterRegistry,
-			ObjectProvider<AtlasProperties> properties,
-			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<LastKnownGood> lastKnownGood,
-			ObjectProvider<SlowStart> slowStart,
+			ObjectProvider<AtlasProperties> properties, ObjectProvider<InstanceAttributesParser> parser,
+			ObjectProvider<LastKnownGood> lastKnownGood, ObjectProvider<SlowStart> slowStart,
 			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<ClusterAffinity> affinity) {
 		return new BeanPostProcessor() {
 			@Override
@@ -148,9 +150,10 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	/**
-	 * Whether a supplier already is, or delegates to, Atlas's stage: Spring's retry configuration declares a
-	 * second supplier bean wrapping the first ({@code RetryAwareServiceInstanceListSupplier}), which must not
-	 * get a second stage (warmup would apply twice).
+	 * Whether a supplier already is, or delegates to, Atlas's stage: Spring's retry
+	 * configuration declares a second supplier bean wrapping the first
+	 * ({@code RetryAwareServiceInstanceListSupplier}), which must not get a second stage
+	 * (warmup would apply twice).
 	 */
 	static boolean containsAtlasStage(ServiceInstanceListSupplier supplier) {
 		return AtlasServiceInstanceListSupplier.find(supplier) != null;

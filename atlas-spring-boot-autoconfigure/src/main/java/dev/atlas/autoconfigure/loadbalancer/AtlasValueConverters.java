@@ -8,8 +8,9 @@ import org.springframework.core.convert.converter.Converter;
 
 /**
  * Property converters for Atlas's enumerations: they accept the documented spelling
- * ({@code smooth-round-robin}), case-insensitively, and reject anything else with a message that lists
- * the allowed values (Spring Boot's failure report adds the property name and origin).
+ * ({@code smooth-round-robin}), case-insensitively, and reject anything else with a
+ * message that lists the allowed values (Spring Boot's failure report adds the property
+ * name and origin).
  */
 final class AtlasValueConverters {
 

@@ -9,8 +9,9 @@ import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.Response;
 
 /**
- * Counts requests sent and in flight per instance ({@link InstanceStats}) from Spring Cloud LoadBalancer's
- * request lifecycle, for the actuator view and the {@code atlas.picks} meter. Thread-safe.
+ * Counts requests sent and in flight per instance ({@link InstanceStats}) from Spring
+ * Cloud LoadBalancer's request lifecycle, for the actuator view and the
+ * {@code atlas.picks} meter. Thread-safe.
  */
 class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 

@@ -14,11 +14,13 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.MethodMetadata;
 
 /**
- * Matches when the load-balancer context of a service holds no {@link ReactorLoadBalancer} other than
- * those of balancers Atlas replaces. A balancer the application declares (through
- * {@code @LoadBalancerClient(configuration = ...)}) makes Atlas step aside; the one Spring Cloud Alibaba's
- * {@code NacosLoadBalancerClientConfiguration} declares does not. Bean types cannot tell them apart (both
- * factory methods return {@code ReactorLoadBalancer<ServiceInstance>}), so the declaring class does.
+ * Matches when the load-balancer context of a service holds no
+ * {@link ReactorLoadBalancer} other than those of balancers Atlas replaces. A balancer
+ * the application declares (through {@code @LoadBalancerClient(configuration = ...)})
+ * makes Atlas step aside; the one Spring Cloud Alibaba's
+ * {@code NacosLoadBalancerClientConfiguration} declares does not. Bean types cannot tell
+ * them apart (both factory methods return {@code ReactorLoadBalancer<ServiceInstance>}),
+ * so the declaring class does.
  */
 class OnNoApplicationLoadBalancerCondition extends SpringBootCondition implements ConfigurationCondition {
 

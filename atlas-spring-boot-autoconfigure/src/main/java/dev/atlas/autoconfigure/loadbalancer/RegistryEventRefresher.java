@@ -10,11 +10,12 @@ import org.springframework.cloud.loadbalancer.core.CachingServiceInstanceListSup
 import org.springframework.context.ApplicationListener;
 
 /**
- * Event-driven refresh (field case C01): a registry change event — Spring Cloud's {@link HeartbeatEvent},
- * which ZooKeeper's watch publishes on every change and other registries publish on their own schedule —
- * evicts every cached instance list, so the next call of each service reads the registry instead of
- * waiting up to the cache TTL. The TTL ({@code spring.cloud.loadbalancer.cache.ttl}) stays as a safety
- * net, measured from write. Thread-safe.
+ * Event-driven refresh (field case C01): a registry change event — Spring Cloud's
+ * {@link HeartbeatEvent}, which ZooKeeper's watch publishes on every change and other
+ * registries publish on their own schedule — evicts every cached instance list, so the
+ * next call of each service reads the registry instead of waiting up to the cache TTL.
+ * The TTL ({@code spring.cloud.loadbalancer.cache.ttl}) stays as a safety net, measured
+ * from write. Thread-safe.
  */
 public class RegistryEventRefresher implements ApplicationListener<HeartbeatEvent> {
 
@@ -22,9 +23,9 @@ public class RegistryEventRefresher implements ApplicationListener<HeartbeatEven
 
 	/**
 	 * Creates the refresher.
-	 * @param beanFactory where Spring Cloud LoadBalancer's cache managers are (none when caching is off);
-	 *     they are looked up by type on each event because Spring Cloud declares them as non-autowire
-	 *     candidates
+	 * @param beanFactory where Spring Cloud LoadBalancer's cache managers are (none when
+	 * caching is off); they are looked up by type on each event because Spring Cloud
+	 * declares them as non-autowire candidates
 	 */
 	public RegistryEventRefresher(ListableBeanFactory beanFactory) {
 		this.beanFactory = beanFactory;

@@ -15,8 +15,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 /**
- * The startup diagnostics: one INFO line with the features in force (and per-service overrides), and one
- * WARN per configuration conflict found.
+ * The startup diagnostics: one INFO line with the features in force (and per-service
+ * overrides), and one WARN per configuration conflict found.
  */
 final class StartupReport {
 
@@ -67,7 +67,8 @@ final class StartupReport {
 		boolean eventsOnChange = properties.getRegistry().isRefreshOnEvents() && !nacosDiscoveryOn(environment);
 		if (properties.getLifecycle().isGracefulShutdown() && !eventsOnChange && ttl.compareTo(drain) > 0) {
 			warnings.add("spring.cloud.loadbalancer.cache.ttl (" + ttl.toMillis() + " ms) is longer than "
-					+ "atlas.lifecycle.drain (" + drain.toMillis() + " ms) and this registry does not refresh callers on "
+					+ "atlas.lifecycle.drain (" + drain.toMillis()
+					+ " ms) and this registry does not refresh callers on "
 					+ "change: callers may still call a stopped instance. Lower the TTL or raise the drain.");
 		}
 		return warnings;

@@ -13,16 +13,18 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Nacos-specific support, on when Spring Cloud Alibaba's Nacos discovery is on the classpath and Atlas is
- * enabled. Atlas reads Nacos's metadata ({@code nacos.weight}, {@code nacos.cluster},
- * {@code nacos.healthy}) in the engine, with no Nacos dependency; this configuration handles what only a
- * Nacos application has.
+ * Nacos-specific support, on when Spring Cloud Alibaba's Nacos discovery is on the
+ * classpath and Atlas is enabled. Atlas reads Nacos's metadata ({@code nacos.weight},
+ * {@code nacos.cluster}, {@code nacos.healthy}) in the engine, with no Nacos dependency;
+ * this configuration handles what only a Nacos application has.
  *
- * <p>When {@code spring.cloud.loadbalancer.nacos.enabled=true} also turns on Spring Cloud Alibaba's
- * {@code NacosLoadBalancer}, startup states that Atlas is in charge (it is, see
- * {@code AtlasLoadBalancerClientConfiguration}) and how to choose the other one. Spring Cloud Alibaba's
- * shutdown wait is replaced by Atlas's drain. Nacos's pushed instance changes evict the load balancer's
- * cached list of that service at once ({@link NacosInstanceChangeSource}).
+ * <p>
+ * When {@code spring.cloud.loadbalancer.nacos.enabled=true} also turns on Spring Cloud
+ * Alibaba's {@code NacosLoadBalancer}, startup states that Atlas is in charge (it is, see
+ * {@code AtlasLoadBalancerClientConfiguration}) and how to choose the other one. Spring
+ * Cloud Alibaba's shutdown wait is replaced by Atlas's drain. Nacos's pushed instance
+ * changes evict the load balancer's cached list of that service at once
+ * ({@link NacosInstanceChangeSource}).
  */
 @AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class,
 		afterName = { "com.alibaba.cloud.nacos.discovery.NacosDiscoveryAutoConfiguration",
@@ -34,9 +36,10 @@ public class AtlasNacosAutoConfiguration {
 	private static final Logger log = LoggerFactory.getLogger(AtlasNacosAutoConfiguration.class);
 
 	/**
-	 * Atlas owns the shutdown sequence (deregister, refuse traffic, drain {@code atlas.lifecycle.drain}):
-	 * Spring Cloud Alibaba's own wait after deregistration ({@code graceful-shutdown-wait-time}, 10 s) would
-	 * come on top of it, so it is set to 0.
+	 * Atlas owns the shutdown sequence (deregister, refuse traffic, drain
+	 * {@code atlas.lifecycle.drain}): Spring Cloud Alibaba's own wait after
+	 * deregistration ({@code graceful-shutdown-wait-time}, 10 s) would come on top of it,
+	 * so it is set to 0.
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.lifecycle.graceful-shutdown", matchIfMissing = true)

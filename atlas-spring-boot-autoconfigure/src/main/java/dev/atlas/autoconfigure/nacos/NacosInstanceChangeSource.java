@@ -9,9 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Nacos subscriptions as change events: Nacos pushes instance changes to its client, but Spring Cloud
- * LoadBalancer's cache would hide them for its TTL (and Spring Cloud Alibaba's {@code HeartbeatEvent}
- * comes only every 30 s). Each change of a subscribed service evicts that service's cached list.
+ * Nacos subscriptions as change events: Nacos pushes instance changes to its client, but
+ * Spring Cloud LoadBalancer's cache would hide them for its TTL (and Spring Cloud
+ * Alibaba's {@code HeartbeatEvent} comes only every 30 s). Each change of a subscribed
+ * service evicts that service's cached list.
  */
 public class NacosInstanceChangeSource implements InstanceChangeSource {
 

@@ -24,17 +24,19 @@ import org.springframework.core.task.support.ContextPropagatingTaskDecorator;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * Carries the routing headers ({@code atlas.propagation.headers}, the gray header and the hash-key header)
- * of every inbound request to every outbound {@code @LoadBalanced} call made on its behalf, on the same
- * thread, on other threads and in reactive chains:
+ * Carries the routing headers ({@code atlas.propagation.headers}, the gray header and the
+ * hash-key header) of every inbound request to every outbound {@code @LoadBalanced} call
+ * made on its behalf, on the same thread, on other threads and in reactive chains:
  * <ul>
- * <li>in: a servlet filter or a WebFlux {@code WebFilter} captures them (the servlet filter restores the
- * thread's previous context afterwards, so nothing leaks into a reused thread);</li>
- * <li>across threads: Micrometer's context-propagation, through a {@link TaskDecorator} (applied by Spring
- * Boot, together with the application's own decorators, to its {@code @Async} and task executors) and
- * Reactor's automatic context propagation;</li>
- * <li>out: a {@link LoadBalancerRequestTransformer} (RestTemplate, RestClient), a WebClient filter placed
- * first on every {@code WebClient.Builder} bean, and a Feign {@code RequestInterceptor}.</li>
+ * <li>in: a servlet filter or a WebFlux {@code WebFilter} captures them (the servlet
+ * filter restores the thread's previous context afterwards, so nothing leaks into a
+ * reused thread);</li>
+ * <li>across threads: Micrometer's context-propagation, through a {@link TaskDecorator}
+ * (applied by Spring Boot, together with the application's own decorators, to its
+ * {@code @Async} and task executors) and Reactor's automatic context propagation;</li>
+ * <li>out: a {@link LoadBalancerRequestTransformer} (RestTemplate, RestClient), a
+ * WebClient filter placed first on every {@code WebClient.Builder} bean, and a Feign
+ * {@code RequestInterceptor}.</li>
  * </ul>
  */
 @AutoConfiguration
@@ -54,14 +56,17 @@ public class AtlasPropagationAutoConfiguration {
 	}
 
 	/**
-	 * Spring Boot composes every {@link TaskDecorator} bean into its executors' decorator, so this one
-	 * works beside the application's own (an MDC-copying one, say); it steps aside only for an application
-	 * {@link ContextPropagatingTaskDecorator}, which already carries every registered context.
+	 * Spring Boot composes every {@link TaskDecorator} bean into its executors'
+	 * decorator, so this one works beside the application's own (an MDC-copying one,
+	 * say); it steps aside only for an application
+	 * {@link ContextPropagatingTaskDecorator}, which already carries every registered
+	 * context.
 	 */
 	@Bean
 	@ConditionalOnMissingBean(ContextPropagatingTaskDecorator.class)
 	ContextPropagatingTaskDecorator atlasContextPropagatingTaskDecorator() {
-		// clearMissing: a task submitted without a routing context runs without one, even on a thread that
+		// clearMissing: a task submitted without a routing context runs without one, even
+		// on a thread that
 		// had one before.
 		return new ContextPropagatingTaskDecorator(ContextSnapshotFactory.builder().clearMissing(true).build());
 	}

@@ -11,9 +11,9 @@ import dev.atlas.loadbalancer.context.RoutingContext;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The set of header names Atlas carries from inbound requests to outbound calls, with the two operations
- * every adapter needs: capture them from an inbound request, and write the missing ones on an outbound
- * request. Immutable and thread-safe.
+ * The set of header names Atlas carries from inbound requests to outbound calls, with the
+ * two operations every adapter needs: capture them from an inbound request, and write the
+ * missing ones on an outbound request. Immutable and thread-safe.
  */
 public final class PropagatedHeaders {
 
@@ -37,7 +37,8 @@ public final class PropagatedHeaders {
 
 	/**
 	 * Captures the propagated headers of an inbound request.
-	 * @param header reads one header of the inbound request (case-insensitively), {@code null} when absent
+	 * @param header reads one header of the inbound request (case-insensitively),
+	 * {@code null} when absent
 	 * @return the context, {@link RoutingContext#EMPTY} when none is present
 	 */
 	public RoutingContext capture(Function<String, @Nullable String> header) {
@@ -55,8 +56,8 @@ public final class PropagatedHeaders {
 	}
 
 	/**
-	 * Writes the context's headers that the outbound request does not carry yet: an explicit header set by
-	 * application code wins over the propagated one.
+	 * Writes the context's headers that the outbound request does not carry yet: an
+	 * explicit header set by application code wins over the propagated one.
 	 * @param context may be {@code null}
 	 * @param present tells whether the outbound request already has a header
 	 * @param add adds a header to the outbound request

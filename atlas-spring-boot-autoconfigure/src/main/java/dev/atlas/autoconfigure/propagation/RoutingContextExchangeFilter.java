@@ -10,10 +10,11 @@ import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 
 /**
- * Writes the routing context's headers on outbound WebClient calls. Atlas puts it first in the filter
- * chain of every {@code WebClient.Builder} bean, so the load-balancer filter sees the headers. The context
- * comes from Reactor's {@code Context} (WebFlux, or automatic context propagation), else from the
- * subscribing thread's {@link RoutingContextHolder}.
+ * Writes the routing context's headers on outbound WebClient calls. Atlas puts it first
+ * in the filter chain of every {@code WebClient.Builder} bean, so the load-balancer
+ * filter sees the headers. The context comes from Reactor's {@code Context} (WebFlux, or
+ * automatic context propagation), else from the subscribing thread's
+ * {@link RoutingContextHolder}.
  */
 public class RoutingContextExchangeFilter implements ExchangeFilterFunction {
 
@@ -36,7 +37,8 @@ public class RoutingContextExchangeFilter implements ExchangeFilterFunction {
 				return next.exchange(request);
 			}
 			ClientRequest.Builder builder = ClientRequest.from(request);
-			this.headers.write(context, request.headers()::containsHeader, (name, value) -> builder.header(name, value));
+			this.headers.write(context, request.headers()::containsHeader,
+					(name, value) -> builder.header(name, value));
 			return next.exchange(builder.build());
 		});
 	}

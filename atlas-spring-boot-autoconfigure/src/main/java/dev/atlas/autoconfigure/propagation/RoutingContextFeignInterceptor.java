@@ -5,8 +5,8 @@ import feign.RequestInterceptor;
 import feign.RequestTemplate;
 
 /**
- * Writes the routing context's headers on outbound Feign calls (Feign runs on the calling thread, where
- * the servlet filter or the task decorator set the context).
+ * Writes the routing context's headers on outbound Feign calls (Feign runs on the calling
+ * thread, where the servlet filter or the task decorator set the context).
  */
 public class RoutingContextFeignInterceptor implements RequestInterceptor {
 

@@ -9,9 +9,10 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpRequest;
 
 /**
- * Writes the routing context's headers on outbound {@code @LoadBalanced} RestTemplate and RestClient calls.
- * Spring Cloud applies it after the instance is chosen, whatever the order of the application's own
- * interceptors; the routing decision itself reads the context directly.
+ * Writes the routing context's headers on outbound {@code @LoadBalanced} RestTemplate and
+ * RestClient calls. Spring Cloud applies it after the instance is chosen, whatever the
+ * order of the application's own interceptors; the routing decision itself reads the
+ * context directly.
  */
 public class RoutingContextRequestTransformer implements LoadBalancerRequestTransformer {
 

@@ -12,9 +12,10 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Captures the propagated headers of each inbound servlet request into the {@link RoutingContextHolder}
- * for the duration of the request, and restores the thread's previous context afterwards, so nothing
- * leaks into the next request served by the same thread.
+ * Captures the propagated headers of each inbound servlet request into the
+ * {@link RoutingContextHolder} for the duration of the request, and restores the thread's
+ * previous context afterwards, so nothing leaks into the next request served by the same
+ * thread.
  */
 public class RoutingContextServletFilter extends OncePerRequestFilter {
 

@@ -10,9 +10,10 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
- * Captures the propagated headers of each inbound WebFlux request into Reactor's {@code Context} under
- * {@link RoutingContextHolder#KEY}, where Atlas's gray stage and WebClient filter read it, and from which
- * context-propagation restores the thread-local holder when automatic propagation is on.
+ * Captures the propagated headers of each inbound WebFlux request into Reactor's
+ * {@code Context} under {@link RoutingContextHolder#KEY}, where Atlas's gray stage and
+ * WebClient filter read it, and from which context-propagation restores the thread-local
+ * holder when automatic propagation is on.
  */
 public class RoutingContextWebFilter implements WebFilter, Ordered {
 
@@ -32,7 +33,8 @@ public class RoutingContextWebFilter implements WebFilter, Ordered {
 		if (context.isEmpty()) {
 			return chain.filter(exchange);
 		}
-		return chain.filter(exchange).contextWrite((reactorContext) -> reactorContext.put(RoutingContextHolder.KEY, context));
+		return chain.filter(exchange)
+			.contextWrite((reactorContext) -> reactorContext.put(RoutingContextHolder.KEY, context));
 	}
 
 	@Override

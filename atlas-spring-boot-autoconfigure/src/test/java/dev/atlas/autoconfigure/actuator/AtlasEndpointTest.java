@@ -36,10 +36,10 @@ class AtlasEndpointTest {
 	private final long now = System.currentTimeMillis();
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
-				AtlasLifecycleAutoConfiguration.class, AtlasActuatorAutoConfiguration.class,
-				LoadBalancerAutoConfiguration.class, SimpleDiscoveryClientAutoConfiguration.class,
-				UtilAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, AtlasLifecycleAutoConfiguration.class,
+						AtlasActuatorAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+						SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 		.withPropertyValues("spring.cloud.discovery.client.simple.instances.user-service[0].uri=http://old:8080",
 				"spring.cloud.discovery.client.simple.instances.user-service[0].instance-id=old",
@@ -55,7 +55,10 @@ class AtlasEndpointTest {
 						+ (this.now - 30_000),
 				"atlas.gray.isolate-baseline=false", "management.endpoints.web.exposure.include=atlas");
 
-	/** Chooses and reports the request start and completion, as Spring Cloud's HTTP clients do. */
+	/**
+	 * Chooses and reports the request start and completion, as Spring Cloud's HTTP
+	 * clients do.
+	 */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	private static void call(ApplicationContext context, int times) {
 		LoadBalancerClientFactory factory = context.getBean(LoadBalancerClientFactory.class);
@@ -80,8 +83,8 @@ class AtlasEndpointTest {
 			call(context, 1_000);
 			Map<String, Object> all = endpoint.atlas();
 			assertThat(all).containsOnlyKeys("services", "lifecycle");
-			assertThat((Map<String, Object>) all.get("lifecycle")).containsOnlyKeys("registered", "registeredAt", "ready",
-					"state");
+			assertThat((Map<String, Object>) all.get("lifecycle")).containsOnlyKeys("registered", "registeredAt",
+					"ready", "state");
 			Map<String, Object> service = endpoint.service("user-service");
 			assertThat(service).containsOnlyKeys("strategy", "stale", "instances")
 				.containsEntry("strategy", "weighted-random")
@@ -90,12 +93,17 @@ class AtlasEndpointTest {
 			assertThat(instances).hasSize(2);
 			Map<String, Object> old = instances.get(0);
 			Map<String, Object> young = instances.get(1);
-			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight", "effectiveWeight",
-					"warmup", "picks", "inFlight");
-			assertThat(old).containsEntry("instanceId", "old").containsEntry("cluster", "a").containsEntry("weight", 2.0)
-				.containsEntry("effectiveWeight", 2.0).containsEntry("warmup", 1.0);
-			// Registered 30 s before the test began, with a 60 s warmup: about half its weight, by its age when
-			// the factor was last computed (once a second, rounded up to whole percent), between the calls.
+			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight",
+					"effectiveWeight", "warmup", "picks", "inFlight");
+			assertThat(old).containsEntry("instanceId", "old")
+				.containsEntry("cluster", "a")
+				.containsEntry("weight", 2.0)
+				.containsEntry("effectiveWeight", 2.0)
+				.containsEntry("warmup", 1.0);
+			// Registered 30 s before the test began, with a 60 s warmup: about half its
+			// weight, by its age when
+			// the factor was last computed (once a second, rounded up to whole percent),
+			// between the calls.
 			double youngest = (callsStarted - (this.now - 30_000)) / 60_000.0;
 			double oldest = (System.currentTimeMillis() - (this.now - 30_000)) / 60_000.0;
 			assertThat(young).containsEntry("tag", "v2").containsEntry("weight", 2.0);
@@ -105,7 +113,8 @@ class AtlasEndpointTest {
 			long oldPicks = (Long) old.get("picks");
 			long youngPicks = (Long) young.get("picks");
 			assertThat(oldPicks + youngPicks).isEqualTo(1_000);
-			// 2 : 1 by effective weight; sigma 1.5 points over 1,000 picks, tolerance 6 points.
+			// 2 : 1 by effective weight; sigma 1.5 points over 1,000 picks, tolerance 6
+			// points.
 			assertThat(youngPicks / 1_000.0).isCloseTo(1 / 3.0, within(0.06));
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			assertThat(meters.get("atlas.picks")
@@ -121,8 +130,9 @@ class AtlasEndpointTest {
 	void startupListsFeaturesAndWarnsAboutATtlLongerThanTheDrainWithoutEvents(CapturedOutput output) {
 		this.runner.withPropertyValues("atlas.registry.refresh-on-events=false", "spring.cloud.loadbalancer.zone=sh")
 			.run((context) -> {
-				assertThat(output).contains("gray=on (header X-Service-Version, fallback baseline); affinity=cluster 'sh';"
-						+ " warmup=60s; register-when-ready=true; graceful-shutdown=drain 10000ms; refresh-on-events=false");
+				assertThat(output)
+					.contains("gray=on (header X-Service-Version, fallback baseline); affinity=cluster 'sh';"
+							+ " warmup=60s; register-when-ready=true; graceful-shutdown=drain 10000ms; refresh-on-events=false");
 				assertThat(output).contains("spring.cloud.loadbalancer.cache.ttl (35000 ms) is longer than "
 						+ "atlas.lifecycle.drain (10000 ms)");
 			});

@@ -36,7 +36,10 @@ import org.springframework.web.bind.annotation.RestController;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** Field case C12 against a real ZooKeeper (in-process) and a real Spring Boot application. */
+/**
+ * Field case C12 against a real ZooKeeper (in-process) and a real Spring Boot
+ * application.
+ */
 @ExtendWith(OutputCaptureExtension.class)
 class GracefulShutdownIT {
 
@@ -74,9 +77,9 @@ class GracefulShutdownIT {
 		this.app = new SpringApplicationBuilder(App.class)
 			.properties("spring.application.name=draining-app", "server.port=" + this.port,
 					"spring.cloud.zookeeper.connect-string=" + this.zookeeper.getConnectString(),
-					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1", "spring.cloud.loadbalancer.enabled=false",
-					"spring.cloud.nacos.discovery.enabled=false", "spring.main.banner-mode=off",
-					"management.endpoints.web.exposure.include=health,prestop",
+					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
+					"spring.cloud.loadbalancer.enabled=false", "spring.cloud.nacos.discovery.enabled=false",
+					"spring.main.banner-mode=off", "management.endpoints.web.exposure.include=health,prestop",
 					"management.endpoint.health.probes.enabled=true", "atlas.lifecycle.drain=3s")
 			.properties(properties)
 			.run();
@@ -85,7 +88,8 @@ class GracefulShutdownIT {
 
 	private List<String> registered() throws Exception {
 		String path = "/services/draining-app";
-		return (this.curator.checkExists().forPath(path) == null) ? List.of() : this.curator.getChildren().forPath(path);
+		return (this.curator.checkExists().forPath(path) == null) ? List.of()
+				: this.curator.getChildren().forPath(path);
 	}
 
 	private HttpResponse<String> get(String path) throws Exception {
@@ -106,7 +110,8 @@ class GracefulShutdownIT {
 		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(closing::close);
 		// t=0: deregistered at once...
 		await().atMost(Duration.ofSeconds(1)).until(() -> registered().isEmpty());
-		// ...refusing traffic for health checks, yet still serving requests, with the registry client open.
+		// ...refusing traffic for health checks, yet still serving requests, with the
+		// registry client open.
 		assertThat(get("/actuator/health/readiness").body()).contains("OUT_OF_SERVICE");
 		assertThat(get("/ping").body()).isEqualTo("pong");
 		assertThat(shutdown).isNotDone();
@@ -140,7 +145,8 @@ class GracefulShutdownIT {
 		ConfigurableApplicationContext closing = this.app;
 		this.app = null;
 		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(closing::close);
-		// Deregistration gives up after 1 s; the rest of the shutdown must not hang on the registry.
+		// Deregistration gives up after 1 s; the rest of the shutdown must not hang on
+		// the registry.
 		await().atMost(Duration.ofSeconds(15)).until(shutdown::isDone);
 		assertThat(output.getOut().lines().filter((line) -> line.contains("did not confirm deregistration")))
 			.hasSize(1);
@@ -149,7 +155,8 @@ class GracefulShutdownIT {
 	@Test
 	void oneDrainAndOneDeregistrationWithSeveralFeignClients(CapturedOutput output) throws Exception {
 		start("atlas.lifecycle.drain=1s", "spring.cloud.loadbalancer.enabled=true");
-		// Both Feign clients and their load-balancer contexts exist: each is a child context that publishes
+		// Both Feign clients and their load-balancer contexts exist: each is a child
+		// context that publishes
 		// its own ContextClosedEvent on shutdown.
 		assertThat(this.app.getBean(PingClient.class).ping()).isEqualTo("pong");
 		assertThat(this.app.getBean(PongClient.class).ping()).isEqualTo("pong");

@@ -31,9 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Field case C11 against a real ZooKeeper (in-process) and a real Spring Boot application with a slow
- * start-up runner. The runner blocks on a latch the test releases, so "before ready" is a state, not a
- * guess about timing.
+ * Field case C11 against a real ZooKeeper (in-process) and a real Spring Boot application
+ * with a slow start-up runner. The runner blocks on a latch the test releases, so "before
+ * ready" is a state, not a guess about timing.
  */
 class LosslessRegistrationIT {
 
@@ -73,7 +73,8 @@ class LosslessRegistrationIT {
 				"spring.application.name=" + name, "server.port=" + port,
 				"spring.cloud.zookeeper.connect-string=" + zookeeper.getConnectString(),
 				"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1", "spring.cloud.loadbalancer.enabled=false",
-				"spring.main.banner-mode=off", "spring.cloud.nacos.discovery.enabled=false", "atlas.lifecycle.drain=0s");
+				"spring.main.banner-mode=off", "spring.cloud.nacos.discovery.enabled=false",
+				"atlas.lifecycle.drain=0s");
 		builder.properties(properties);
 		return CompletableFuture.supplyAsync(() -> builder.run());
 	}
@@ -109,16 +110,20 @@ class LosslessRegistrationIT {
 	void case11_notVisibleBeforeReadyAndVisibleWithinTwoSecondsAfter() throws Exception {
 		int port = freePort();
 		CompletableFuture<ConfigurableApplicationContext> started = start("slow-app", port);
-		// The web server is up (Spring Cloud would have registered by now) while the runner still runs.
+		// The web server is up (Spring Cloud would have registered by now) while the
+		// runner still runs.
 		await().atMost(Duration.ofSeconds(30)).until(() -> listening(port));
-		await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> registered("slow-app").isEmpty());
+		await().during(Duration.ofSeconds(1))
+			.atMost(Duration.ofSeconds(3))
+			.until(() -> registered("slow-app").isEmpty());
 		long released = System.currentTimeMillis();
 		releaseRunner.countDown();
 		await().atMost(Duration.ofSeconds(2)).until(() -> registered("slow-app").size() == 1);
 		this.app = started.get(30, TimeUnit.SECONDS);
 		String payload = firstPayload("slow-app");
 		assertThat(payload).contains("\"atlas.registered-at\"");
-		long registeredAt = Long.parseLong(payload.replaceAll("(?s).*\"atlas.registered-at\"\\s*:\\s*\"(\\d+)\".*", "$1"));
+		long registeredAt = Long
+			.parseLong(payload.replaceAll("(?s).*\"atlas.registered-at\"\\s*:\\s*\"(\\d+)\".*", "$1"));
 		assertThat(registeredAt).isBetween(released - 1_000, System.currentTimeMillis());
 	}
 
@@ -138,7 +143,8 @@ class LosslessRegistrationIT {
 		int port = freePort();
 		failRunner = true;
 		try {
-			// The web server started (port bound) before the runner failed; Spring Cloud alone would have
+			// The web server started (port bound) before the runner failed; Spring Cloud
+			// alone would have
 			// registered the instance at that point.
 			CompletableFuture<ConfigurableApplicationContext> started = start("broken-app", port, "slow-app.fail=true");
 			await().atMost(Duration.ofSeconds(30)).until(started::isDone);

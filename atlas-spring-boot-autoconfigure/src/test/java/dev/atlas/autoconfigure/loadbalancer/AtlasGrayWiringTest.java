@@ -34,7 +34,9 @@ import org.springframework.util.LinkedMultiValueMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Gray routing as wired by the auto-configuration, against the simple discovery client. */
+/**
+ * Gray routing as wired by the auto-configuration, against the simple discovery client.
+ */
 class AtlasGrayWiringTest {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -100,11 +102,13 @@ class AtlasGrayWiringTest {
 
 	@Test
 	void atlasStageWrapsTheSupplierAndGrayCanBeDisabled() {
-		// The stage is on top of the discovery chain; with spring-retry present, Spring's retry-aware supplier
+		// The stage is on top of the discovery chain; with spring-retry present, Spring's
+		// retry-aware supplier
 		// wraps it.
-		this.runner.run((context) -> assertThat(AtlasServiceInstanceListSupplier.find(context
-			.getBean(LoadBalancerClientFactory.class)
-			.getInstance("user-service", ServiceInstanceListSupplier.class))).isNotNull());
+		this.runner.run((context) -> assertThat(
+				AtlasServiceInstanceListSupplier.find(context.getBean(LoadBalancerClientFactory.class)
+					.getInstance("user-service", ServiceInstanceListSupplier.class)))
+			.isNotNull());
 		this.runner.withPropertyValues("atlas.gray.enabled=false").run((context) -> {
 			java.util.Set<String> hosts = new java.util.HashSet<>();
 			for (int i = 0; i < 200; i++) {
@@ -121,13 +125,14 @@ class AtlasGrayWiringTest {
 			assertThat(messages(context.getStartupFailure())).contains("atlas.gray.weights.user-service")
 				.contains("between 0 and 100");
 		});
-		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=70",
-				"atlas.services.user-service.gray.weights.v3=40").run((context) -> {
-					assertThat(context).hasFailed();
-					assertThat(messages(context.getStartupFailure()))
-						.contains("atlas.services.user-service.gray.weights")
-						.contains("more than 100");
-				});
+		this.runner
+			.withPropertyValues("atlas.services.user-service.gray.weights.v2=70",
+					"atlas.services.user-service.gray.weights.v3=40")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains("atlas.services.user-service.gray.weights")
+					.contains("more than 100");
+			});
 		this.runner.withPropertyValues("atlas.gray.fallback=nowhere").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(messages(context.getStartupFailure())).contains("atlas.gray.fallback")

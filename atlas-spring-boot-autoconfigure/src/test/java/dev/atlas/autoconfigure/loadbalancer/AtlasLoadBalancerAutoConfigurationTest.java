@@ -101,9 +101,9 @@ class AtlasLoadBalancerAutoConfigurationTest {
 		this.runner
 			.withPropertyValues("atlas.loadbalancer.all-zero-weights=reject",
 					"spring.cloud.discovery.client.simple.instances.user-service[1].metadata.weight=0")
-			.run((context) -> assertThat(Mono.from(balancerOf(context, "user-service").choose(new DefaultRequest<>()))
-				.block()
-				.hasServer()).isFalse());
+			.run((context) -> assertThat(
+					Mono.from(balancerOf(context, "user-service").choose(new DefaultRequest<>())).block().hasServer())
+				.isFalse());
 	}
 
 	@Test
@@ -152,8 +152,9 @@ class AtlasLoadBalancerAutoConfigurationTest {
 	@Test
 	void atlasIsInChargeWhenNacosLoadBalancerIsAlsoEnabled(CapturedOutput output) {
 		this.runner
-			.withConfiguration(AutoConfigurations.of(UtilIPv6AutoConfiguration.class, NacosServiceAutoConfiguration.class,
-					NacosDiscoveryAutoConfiguration.class, LoadBalancerNacosAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(UtilIPv6AutoConfiguration.class, NacosServiceAutoConfiguration.class,
+							NacosDiscoveryAutoConfiguration.class, LoadBalancerNacosAutoConfiguration.class))
 			.withPropertyValues("spring.cloud.loadbalancer.nacos.enabled=true",
 					"spring.cloud.nacos.discovery.server-addr=127.0.0.1:18848")
 			.run((context) -> {
@@ -161,7 +162,8 @@ class AtlasLoadBalancerAutoConfigurationTest {
 				assertThat(balancerOf(context, "user-service")).isInstanceOf(AtlasLoadBalancer.class);
 				assertThat(output).contains("Both Atlas and Spring Cloud Alibaba's NacosLoadBalancer are enabled")
 					.contains("Atlas is the load balancer in charge");
-				// The default configurations of a load-balancer context are registered in hash order; Atlas
+				// The default configurations of a load-balancer context are registered in
+				// hash order; Atlas
 				// must win in either order.
 				for (List<Class<?>> order : List.of(
 						List.<Class<?>>of(NacosLoadBalancerClientConfiguration.class,
@@ -180,14 +182,18 @@ class AtlasLoadBalancerAutoConfigurationTest {
 	@Test
 	void withoutAtlasTheNacosFlagStillGivesNacosLoadBalancer() {
 		this.runner
-			.withConfiguration(AutoConfigurations.of(UtilIPv6AutoConfiguration.class, NacosServiceAutoConfiguration.class,
-					NacosDiscoveryAutoConfiguration.class, LoadBalancerNacosAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(UtilIPv6AutoConfiguration.class, NacosServiceAutoConfiguration.class,
+							NacosDiscoveryAutoConfiguration.class, LoadBalancerNacosAutoConfiguration.class))
 			.withPropertyValues("atlas.enabled=false", "spring.cloud.loadbalancer.nacos.enabled=true",
 					"spring.cloud.nacos.discovery.server-addr=127.0.0.1:18848")
 			.run((context) -> assertThat(balancerOf(context, "user-service")).isInstanceOf(NacosLoadBalancer.class));
 	}
 
-	/** A load-balancer child context built like NamedContextFactory does, with a chosen registration order. */
+	/**
+	 * A load-balancer child context built like NamedContextFactory does, with a chosen
+	 * registration order.
+	 */
 	private static AnnotationConfigApplicationContext childContext(ApplicationContext parent,
 			List<Class<?>> defaultConfigurations) {
 		AnnotationConfigApplicationContext child = new AnnotationConfigApplicationContext();

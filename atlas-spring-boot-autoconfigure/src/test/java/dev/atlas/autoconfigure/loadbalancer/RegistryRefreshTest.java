@@ -30,15 +30,20 @@ class RegistryRefreshTest {
 	private final MutableDiscovery discovery = new MutableDiscovery();
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
-				LoadBalancerAutoConfiguration.class, LoadBalancerCacheAutoConfiguration.class,
-				UtilAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+						LoadBalancerCacheAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withBean(DiscoveryClient.class, () -> this.discovery)
 		.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=35s");
 
 	private static String pick(ApplicationContext context) {
-		return Mono.from(context.getBean(LoadBalancerClientFactory.class).getInstance("user-service")
-			.choose(new DefaultRequest<>())).block().getServer().getInstanceId();
+		return Mono
+			.from(context.getBean(LoadBalancerClientFactory.class)
+				.getInstance("user-service")
+				.choose(new DefaultRequest<>()))
+			.block()
+			.getServer()
+			.getInstanceId();
 	}
 
 	private static Set<String> picks(ApplicationContext context, int times) {
@@ -63,12 +68,15 @@ class RegistryRefreshTest {
 
 	@Test
 	void case01_withoutEventsTheTtlBoundHoldsUnderConstantTraffic() {
-		this.runner.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=1s", "atlas.registry.refresh-on-events=false")
+		this.runner
+			.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=1s", "atlas.registry.refresh-on-events=false")
 			.run((context) -> {
 				assertThat(picks(context, 100)).contains("B");
 				this.discovery.instances.removeIf((instance) -> instance.getInstanceId().equals("B"));
-				// Traffic every 50 ms never extends the entry: it expires 1 s after it was written.
-				await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(3))
+				// Traffic every 50 ms never extends the entry: it expires 1 s after it
+				// was written.
+				await().pollInterval(Duration.ofMillis(50))
+					.atMost(Duration.ofSeconds(3))
 					.until(() -> !"B".equals(pick(context)) && picks(context, 50).equals(Set.of("A")));
 				context.publishEvent(new HeartbeatEvent(this, 1));
 			});

@@ -21,8 +21,8 @@ class NacosInstanceChangeSourceTest {
 	private final List<Object[]> subscriptions = new ArrayList<>();
 
 	private NamingService naming(boolean fail) {
-		return (NamingService) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { NamingService.class },
-				(proxy, method, args) -> {
+		return (NamingService) Proxy.newProxyInstance(getClass().getClassLoader(),
+				new Class<?>[] { NamingService.class }, (proxy, method, args) -> {
 					if (method.getName().equals("subscribe")) {
 						if (fail) {
 							throw new NacosException(NacosException.SERVER_ERROR, "server down");

@@ -26,9 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * Issue "Observability": real applications on a real (in-process) ZooKeeper; a caller drives traffic to
- * two providers (weights 1 and 3), then its {@code /actuator/prometheus} and {@code /actuator/atlas} are
- * read over HTTP.
+ * Issue "Observability": real applications on a real (in-process) ZooKeeper; a caller
+ * drives traffic to two providers (weights 1 and 3), then its
+ * {@code /actuator/prometheus} and {@code /actuator/atlas} are read over HTTP.
  */
 class ObservabilityIT {
 
@@ -57,14 +57,17 @@ class ObservabilityIT {
 	private static ConfigurableApplicationContext app(String name, String metadata) {
 		return apps.start(App.class, name, "spring.cloud.zookeeper.discovery.metadata." + metadata,
 				"management.endpoints.web.exposure.include=health,prometheus,atlas",
-				// A long warmup keeps every young instance at the 10 % floor: effective weights are exact.
+				// A long warmup keeps every young instance at the 10 % floor: effective
+				// weights are exact.
 				"atlas.warmup.duration=600s");
 	}
 
 	private static String get(ConfigurableApplicationContext app, String path) throws Exception {
 		int port = ZooKeeperApps.port(app);
-		return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-				HttpResponse.BodyHandlers.ofString()).body();
+		return http
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+					HttpResponse.BodyHandlers.ofString())
+			.body();
 	}
 
 	@Test
@@ -76,7 +79,8 @@ class ObservabilityIT {
 		String prometheus = get(caller, "/actuator/prometheus");
 		assertThat(prometheus).contains("atlas_picks_total{service=\"provider\",strategy=\"weighted-random\"} 400.0");
 		assertThat(prometheus).contains("atlas_warmup_instances{service=\"provider\"} 2.0");
-		assertThat(prometheus).containsPattern("loadbalancer_requests_success_seconds_count\\{.*serviceId=\"provider\"");
+		assertThat(prometheus)
+			.containsPattern("loadbalancer_requests_success_seconds_count\\{.*serviceId=\"provider\"");
 		assertThat(prometheus).contains("atlas_gray_fallback_total{policy=\"baseline\",service=\"provider\"} 0.0");
 		assertThat(prometheus).doesNotContainPattern("atlas_[a-z_]+\\{[^}]*instance=");
 

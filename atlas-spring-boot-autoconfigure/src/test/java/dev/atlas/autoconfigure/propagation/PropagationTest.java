@@ -82,8 +82,10 @@ class PropagationTest {
 			pool.initialize();
 			try {
 				RoutingContextHolder.set(RoutingContext.of(V2));
-				String first = pool.submit(() -> Thread.currentThread().getName() + "="
-						+ RoutingContextHolder.get().get("x-service-version")).get();
+				String first = pool
+					.submit(() -> Thread.currentThread().getName() + "="
+							+ RoutingContextHolder.get().get("x-service-version"))
+					.get();
 				RoutingContextHolder.clear();
 				String second = pool.submit(() -> Thread.currentThread().getName() + "=" + RoutingContextHolder.get())
 					.get();
@@ -157,8 +159,8 @@ class PropagationTest {
 		this.runner.withPropertyValues("atlas.propagation.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(PropagatedHeaders.class));
 		this.runner.withPropertyValues("atlas.propagation.headers=X-Tenant", "atlas.gray.hash-key-header=X-User-Id")
-			.run((context) -> assertThat(context.getBean(PropagatedHeaders.class).names())
-				.containsExactly("x-tenant", "x-service-version", "x-user-id"));
+			.run((context) -> assertThat(context.getBean(PropagatedHeaders.class).names()).containsExactly("x-tenant",
+					"x-service-version", "x-user-id"));
 	}
 
 }

@@ -36,13 +36,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Field case C03, with real applications on a real (in-process) ZooKeeper: provider A always answers 503,
- * B answers 200; 503 is retryable (Atlas's default) and Spring Cloud retries once on the next instance.
+ * Field case C03, with real applications on a real (in-process) ZooKeeper: provider A
+ * always answers 503, B answers 200; 503 is retryable (Atlas's default) and Spring Cloud
+ * retries once on the next instance.
  *
- * <p>RestTemplate and Feign are covered. A load-balanced {@code RestClient} is not: with Spring Cloud
- * 2025.1.4 its 503s leak to the caller and an only-A service is hit 4 times instead of 2, with or without
- * Atlas ({@code atlas.enabled=false} shows the same), which points at Spring Cloud's RestClient retry
- * path; tracked as an open item.
+ * <p>
+ * RestTemplate and Feign are covered. A load-balanced {@code RestClient} is not: with
+ * Spring Cloud 2025.1.4 its 503s leak to the caller and an only-A service is hit 4 times
+ * instead of 2, with or without Atlas ({@code atlas.enabled=false} shows the same), which
+ * points at Spring Cloud's RestClient retry path; tracked as an open item.
  */
 class RetryIT {
 
@@ -169,8 +171,7 @@ class RetryIT {
 		ResponseEntity<String> who() {
 			this.served.incrementAndGet();
 			boolean fail = this.environment.getProperty("app.fail", Boolean.class, false);
-			return fail ? ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("A")
-					: ResponseEntity.ok("B");
+			return fail ? ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("A") : ResponseEntity.ok("B");
 		}
 
 		String call(String client) {

@@ -72,14 +72,16 @@ class AffinityWarmupIT {
 		assertThat(calls(caller, 200).keySet()).containsExactlyInAnyOrder(port(a1), port(a2));
 		MeterRegistry meters = caller.getBean(MeterRegistry.class);
 		assertThat(meters.counter("atlas.affinity.spillover", "service", "provider").count()).isZero();
-		// Cluster a goes away: the registry event reaches the caller, which spills over to b.
+		// Cluster a goes away: the registry event reaches the caller, which spills over
+		// to b.
 		a1.close();
 		a2.close();
 		awaitInstances(caller, 2);
-		await().atMost(Duration.ofSeconds(5)).until(() -> calls(caller, 20).keySet().equals(
-				java.util.Set.of(port(b1), port(b2))));
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> calls(caller, 20).keySet().equals(java.util.Set.of(port(b1), port(b2))));
 		assertThat(calls(caller, 100).keySet()).containsExactlyInAnyOrder(port(b1), port(b2));
-		assertThat(meters.counter("atlas.affinity.spillover", "service", "provider").count()).isGreaterThanOrEqualTo(100);
+		assertThat(meters.counter("atlas.affinity.spillover", "service", "provider").count())
+			.isGreaterThanOrEqualTo(100);
 	}
 
 	@Test
@@ -88,13 +90,15 @@ class AffinityWarmupIT {
 		ConfigurableApplicationContext caller = app("caller", "atlas.warmup.duration=6s");
 		awaitInstances(caller, 1);
 		calls(caller, 10);
-		// Let the old instance age past the 6 s window (measured from its own registration).
+		// Let the old instance age past the 6 s window (measured from its own
+		// registration).
 		long oldRegisteredAt = registeredAt(caller, port(old));
 		await().atMost(Duration.ofSeconds(15)).until(() -> System.currentTimeMillis() - oldRegisteredAt > 6_500);
 		ConfigurableApplicationContext young = app("provider");
 		awaitInstances(caller, 2);
 		long youngRegisteredAt = registeredAt(caller, port(young));
-		// Windows of 200 calls; share of the young instance and its age at the window's end.
+		// Windows of 200 calls; share of the young instance and its age at the window's
+		// end.
 		List<double[]> ramp = new ArrayList<>();
 		while (System.currentTimeMillis() - youngRegisteredAt < 8_000) {
 			Map<Integer, Integer> window = calls(caller, 200);
@@ -104,7 +108,8 @@ class AffinityWarmupIT {
 		ramp.forEach((point) -> System.out.printf("warmup ramp: age %5.0f ms, share %.3f%n", point[0], point[1]));
 		double[] first = ramp.get(0);
 		double[] last = ramp.get(ramp.size() - 1);
-		// Expected shares: age 1-2 s -> factor 0.17-0.34 -> 15-25 %; after 6 s -> 50 %. 200 calls: sigma
+		// Expected shares: age 1-2 s -> factor 0.17-0.34 -> 15-25 %; after 6 s -> 50 %.
+		// 200 calls: sigma
 		// below 3.6 points; tolerances 12 points.
 		assertThat(first[0]).isLessThan(3_000);
 		assertThat(first[1]).isLessThan(0.30);

@@ -9,31 +9,34 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
 
 /**
- * The application's own RestTemplate interceptor: adds {@code X-Caller: order-service} to every
- * call. It is ordered first, before Spring Cloud's load-balancer interceptor, which is the set-up
- * of field case C14(d): an interceptor that runs before the balancer must not hide the gray tag
- * from the routing decision (Atlas writes {@code X-Service-Version} only after the choice, and
- * decides from the propagated routing context).
+ * The application's own RestTemplate interceptor: adds {@code X-Caller: order-service} to
+ * every call. It is ordered first, before Spring Cloud's load-balancer interceptor, which
+ * is the set-up of field case C14(d): an interceptor that runs before the balancer must
+ * not hide the gray tag from the routing decision (Atlas writes {@code X-Service-Version}
+ * only after the choice, and decides from the propagated routing context).
  */
 public class CallerInterceptor implements ClientHttpRequestInterceptor, Ordered {
 
-    /** The header it sets. */
-    public static final String HEADER = "X-Caller";
+	/** The header it sets. */
+	public static final String HEADER = "X-Caller";
 
-    /** The value it sets. */
-    public static final String CALLER = "order-service";
+	/** The value it sets. */
+	public static final String CALLER = "order-service";
 
-    @Override
-    public ClientHttpResponse intercept(HttpRequest request, byte[] body,
-            ClientHttpRequestExecution execution) throws IOException {
-        request.getHeaders().set(HEADER, CALLER);
-        return execution.execute(request, body);
-    }
+	@Override
+	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+			throws IOException {
+		request.getHeaders().set(HEADER, CALLER);
+		return execution.execute(request, body);
+	}
 
-    /** @return {@link Ordered#HIGHEST_PRECEDENCE}: first of the RestTemplate's interceptors */
-    @Override
-    public int getOrder() {
-        return Ordered.HIGHEST_PRECEDENCE;
-    }
+	/**
+	 * @return {@link Ordered#HIGHEST_PRECEDENCE}: first of the RestTemplate's
+	 * interceptors
+	 */
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
 
 }

@@ -6,63 +6,66 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.stereotype.Service;
 
 /**
- * Calls user-service's two-hop endpoint through Feign from an {@code @Async} method, i.e. on a
- * thread of Spring Boot's {@code applicationTaskExecutor}, not on the thread serving the inbound
- * request (field case C14(a) and (b)). Nothing here copies the gray header by hand.
+ * Calls user-service's two-hop endpoint through Feign from an {@code @Async} method, i.e.
+ * on a thread of Spring Boot's {@code applicationTaskExecutor}, not on the thread serving
+ * the inbound request (field case C14(a) and (b)). Nothing here copies the gray header by
+ * hand.
  */
 @Service
 public class ChainService {
 
-    private final UserClient feign;
+	private final UserClient feign;
 
-    /**
-     * @param feign the Feign client of user-service
-     */
-    public ChainService(UserClient feign) {
-        this.feign = feign;
-    }
+	/**
+	 * @param feign the Feign client of user-service
+	 */
+	public ChainService(UserClient feign) {
+		this.feign = feign;
+	}
 
-    /**
-     * @param id the user id
-     * @return the two hops, completed on the async thread
-     */
-    @Async
-    public CompletableFuture<Chain> chain(long id) {
-        String asyncThread = Thread.currentThread().getName();
-        return CompletableFuture.completedFuture(Chain.of(asyncThread, feign.next(id)));
-    }
+	/**
+	 * @param id the user id
+	 * @return the two hops, completed on the async thread
+	 */
+	@Async
+	public CompletableFuture<Chain> chain(long id) {
+		String asyncThread = Thread.currentThread().getName();
+		return CompletableFuture.completedFuture(Chain.of(asyncThread, feign.next(id)));
+	}
 
-    /**
-     * The answer of {@code GET /chain/{id}}.
-     *
-     * @param id the user id
-     * @param hop1 order-service → user-service (Feign, from the {@code @Async} thread)
-     * @param hop2 user-service → user-service (WebClient, from a {@code boundedElastic} thread)
-     */
-    public record Chain(long id, Hop hop1, Hop hop2) {
+	/**
+	 * The answer of {@code GET /chain/{id}}.
+	 *
+	 * @param id the user id
+	 * @param hop1 order-service → user-service (Feign, from the {@code @Async} thread)
+	 * @param hop2 user-service → user-service (WebClient, from a {@code boundedElastic}
+	 * thread)
+	 */
+	public record Chain(long id, Hop hop1, Hop hop2) {
 
-        static Chain of(String asyncThread, UserChain user) {
-            User next = user.next();
-            return new Chain(user.id(), new Hop(asyncThread, user.servedBy(), user.received()),
-                    new Hop(user.nextHopThread(), next.servedBy(), next.received()));
-        }
+		static Chain of(String asyncThread, UserChain user) {
+			User next = user.next();
+			return new Chain(user.id(), new Hop(asyncThread, user.servedBy(), user.received()),
+					new Hop(user.nextHopThread(), next.servedBy(), next.received()));
+		}
 
-    }
+	}
 
-    /**
-     * One load-balanced call of the chain.
-     *
-     * @param callerThread the thread that made the call
-     * @param servedBy the user-service instance that answered it
-     * @param received the routing headers it arrived with
-     */
-    public record Hop(String callerThread, User.ServedBy servedBy, User.Received received) {
+	/**
+	 * One load-balanced call of the chain.
+	 *
+	 * @param callerThread the thread that made the call
+	 * @param servedBy the user-service instance that answered it
+	 * @param received the routing headers it arrived with
+	 */
+	public record Hop(String callerThread, User.ServedBy servedBy, User.Received received) {
 
-        /** @return the tag of the instance that answered, {@code ""} when untagged */
-        public String tag() {
-            return (servedBy == null || servedBy.tag() == null) ? "" : servedBy.tag();
-        }
+		/**
+		 * @return the tag of the instance that answered, {@code ""} when untagged */
+		public String tag() {
+			return (servedBy == null || servedBy.tag() == null) ? "" : servedBy.tag();
+		}
 
-    }
+	}
 
 }

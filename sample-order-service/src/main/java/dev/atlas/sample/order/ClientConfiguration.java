@@ -12,47 +12,50 @@ import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * The three load-balanced HTTP clients, declared the ordinary Spring Cloud way. (The fourth,
- * OpenFeign, is {@link UserClient}.)
+ * The three load-balanced HTTP clients, declared the ordinary Spring Cloud way. (The
+ * fourth, OpenFeign, is {@link UserClient}.)
  */
 @Configuration(proxyBeanMethods = false)
 public class ClientConfiguration {
 
-    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+	static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
-    static final Duration READ_TIMEOUT = Duration.ofSeconds(5);
+	static final Duration READ_TIMEOUT = Duration.ofSeconds(5);
 
-    /**
-     * @param builder Boot's RestTemplate builder
-     * @return a RestTemplate that resolves {@code http://<service-id>/…} through the balancer;
-     * its own {@link CallerInterceptor} runs before the load-balancer interceptor
-     */
-    @Bean
-    @LoadBalanced
-    RestTemplate loadBalancedRestTemplate(RestTemplateBuilder builder) {
-        return builder.connectTimeout(CONNECT_TIMEOUT).readTimeout(READ_TIMEOUT)
-                .additionalInterceptors(new CallerInterceptor()).build();
-    }
+	/**
+	 * @param builder Boot's RestTemplate builder
+	 * @return a RestTemplate that resolves {@code http://<service-id>/…} through the
+	 * balancer; its own {@link CallerInterceptor} runs before the load-balancer
+	 * interceptor
+	 */
+	@Bean
+	@LoadBalanced
+	RestTemplate loadBalancedRestTemplate(RestTemplateBuilder builder) {
+		return builder.connectTimeout(CONNECT_TIMEOUT)
+			.readTimeout(READ_TIMEOUT)
+			.additionalInterceptors(new CallerInterceptor())
+			.build();
+	}
 
-    /**
-     * @return a RestClient builder whose clients resolve service ids through the balancer
-     */
-    @Bean
-    @LoadBalanced
-    RestClient.Builder loadBalancedRestClientBuilder() {
-        SimpleClientHttpRequestFactory requestFactory = new SimpleClientHttpRequestFactory();
-        requestFactory.setConnectTimeout(CONNECT_TIMEOUT);
-        requestFactory.setReadTimeout(READ_TIMEOUT);
-        return RestClient.builder().requestFactory(requestFactory);
-    }
+	/**
+	 * @return a RestClient builder whose clients resolve service ids through the balancer
+	 */
+	@Bean
+	@LoadBalanced
+	RestClient.Builder loadBalancedRestClientBuilder() {
+		SimpleClientHttpRequestFactory requestFactory = new SimpleClientHttpRequestFactory();
+		requestFactory.setConnectTimeout(CONNECT_TIMEOUT);
+		requestFactory.setReadTimeout(READ_TIMEOUT);
+		return RestClient.builder().requestFactory(requestFactory);
+	}
 
-    /**
-     * @return a WebClient builder whose clients resolve service ids through the balancer
-     */
-    @Bean
-    @LoadBalanced
-    WebClient.Builder loadBalancedWebClientBuilder() {
-        return WebClient.builder();
-    }
+	/**
+	 * @return a WebClient builder whose clients resolve service ids through the balancer
+	 */
+	@Bean
+	@LoadBalanced
+	WebClient.Builder loadBalancedWebClientBuilder() {
+		return WebClient.builder();
+	}
 
 }

@@ -13,43 +13,43 @@ import org.springframework.web.reactive.function.client.WebClient;
 @Component
 public class UserCalls {
 
-    static final String USER_URL = "http://user-service/users/{id}";
+	static final String USER_URL = "http://user-service/users/{id}";
 
-    private final RestTemplate restTemplate;
+	private final RestTemplate restTemplate;
 
-    private final RestClient restClient;
+	private final RestClient restClient;
 
-    private final WebClient webClient;
+	private final WebClient webClient;
 
-    private final UserClient feign;
+	private final UserClient feign;
 
-    /**
-     * @param restTemplate the load-balanced RestTemplate
-     * @param restClientBuilder the load-balanced RestClient builder
-     * @param webClientBuilder the load-balanced WebClient builder
-     * @param feign the Feign client
-     */
-    public UserCalls(RestTemplate restTemplate, RestClient.Builder restClientBuilder,
-            WebClient.Builder webClientBuilder, UserClient feign) {
-        this.restTemplate = restTemplate;
-        this.restClient = restClientBuilder.build();
-        this.webClient = webClientBuilder.build();
-        this.feign = feign;
-    }
+	/**
+	 * @param restTemplate the load-balanced RestTemplate
+	 * @param restClientBuilder the load-balanced RestClient builder
+	 * @param webClientBuilder the load-balanced WebClient builder
+	 * @param feign the Feign client
+	 */
+	public UserCalls(RestTemplate restTemplate, RestClient.Builder restClientBuilder,
+			WebClient.Builder webClientBuilder, UserClient feign) {
+		this.restTemplate = restTemplate;
+		this.restClient = restClientBuilder.build();
+		this.webClient = webClientBuilder.build();
+		this.feign = feign;
+	}
 
-    /**
-     * @param client the client to call through
-     * @param id the user id
-     * @return the user, with the instance that served it
-     */
-    public User user(ClientType client, long id) {
-        return switch (client) {
-            case REST_TEMPLATE -> restTemplate.getForObject(USER_URL, User.class, id);
-            case REST_CLIENT -> restClient.get().uri(USER_URL, id).retrieve().body(User.class);
-            case WEB_CLIENT -> webClient.get().uri(USER_URL, id).retrieve().bodyToMono(User.class)
-                    .block(Duration.ofSeconds(10));
-            case FEIGN -> feign.user(id);
-        };
-    }
+	/**
+	 * @param client the client to call through
+	 * @param id the user id
+	 * @return the user, with the instance that served it
+	 */
+	public User user(ClientType client, long id) {
+		return switch (client) {
+			case REST_TEMPLATE -> restTemplate.getForObject(USER_URL, User.class, id);
+			case REST_CLIENT -> restClient.get().uri(USER_URL, id).retrieve().body(User.class);
+			case WEB_CLIENT ->
+				webClient.get().uri(USER_URL, id).retrieve().bodyToMono(User.class).block(Duration.ofSeconds(10));
+			case FEIGN -> feign.user(id);
+		};
+	}
 
 }

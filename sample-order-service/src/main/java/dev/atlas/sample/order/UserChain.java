@@ -2,8 +2,9 @@ package dev.atlas.sample.order;
 
 /**
  * What {@code user-service}'s {@code GET /users/{id}/next} returns: the user as the first
- * instance served it, and the user as a second instance served it when the first one called
- * user-service again (through a load-balanced WebClient, from a {@code boundedElastic} thread).
+ * instance served it, and the user as a second instance served it when the first one
+ * called user-service again (through a load-balanced WebClient, from a
+ * {@code boundedElastic} thread).
  *
  * @param id the user id
  * @param name the user's name
@@ -12,6 +13,6 @@ package dev.atlas.sample.order;
  * @param nextHopThread the thread of the first instance that made the second hop
  * @param next the user as the second hop returned it
  */
-public record UserChain(long id, String name, User.ServedBy servedBy, User.Received received,
-        String nextHopThread, User next) {
+public record UserChain(long id, String name, User.ServedBy servedBy, User.Received received, String nextHopThread,
+		User next) {
 }

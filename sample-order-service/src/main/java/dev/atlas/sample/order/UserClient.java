@@ -10,18 +10,19 @@ import org.springframework.web.bind.annotation.PathVariable;
 @FeignClient("user-service")
 public interface UserClient {
 
-    /**
-     * @param id the user id
-     * @return the user and the instance that served it
-     */
-    @GetMapping("/users/{id}")
-    User user(@PathVariable("id") long id);
+	/**
+	 * @param id the user id
+	 * @return the user and the instance that served it
+	 */
+	@GetMapping("/users/{id}")
+	User user(@PathVariable("id") long id);
 
-    /**
-     * @param id the user id
-     * @return the user, the instance that served it, and the second hop that instance made
-     */
-    @GetMapping("/users/{id}/next")
-    UserChain next(@PathVariable("id") long id);
+	/**
+	 * @param id the user id
+	 * @return the user, the instance that served it, and the second hop that instance
+	 * made
+	 */
+	@GetMapping("/users/{id}/next")
+	UserChain next(@PathVariable("id") long id);
 
 }

@@ -22,87 +22,93 @@ import org.springframework.web.client.RestClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * C14(a) when the application declares a {@link TaskDecorator} of its own — here the common
- * one that copies the logging MDC to {@code @Async} threads. Spring Boot composes every
- * {@code TaskDecorator} bean into its {@code applicationTaskExecutor}; Atlas's
+ * C14(a) when the application declares a {@link TaskDecorator} of its own — here the
+ * common one that copies the logging MDC to {@code @Async} threads. Spring Boot composes
+ * every {@code TaskDecorator} bean into its {@code applicationTaskExecutor}; Atlas's
  * context-propagating decorator must stay among them (it once backed off for any
  * {@code TaskDecorator}, and the gray header was lost on the async hop).
  */
 class OwnTaskDecoratorIT {
 
-    static SampleFleet fleet;
+	static SampleFleet fleet;
 
-    static ConfigurableApplicationContext orders;
+	static ConfigurableApplicationContext orders;
 
-    /** The application's own decorator: copies the logging MDC to {@code @Async} threads. */
-    @Configuration(proxyBeanMethods = false)
-    static class MdcTaskDecoratorConfiguration {
+	/**
+	 * The application's own decorator: copies the logging MDC to {@code @Async} threads.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class MdcTaskDecoratorConfiguration {
 
-        @Bean
-        TaskDecorator mdcTaskDecorator() {
-            return runnable -> {
-                Map<String, String> mdc = MDC.getCopyOfContextMap();
-                return () -> {
-                    Map<String, String> previous = MDC.getCopyOfContextMap();
-                    setMdc(mdc);
-                    try {
-                        runnable.run();
-                    }
-                    finally {
-                        setMdc(previous);
-                    }
-                };
-            };
-        }
+		@Bean
+		TaskDecorator mdcTaskDecorator() {
+			return runnable -> {
+				Map<String, String> mdc = MDC.getCopyOfContextMap();
+				return () -> {
+					Map<String, String> previous = MDC.getCopyOfContextMap();
+					setMdc(mdc);
+					try {
+						runnable.run();
+					}
+					finally {
+						setMdc(previous);
+					}
+				};
+			};
+		}
 
-        private static void setMdc(Map<String, String> values) {
-            if (values != null) {
-                MDC.setContextMap(values);
-            }
-            else {
-                MDC.clear();
-            }
-        }
+		private static void setMdc(Map<String, String> values) {
+			if (values != null) {
+				MDC.setContextMap(values);
+			}
+			else {
+				MDC.clear();
+			}
+		}
 
-    }
+	}
 
-    @BeforeAll
-    static void startFleet() throws Exception {
-        fleet = new SampleFleet();
-        List<ConfigurableApplicationContext> callers = new ArrayList<>();
-        for (String tag : List.of("v1", "v2")) {
-            callers.add(fleet.start(UserServiceApplication.application(),
-                    "--sample.tag=" + tag, "--atlas.gray.baseline-tags=v1"));
-        }
-        orders = fleet.start(OrderServiceApplication.application().sources(MdcTaskDecoratorConfiguration.class),
-                "--atlas.gray.baseline-tags=v1");
-        callers.add(orders);
-        for (ConfigurableApplicationContext caller : callers) {
-            SampleFleet.awaitUserServices(caller, "every caller discovers both user-service instances", 2);
-        }
-    }
+	@BeforeAll
+	static void startFleet() throws Exception {
+		fleet = new SampleFleet();
+		List<ConfigurableApplicationContext> callers = new ArrayList<>();
+		for (String tag : List.of("v1", "v2")) {
+			callers.add(fleet.start(UserServiceApplication.application(), "--sample.tag=" + tag,
+					"--atlas.gray.baseline-tags=v1"));
+		}
+		orders = fleet.start(OrderServiceApplication.application().sources(MdcTaskDecoratorConfiguration.class),
+				"--atlas.gray.baseline-tags=v1");
+		callers.add(orders);
+		for (ConfigurableApplicationContext caller : callers) {
+			SampleFleet.awaitUserServices(caller, "every caller discovers both user-service instances", 2);
+		}
+	}
 
-    @AfterAll
-    static void stopFleet() throws Exception {
-        if (fleet != null) {
-            fleet.close();
-        }
-    }
+	@AfterAll
+	static void stopFleet() throws Exception {
+		if (fleet != null) {
+			fleet.close();
+		}
+	}
 
-    @Test
-    void case14a_grayHeaderReachesAsyncFeignWhenTheApplicationHasItsOwnTaskDecorator() {
-        int port = ((WebServerApplicationContext) orders).getWebServer().getPort();
-        RestClient http = RestClient.builder().baseUrl("http://127.0.0.1:" + port)
-                .requestFactory(new SimpleClientHttpRequestFactory()).build();
-        for (int i = 0; i < 10; i++) {
-            Chain chain = http.get().uri("/chain/{id}", i).header("X-Service-Version", "v2")
-                    .retrieve().body(Chain.class);
+	@Test
+	void case14a_grayHeaderReachesAsyncFeignWhenTheApplicationHasItsOwnTaskDecorator() {
+		int port = ((WebServerApplicationContext) orders).getWebServer().getPort();
+		RestClient http = RestClient.builder()
+			.baseUrl("http://127.0.0.1:" + port)
+			.requestFactory(new SimpleClientHttpRequestFactory())
+			.build();
+		for (int i = 0; i < 10; i++) {
+			Chain chain = http.get()
+				.uri("/chain/{id}", i)
+				.header("X-Service-Version", "v2")
+				.retrieve()
+				.body(Chain.class);
 
-            assertThat(chain.hop1().tag()).as("hop 1 (Feign from @Async): %s", chain)
-                    .isEqualTo("v2");
-            assertThat(chain.hop1().received().version()).isEqualTo("v2");
-            assertThat(chain.hop2().tag()).as("hop 2: %s", chain).isEqualTo("v2");
-        }
-    }
+			assertThat(chain.hop1().tag()).as("hop 1 (Feign from @Async): %s", chain).isEqualTo("v2");
+			assertThat(chain.hop1().received().version()).isEqualTo("v2");
+			assertThat(chain.hop2().tag()).as("hop 2: %s", chain).isEqualTo("v2");
+		}
+	}
 
 }

@@ -7,20 +7,21 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * The load-balanced client of the second hop, declared the ordinary Spring Cloud way: a
- * {@code @LoadBalanced WebClient.Builder}. Atlas (on the classpath through its starter) chooses
- * the instance and carries the inbound request's gray header to the outbound call.
+ * {@code @LoadBalanced WebClient.Builder}. Atlas (on the classpath through its starter)
+ * chooses the instance and carries the inbound request's gray header to the outbound
+ * call.
  */
 @Configuration(proxyBeanMethods = false)
 public class ClientConfiguration {
 
-    /**
-     * @return a WebClient builder whose clients resolve {@code http://<service-id>/…} through
-     * the balancer
-     */
-    @Bean
-    @LoadBalanced
-    WebClient.Builder loadBalancedWebClientBuilder() {
-        return WebClient.builder();
-    }
+	/**
+	 * @return a WebClient builder whose clients resolve {@code http://<service-id>/…}
+	 * through the balancer
+	 */
+	@Bean
+	@LoadBalanced
+	WebClient.Builder loadBalancedWebClientBuilder() {
+		return WebClient.builder();
+	}
 
 }

@@ -8,8 +8,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * published as registry metadata (see {@code user-service.yml}).
  *
  * @param instanceId the instance id registered in ZooKeeper;
- * {@link UserServiceApplication#application()}
- * sets a random one (when absent, servedBy reports host:port)
+ * {@link UserServiceApplication#application()} sets a random one (when absent, servedBy
+ * reports host:port)
  * @param host the host this instance registers and reports
  * @param weight the routing weight published as metadata {@code weight}
  * @param tag the version tag published as metadata {@code version}; empty = untagged
@@ -17,6 +17,5 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  */
 @ConfigurationProperties("sample")
 public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") String host,
-        @DefaultValue("1") double weight, @DefaultValue("") String tag,
-        @DefaultValue("") String cluster) {
+		@DefaultValue("1") double weight, @DefaultValue("") String tag, @DefaultValue("") String cluster) {
 }

@@ -14,168 +14,177 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * {@code GET /users/{id}}: a made-up user plus the identity of the instance that served it and
- * the routing headers the request arrived with.
+ * {@code GET /users/{id}}: a made-up user plus the identity of the instance that served
+ * it and the routing headers the request arrived with.
  *
- * <p>{@code GET /users/{id}/next}: the same, plus a second hop: this instance fetches the user
- * again from {@code http://user-service/users/{id}} through a {@code @LoadBalanced} WebClient,
- * <em>after</em> the Reactor chain has moved to {@link Schedulers#boundedElastic()}, i.e. on a
- * thread that is not the one serving the inbound request (field case C14(c)). The answer names
- * that thread and nests the second hop's user, with its own {@code servedBy}. The Mono is
- * returned to Spring MVC; with {@code ?block=true} the servlet thread blocks on it instead.
+ * <p>
+ * {@code GET /users/{id}/next}: the same, plus a second hop: this instance fetches the
+ * user again from {@code http://user-service/users/{id}} through a {@code @LoadBalanced}
+ * WebClient, <em>after</em> the Reactor chain has moved to
+ * {@link Schedulers#boundedElastic()}, i.e. on a thread that is not the one serving the
+ * inbound request (field case C14(c)). The answer names that thread and nests the second
+ * hop's user, with its own {@code servedBy}. The Mono is returned to Spring MVC; with
+ * {@code ?block=true} the servlet thread blocks on it instead.
  */
 @RestController
 public class UserController {
 
-    /** The header naming the wanted gray tag (Atlas's default {@code atlas.gray.header}). */
-    public static final String VERSION_HEADER = "X-Service-Version";
+	/**
+	 * The header naming the wanted gray tag (Atlas's default {@code atlas.gray.header}).
+	 */
+	public static final String VERSION_HEADER = "X-Service-Version";
 
-    /** A header a caller may set to say who it is (order-service's RestTemplate sets it). */
-    public static final String CALLER_HEADER = "X-Caller";
+	/**
+	 * A header a caller may set to say who it is (order-service's RestTemplate sets it).
+	 */
+	public static final String CALLER_HEADER = "X-Caller";
 
-    static final String USER_URL = "http://user-service/users/{id}";
+	static final String USER_URL = "http://user-service/users/{id}";
 
-    /** The longest the second hop may take (order-service's Feign client waits 10 s). */
-    static final Duration NEXT_HOP_TIMEOUT = Duration.ofSeconds(8);
+	/** The longest the second hop may take (order-service's Feign client waits 10 s). */
+	static final Duration NEXT_HOP_TIMEOUT = Duration.ofSeconds(8);
 
-    private final SampleProperties sample;
+	private final SampleProperties sample;
 
-    private final WebClient webClient;
+	private final WebClient webClient;
 
-    private volatile int port;
+	private volatile int port;
 
-    /**
-     * @param sample this instance's sample properties
-     * @param webClientBuilder the load-balanced WebClient builder (the second hop)
-     */
-    public UserController(SampleProperties sample, WebClient.Builder webClientBuilder) {
-        this.sample = sample;
-        this.webClient = webClientBuilder.build();
-    }
+	/**
+	 * @param sample this instance's sample properties
+	 * @param webClientBuilder the load-balanced WebClient builder (the second hop)
+	 */
+	public UserController(SampleProperties sample, WebClient.Builder webClientBuilder) {
+		this.sample = sample;
+		this.webClient = webClientBuilder.build();
+	}
 
-    /**
-     * Remembers the port the web server actually listens on ({@code server.port=0} included).
-     * @param event the web server's initialization event
-     */
-    @EventListener
-    public void onWebServerInitialized(WebServerInitializedEvent event) {
-        if (event.getApplicationContext().getServerNamespace() == null) {
-            this.port = event.getWebServer().getPort();
-        }
-    }
+	/**
+	 * Remembers the port the web server actually listens on ({@code server.port=0}
+	 * included).
+	 * @param event the web server's initialization event
+	 */
+	@EventListener
+	public void onWebServerInitialized(WebServerInitializedEvent event) {
+		if (event.getApplicationContext().getServerNamespace() == null) {
+			this.port = event.getWebServer().getPort();
+		}
+	}
 
-    /**
-     * @param id the user id
-     * @param version the inbound {@value #VERSION_HEADER} header, if any
-     * @param caller the inbound {@value #CALLER_HEADER} header, if any
-     * @return the user, with {@code servedBy} naming this instance
-     */
-    @GetMapping("/users/{id}")
-    public User user(@PathVariable long id,
-            @RequestHeader(name = VERSION_HEADER, required = false) String version,
-            @RequestHeader(name = CALLER_HEADER, required = false) String caller) {
-        return new User(id, "user-" + id, servedBy(), new Received(version, caller));
-    }
+	/**
+	 * @param id the user id
+	 * @param version the inbound {@value #VERSION_HEADER} header, if any
+	 * @param caller the inbound {@value #CALLER_HEADER} header, if any
+	 * @return the user, with {@code servedBy} naming this instance
+	 */
+	@GetMapping("/users/{id}")
+	public User user(@PathVariable long id, @RequestHeader(name = VERSION_HEADER, required = false) String version,
+			@RequestHeader(name = CALLER_HEADER, required = false) String caller) {
+		return new User(id, "user-" + id, servedBy(), new Received(version, caller));
+	}
 
-    /**
-     * Serves the user and makes the second, load-balanced hop to user-service from a
-     * {@code boundedElastic} thread. The Mono is returned to Spring MVC, which subscribes to it;
-     * nothing in this method copies the gray header by hand.
-     * @param id the user id
-     * @param version the inbound {@value #VERSION_HEADER} header, if any
-     * @param caller the inbound {@value #CALLER_HEADER} header, if any
-     * @return the user as {@link #user} serves it, plus the thread that made the second hop and
-     * the user the second hop returned
-     */
-    @GetMapping("/users/{id}/next")
-    public Mono<NextUser> next(@PathVariable long id,
-            @RequestHeader(name = VERSION_HEADER, required = false) String version,
-            @RequestHeader(name = CALLER_HEADER, required = false) String caller) {
-        return nextHop(user(id, version, caller));
-    }
+	/**
+	 * Serves the user and makes the second, load-balanced hop to user-service from a
+	 * {@code boundedElastic} thread. The Mono is returned to Spring MVC, which subscribes
+	 * to it; nothing in this method copies the gray header by hand.
+	 * @param id the user id
+	 * @param version the inbound {@value #VERSION_HEADER} header, if any
+	 * @param caller the inbound {@value #CALLER_HEADER} header, if any
+	 * @return the user as {@link #user} serves it, plus the thread that made the second
+	 * hop and the user the second hop returned
+	 */
+	@GetMapping("/users/{id}/next")
+	public Mono<NextUser> next(@PathVariable long id,
+			@RequestHeader(name = VERSION_HEADER, required = false) String version,
+			@RequestHeader(name = CALLER_HEADER, required = false) String caller) {
+		return nextHop(user(id, version, caller));
+	}
 
-    /**
-     * The same as {@link #next}, but the servlet thread blocks on the Mono itself
-     * ({@code ?block=true}): the other common way to use a WebClient from Spring MVC.
-     * @param id the user id
-     * @param version the inbound {@value #VERSION_HEADER} header, if any
-     * @param caller the inbound {@value #CALLER_HEADER} header, if any
-     * @return as {@link #next}
-     */
-    @GetMapping(path = "/users/{id}/next", params = "block=true")
-    public NextUser nextBlocking(@PathVariable long id,
-            @RequestHeader(name = VERSION_HEADER, required = false) String version,
-            @RequestHeader(name = CALLER_HEADER, required = false) String caller) {
-        return nextHop(user(id, version, caller)).block();
-    }
+	/**
+	 * The same as {@link #next}, but the servlet thread blocks on the Mono itself
+	 * ({@code ?block=true}): the other common way to use a WebClient from Spring MVC.
+	 * @param id the user id
+	 * @param version the inbound {@value #VERSION_HEADER} header, if any
+	 * @param caller the inbound {@value #CALLER_HEADER} header, if any
+	 * @return as {@link #next}
+	 */
+	@GetMapping(path = "/users/{id}/next", params = "block=true")
+	public NextUser nextBlocking(@PathVariable long id,
+			@RequestHeader(name = VERSION_HEADER, required = false) String version,
+			@RequestHeader(name = CALLER_HEADER, required = false) String caller) {
+		return nextHop(user(id, version, caller)).block();
+	}
 
-    private Mono<NextUser> nextHop(User self) {
-        long id = self.id();
-        return Mono.fromCallable(() -> id)
-                .subscribeOn(Schedulers.boundedElastic())
-                .flatMap(userId -> {
-                    // runs on the boundedElastic thread that makes the second hop
-                    String thread = Thread.currentThread().getName();
-                    return this.webClient.get().uri(USER_URL, userId).retrieve()
-                            .bodyToMono(User.class)
-                            .map(next -> new NextUser(self.id(), self.name(), self.servedBy(),
-                                    self.received(), thread, next));
-                })
-                .timeout(NEXT_HOP_TIMEOUT);
-    }
+	private Mono<NextUser> nextHop(User self) {
+		long id = self.id();
+		return Mono.fromCallable(() -> id).subscribeOn(Schedulers.boundedElastic()).flatMap(userId -> {
+			// runs on the boundedElastic thread that makes the second hop
+			String thread = Thread.currentThread().getName();
+			return this.webClient.get()
+				.uri(USER_URL, userId)
+				.retrieve()
+				.bodyToMono(User.class)
+				.map(next -> new NextUser(self.id(), self.name(), self.servedBy(), self.received(), thread, next));
+		}).timeout(NEXT_HOP_TIMEOUT);
+	}
 
-    private ServedBy servedBy() {
-        return new ServedBy(instanceId(), sample.host(), port, sample.tag(), sample.cluster(),
-                sample.weight());
-    }
+	private ServedBy servedBy() {
+		return new ServedBy(instanceId(), sample.host(), port, sample.tag(), sample.cluster(), sample.weight());
+	}
 
-    private String instanceId() {
-        String id = sample.instanceId();
-        return (id == null || id.isBlank()) ? sample.host() + ":" + port : id;
-    }
+	private String instanceId() {
+		String id = sample.instanceId();
+		return (id == null || id.isBlank()) ? sample.host() + ":" + port : id;
+	}
 
-    /**
-     * The response body of {@code /users/{id}}.
-     * @param id the user id
-     * @param name the user's name
-     * @param servedBy the instance that answered
-     * @param received the routing headers the request arrived with
-     */
-    public record User(long id, String name, ServedBy servedBy, Received received) {
-    }
+	/**
+	 * The response body of {@code /users/{id}}.
+	 *
+	 * @param id the user id
+	 * @param name the user's name
+	 * @param servedBy the instance that answered
+	 * @param received the routing headers the request arrived with
+	 */
+	public record User(long id, String name, ServedBy servedBy, Received received) {
+	}
 
-    /**
-     * The response body of {@code /users/{id}/next}: this hop's user, and the second hop's.
-     * @param id the user id
-     * @param name the user's name
-     * @param servedBy the instance that answered (hop 1 when order-service calls it)
-     * @param received the routing headers the request arrived with
-     * @param nextHopThread the thread that made the second hop (a {@code boundedElastic} one)
-     * @param next the user as the second hop returned it, with the instance that served it
-     */
-    public record NextUser(long id, String name, ServedBy servedBy, Received received,
-            String nextHopThread, User next) {
-    }
+	/**
+	 * The response body of {@code /users/{id}/next}: this hop's user, and the second
+	 * hop's.
+	 *
+	 * @param id the user id
+	 * @param name the user's name
+	 * @param servedBy the instance that answered (hop 1 when order-service calls it)
+	 * @param received the routing headers the request arrived with
+	 * @param nextHopThread the thread that made the second hop (a {@code boundedElastic}
+	 * one)
+	 * @param next the user as the second hop returned it, with the instance that served
+	 * it
+	 */
+	public record NextUser(long id, String name, ServedBy servedBy, Received received, String nextHopThread,
+			User next) {
+	}
 
-    /**
-     * Who answered the call.
-     * @param instanceId the instance id
-     * @param host the registered host
-     * @param port the actual port
-     * @param tag the version tag (empty = untagged)
-     * @param cluster the cluster (empty = none)
-     * @param weight the published weight
-     */
-    public record ServedBy(String instanceId, String host, int port, String tag, String cluster,
-            double weight) {
-    }
+	/**
+	 * Who answered the call.
+	 *
+	 * @param instanceId the instance id
+	 * @param host the registered host
+	 * @param port the actual port
+	 * @param tag the version tag (empty = untagged)
+	 * @param cluster the cluster (empty = none)
+	 * @param weight the published weight
+	 */
+	public record ServedBy(String instanceId, String host, int port, String tag, String cluster, double weight) {
+	}
 
-    /**
-     * The routing headers an inbound request carried ({@code null} = absent).
-     * @param version the {@value #VERSION_HEADER} header
-     * @param caller the {@value #CALLER_HEADER} header
-     */
-    public record Received(String version, String caller) {
-    }
+	/**
+	 * The routing headers an inbound request carried ({@code null} = absent).
+	 *
+	 * @param version the {@value #VERSION_HEADER} header
+	 * @param caller the {@value #CALLER_HEADER} header
+	 */
+	public record Received(String version, String caller) {
+	}
 
 }

@@ -12,40 +12,36 @@ import org.springframework.web.client.RestClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Starts the real application (its own {@code user-service.yml}, both discovery starters on
- * the classpath, registration off) and asks who served a call.
+ * Starts the real application (its own {@code user-service.yml}, both discovery starters
+ * on the classpath, registration off) and asks who served a call.
  */
 class UserServiceApplicationTest {
 
-    @Test
-    void answersWithItsOwnIdentity() {
-        try (ConfigurableApplicationContext context = UserServiceApplication.application().run(
-                "--server.port=0", "--spring.main.banner-mode=off",
-                "--spring.cloud.zookeeper.enabled=false",
-                "--sample.weight=3", "--sample.tag=v2", "--sample.cluster=hz")) {
+	@Test
+	void answersWithItsOwnIdentity() {
+		try (ConfigurableApplicationContext context = UserServiceApplication.application()
+			.run("--server.port=0", "--spring.main.banner-mode=off", "--spring.cloud.zookeeper.enabled=false",
+					"--sample.weight=3", "--sample.tag=v2", "--sample.cluster=hz")) {
 
-            // read from user-service.yml, not application.yml
-            assertThat(context.getEnvironment().getProperty("spring.application.name"))
-                    .isEqualTo("user-service");
-            assertThat(context.getEnvironment().getProperty("spring.cloud.nacos.discovery.enabled"))
-                    .isEqualTo("false");
+			// read from user-service.yml, not application.yml
+			assertThat(context.getEnvironment().getProperty("spring.application.name")).isEqualTo("user-service");
+			assertThat(context.getEnvironment().getProperty("spring.cloud.nacos.discovery.enabled")).isEqualTo("false");
 
-            int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-            RestClient http = RestClient.create("http://127.0.0.1:" + port);
-            Map<String, Object> user = http.get().uri("/users/42").retrieve()
-                    .body(new ParameterizedTypeReference<>() { });
+			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+			RestClient http = RestClient.create("http://127.0.0.1:" + port);
+			Map<String, Object> user = http.get().uri("/users/42").retrieve().body(new ParameterizedTypeReference<>() {
+			});
 
-            assertThat(user).containsEntry("id", 42).containsEntry("name", "user-42");
-            assertThat(user.get("servedBy")).asInstanceOf(
-                    org.assertj.core.api.InstanceOfAssertFactories.MAP)
-                    .containsEntry("host", "127.0.0.1").containsEntry("port", port)
-                    .containsEntry("tag", "v2").containsEntry("cluster", "hz")
-                    .containsEntry("weight", 3.0)
-                    .hasEntrySatisfying("instanceId",
-                            id -> assertThat((String) id).startsWith("user-service-"));
-            assertThat(http.get().uri("/actuator/health/readiness").retrieve().body(String.class))
-                    .contains("UP");
-        }
-    }
+			assertThat(user).containsEntry("id", 42).containsEntry("name", "user-42");
+			assertThat(user.get("servedBy")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+				.containsEntry("host", "127.0.0.1")
+				.containsEntry("port", port)
+				.containsEntry("tag", "v2")
+				.containsEntry("cluster", "hz")
+				.containsEntry("weight", 3.0)
+				.hasEntrySatisfying("instanceId", id -> assertThat((String) id).startsWith("user-service-"));
+			assertThat(http.get().uri("/actuator/health/readiness").retrieve().body(String.class)).contains("UP");
+		}
+	}
 
 }
