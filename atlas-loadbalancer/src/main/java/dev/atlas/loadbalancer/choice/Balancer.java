@@ -3,14 +3,18 @@ package dev.atlas.loadbalancer.choice;
 import java.util.List;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+
+import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
+import dev.atlas.loadbalancer.spi.PickContext;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
  * Chooses one instance from a candidate list, without Reactor, so that the algorithms can
- * be used and measured alone. {@link AtlasLoadBalancer} adapts a balancer to Spring Cloud
- * LoadBalancer.
+ * be used and measured alone. The pipeline's {@code AtlasLoadBalancer} adapts a strategy
+ * to Spring Cloud LoadBalancer.
  *
  * <p>
  * A balancer works on {@link InstanceSnapshot}s, by position: {@link #snapshotOf} parses
@@ -22,7 +26,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * Implementations are thread-safe and take no lock when the same candidate list is passed
  * again.
  */
-public interface Balancer {
+public interface Balancer extends LoadBalancingStrategy {
 
 	/**
 	 * The parsed view of a candidate list.
@@ -56,9 +60,12 @@ public interface Balancer {
 	}
 
 	/**
-	 * The strategy this balancer implements.
-	 * @return never {@code null}
+	 * Chooses by {@link #chooseIndex(InstanceSnapshot)}: a weighted balancer reads only
+	 * the effective weights, not the request.
 	 */
-	Strategy strategy();
+	@Override
+	default int choose(InstanceSnapshot candidates, PickContext context) {
+		return chooseIndex(candidates);
+	}
 
 }

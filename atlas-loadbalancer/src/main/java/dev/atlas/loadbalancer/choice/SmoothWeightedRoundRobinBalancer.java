@@ -1,16 +1,18 @@
 package dev.atlas.loadbalancer.choice;
 
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
-import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.atlas.loadbalancer.spi.StrategyFactory;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 
 /**
- * {@link Strategy#SMOOTH_ROUND_ROBIN}: smooth weighted round robin as in nginx,
- * precomputed once per snapshot ({@link SmoothWeightedRoundRobinSequence}) and walked by
- * one {@link AtomicLong} shared by all callers, so concurrent picks are lock-free and
- * still follow the exact sequence: any Σw consecutive positions hold each instance
- * exactly w times, whichever thread takes them.
+ * The {@value #NAME} strategy: smooth weighted round robin as in nginx
+ * ({@code ngx_http_upstream_get_peer}): weights 5, 1, 1 give {@code a a b a c a a}; every
+ * Σw consecutive picks contain each instance exactly w times. The sequence is precomputed
+ * once per snapshot ({@link SmoothWeightedRoundRobinSequence}) and walked by one
+ * {@link AtomicLong} shared by all callers, so concurrent picks are lock-free and still
+ * follow the exact sequence, whichever thread takes them.
  *
  * <p>
  * The position survives snapshot changes (it is not reset to 0), so a refresh does not
@@ -18,35 +20,44 @@ import io.micrometer.core.instrument.MeterRegistry;
  */
 public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<SmoothWeightedRoundRobinSequence> {
 
+	/** The name of this strategy in properties. */
+	public static final String NAME = "smooth-round-robin";
+
+	/** Registers this strategy under {@value #NAME}, starting at a random position. */
+	public static final StrategyFactory FACTORY = new StrategyFactory() {
+
+		@Override
+		public String name() {
+			return NAME;
+		}
+
+		@Override
+		public SmoothWeightedRoundRobinBalancer create(StrategySettings settings) {
+			return new SmoothWeightedRoundRobinBalancer(settings);
+		}
+
+	};
+
 	private final AtomicLong position;
 
 	/**
 	 * Creates a balancer starting at a random position in {@code [0, 1000)}, as Spring's
 	 * {@code RoundRobinLoadBalancer} does, so that callers started together do not move
 	 * in lockstep.
-	 * @param serviceId not {@code null}
-	 * @param parser not {@code null}
-	 * @param allZeroWeightsPolicy not {@code null}
-	 * @param meterRegistry not {@code null}
+	 * @param settings the service and its settings
 	 */
-	public SmoothWeightedRoundRobinBalancer(String serviceId, InstanceAttributesParser parser,
-			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry) {
-		this(serviceId, parser, allZeroWeightsPolicy, meterRegistry,
-				java.util.concurrent.ThreadLocalRandom.current().nextInt(1000));
+	public SmoothWeightedRoundRobinBalancer(StrategySettings settings) {
+		this(settings, ThreadLocalRandom.current().nextInt(1000));
 	}
 
 	/**
 	 * Creates a balancer starting at a chosen position ({@code 0} reproduces nginx from
 	 * its first pick).
-	 * @param serviceId not {@code null}
-	 * @param parser not {@code null}
-	 * @param allZeroWeightsPolicy not {@code null}
-	 * @param meterRegistry not {@code null}
+	 * @param settings the service and its settings
 	 * @param initialPosition the position of the first pick, {@code >= 0}
 	 */
-	public SmoothWeightedRoundRobinBalancer(String serviceId, InstanceAttributesParser parser,
-			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry, long initialPosition) {
-		super(serviceId, parser, allZeroWeightsPolicy, meterRegistry);
+	public SmoothWeightedRoundRobinBalancer(StrategySettings settings, long initialPosition) {
+		super(settings);
 		this.position = new AtomicLong(initialPosition);
 	}
 
@@ -61,8 +72,8 @@ public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<Smo
 	}
 
 	@Override
-	public Strategy strategy() {
-		return Strategy.SMOOTH_ROUND_ROBIN;
+	public String name() {
+		return NAME;
 	}
 
 }

@@ -1,14 +1,13 @@
 package dev.atlas.loadbalancer.choice;
 
 import java.util.List;
-import java.util.Objects;
 import java.util.function.Function;
 
-import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,22 +54,18 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 
 	/**
 	 * Creates the balancer of one service.
-	 * @param serviceId not {@code null}
-	 * @param parser reads instance metadata once per snapshot; not {@code null}
-	 * @param allZeroWeightsPolicy not {@code null}
-	 * @param meterRegistry where {@value #ALL_ZERO_WEIGHTS_METER} is registered; not
-	 * {@code null}
+	 * @param settings the service, its parser and all-zero-weights policy, and where
+	 * {@value #ALL_ZERO_WEIGHTS_METER} is registered
 	 */
-	protected SnapshotBalancer(String serviceId, InstanceAttributesParser parser,
-			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry) {
-		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
-		this.snapshots = new SnapshotCache(Objects.requireNonNull(parser, "parser"));
-		this.allZeroWeightsPolicy = Objects.requireNonNull(allZeroWeightsPolicy, "allZeroWeightsPolicy");
+	protected SnapshotBalancer(StrategySettings settings) {
+		this.serviceId = settings.serviceId();
+		this.snapshots = new SnapshotCache(settings.parser());
+		this.allZeroWeightsPolicy = settings.allZeroWeights();
 		this.allZeroWeights = Counter.builder(ALL_ZERO_WEIGHTS_METER)
 			.description("Requests whose candidates all had weight 0, handled by the all-zero-weights policy")
-			.tag("service", serviceId)
-			.tag("policy", allZeroWeightsPolicy.value())
-			.register(meterRegistry);
+			.tag("service", this.serviceId)
+			.tag("policy", this.allZeroWeightsPolicy.value())
+			.register(settings.meterRegistry());
 	}
 
 	@Override

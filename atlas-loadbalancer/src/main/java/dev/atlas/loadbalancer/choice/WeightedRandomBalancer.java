@@ -5,44 +5,57 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
-import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.atlas.loadbalancer.spi.StrategyFactory;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 
 /**
- * {@link Strategy#WEIGHTED_RANDOM}: picks each instance with probability weight /
- * Σweight, in O(1) per pick from an {@link AliasTable} built once per snapshot.
+ * The {@value #NAME} strategy: picks each instance with probability weight / Σweight, in
+ * O(1) per pick from an {@link AliasTable} (Vose's alias method) built once per snapshot.
+ * Stateless between picks, so callers never synchronize on each other. Atlas's default.
  * Thread-safe and lock-free.
  */
 public final class WeightedRandomBalancer extends SnapshotBalancer<AliasTable> {
+
+	/** The name of this strategy in properties. */
+	public static final String NAME = "weighted-random";
+
+	/**
+	 * Registers this strategy under {@value #NAME}, drawing from
+	 * {@link ThreadLocalRandom}.
+	 */
+	public static final StrategyFactory FACTORY = new StrategyFactory() {
+
+		@Override
+		public String name() {
+			return NAME;
+		}
+
+		@Override
+		public WeightedRandomBalancer create(StrategySettings settings) {
+			return new WeightedRandomBalancer(settings);
+		}
+
+	};
 
 	private final Supplier<? extends RandomGenerator> random;
 
 	/**
 	 * Creates a balancer drawing from {@link ThreadLocalRandom}.
-	 * @param serviceId not {@code null}
-	 * @param parser not {@code null}
-	 * @param allZeroWeightsPolicy not {@code null}
-	 * @param meterRegistry not {@code null}
+	 * @param settings the service and its settings
 	 */
-	public WeightedRandomBalancer(String serviceId, InstanceAttributesParser parser,
-			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry) {
-		this(serviceId, parser, allZeroWeightsPolicy, meterRegistry, ThreadLocalRandom::current);
+	public WeightedRandomBalancer(StrategySettings settings) {
+		this(settings, ThreadLocalRandom::current);
 	}
 
 	/**
 	 * Creates a balancer with a chosen source of randomness, e.g. a seeded one in tests.
-	 * @param serviceId not {@code null}
-	 * @param parser not {@code null}
-	 * @param allZeroWeightsPolicy not {@code null}
-	 * @param meterRegistry not {@code null}
+	 * @param settings the service and its settings
 	 * @param random called once per pick, on the picking thread; what it returns must be
 	 * safe to use from that thread (a seeded {@link java.util.SplittableRandom} is fine
 	 * for single-threaded tests)
 	 */
-	public WeightedRandomBalancer(String serviceId, InstanceAttributesParser parser,
-			AllZeroWeightsPolicy allZeroWeightsPolicy, MeterRegistry meterRegistry,
-			Supplier<? extends RandomGenerator> random) {
-		super(serviceId, parser, allZeroWeightsPolicy, meterRegistry);
+	public WeightedRandomBalancer(StrategySettings settings, Supplier<? extends RandomGenerator> random) {
+		super(settings);
 		this.random = Objects.requireNonNull(random, "random");
 	}
 
@@ -57,8 +70,8 @@ public final class WeightedRandomBalancer extends SnapshotBalancer<AliasTable> {
 	}
 
 	@Override
-	public Strategy strategy() {
-		return Strategy.WEIGHTED_RANDOM;
+	public String name() {
+		return NAME;
 	}
 
 }

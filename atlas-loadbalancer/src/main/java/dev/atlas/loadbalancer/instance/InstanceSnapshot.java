@@ -27,6 +27,14 @@ import org.springframework.cloud.client.ServiceInstance;
  * a short scan by identity.
  *
  * <p>
+ * <strong>Equality is identity</strong>, unlike {@link List#equals}: two snapshots are
+ * equal only if they are the same object, even with the same elements, because a snapshot
+ * is also the key of everything derived from it (two refreshes with equal content are two
+ * snapshots, each with its own effective weights and memoized tables). A snapshot is
+ * therefore not equal to a {@code List} holding the same instances, nor that list to it
+ * symmetrically; compare contents with {@code List.copyOf(snapshot)}.
+ *
+ * <p>
  * Immutable and thread-safe; {@code derive} may run a function twice under a race, never
  * concurrently returning different values to the same caller after it has been stored.
  */
@@ -245,9 +253,11 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 		return total;
 	}
 
-	// Identity semantics: two snapshots are equal only if they are the same object, so
-	// that memoization
-	// keyed on snapshots never confuses two refreshes with equal content.
+	/**
+	 * Identity, not {@link List#equals}: see the class documentation.
+	 * @param other any object
+	 * @return {@code true} only for this very snapshot
+	 */
 	@Override
 	public boolean equals(Object other) {
 		return this == other;

@@ -8,11 +8,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import org.springframework.core.Ordered;
 
 /**
  * Cluster affinity (locality): prefers the instances of the caller's own cluster or zone
@@ -36,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * <p>
  * Computed once per input snapshot and memoized on it. Thread-safe and lock-free.
  */
-public final class ClusterAffinity {
+public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	private static final Logger log = LoggerFactory.getLogger(ClusterAffinity.class);
 
@@ -116,6 +120,27 @@ public final class ClusterAffinity {
 			}
 		}
 		return decision.lane;
+	}
+
+	/**
+	 * The candidates of one request: {@link #apply}; affinity does not depend on the
+	 * request.
+	 * @param candidates the candidates left by the filters before this one
+	 * @param request not read
+	 * @return as {@link #apply}
+	 */
+	@Override
+	public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
+		return apply(candidates);
+	}
+
+	/**
+	 * Runs at {@link CandidateFilter#AFFINITY_ORDER}, after the gray lane is chosen.
+	 * @return {@value CandidateFilter#AFFINITY_ORDER}
+	 */
+	@Override
+	public int getOrder() {
+		return AFFINITY_ORDER;
 	}
 
 	private Decision decide(InstanceSnapshot candidates) {

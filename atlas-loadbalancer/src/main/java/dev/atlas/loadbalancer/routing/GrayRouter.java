@@ -1,18 +1,24 @@
 package dev.atlas.loadbalancer.routing;
 
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import org.springframework.core.Ordered;
 
 /**
  * Chooses the lane of a request: the subset of a service's instances it may be sent to,
@@ -57,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * few map lookups; the lane returned for the same snapshot and tag is always the same
  * object, which lets the balancer memoize its tables per lane. Thread-safe and lock-free.
  */
-public final class GrayRouter {
+public final class GrayRouter implements CandidateFilter, Ordered {
 
 	private static final Logger log = LoggerFactory.getLogger(GrayRouter.class);
 
@@ -79,6 +85,14 @@ public final class GrayRouter {
 
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
+	// Header names as looked up, lower-cased once: Spring's HttpHeaders and
+	// RoutingContext
+	// lower-case the name of every lookup, which allocates unless it already is lower
+	// case.
+	private final String tagHeaderKey;
+
+	private final @Nullable String hashKeyHeaderKey;
+
 	// Built once: a method reference written at the call site would be a new object on
 	// every request.
 	private final Function<InstanceSnapshot, Lanes> lanes = Lanes::new;
@@ -92,6 +106,8 @@ public final class GrayRouter {
 	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		this.rules = Objects.requireNonNull(rules, "rules");
+		this.tagHeaderKey = rules.header().toLowerCase(Locale.ROOT);
+		this.hashKeyHeaderKey = (rules.hashKeyHeader() != null) ? rules.hashKeyHeader().toLowerCase(Locale.ROOT) : null;
 		this.canaryTags = rules.canaryPercentages().keySet().toArray(new String[0]);
 		this.canaryCumulative = new double[this.canaryTags.length];
 		double sum = 0;
@@ -112,6 +128,31 @@ public final class GrayRouter {
 	 */
 	public GrayRules rules() {
 		return this.rules;
+	}
+
+	/**
+	 * The lane of one request: the tag it wants is read from the request's
+	 * {@link GrayRules#header() header} (outbound, else propagated from the inbound
+	 * request), else the caller's {@link GrayRules#ownTag() own tag}; the
+	 * {@link GrayRules#hashKeyHeader() hash-key header} makes a percentage choice sticky.
+	 * @param candidates the service's instances
+	 * @param request the request being load-balanced
+	 * @return as {@link #route}
+	 */
+	@Override
+	public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
+		String wanted = request.header(this.tagHeaderKey);
+		String hashKey = (this.hashKeyHeaderKey != null) ? request.header(this.hashKeyHeaderKey) : null;
+		return route(candidates, (wanted != null) ? wanted : this.rules.ownTag(), hashKey, ThreadLocalRandom.current());
+	}
+
+	/**
+	 * Runs at {@link CandidateFilter#GRAY_ORDER}.
+	 * @return {@value CandidateFilter#GRAY_ORDER}
+	 */
+	@Override
+	public int getOrder() {
+		return GRAY_ORDER;
 	}
 
 	/**

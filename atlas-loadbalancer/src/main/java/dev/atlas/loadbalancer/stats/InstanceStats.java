@@ -3,10 +3,15 @@ package dev.atlas.loadbalancer.stats;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 import dev.atlas.loadbalancer.instance.InstanceKey;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.LiveStats;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
 
@@ -37,7 +42,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * fresh entry. Thread-safe; recording takes no lock and allocates nothing for a tracked
  * instance with an instance id.
  */
-public final class InstanceStats {
+public final class InstanceStats implements LiveStats {
 
 	/** Number of tracked instances at which a new instance first triggers a clean-up. */
 	public static final int MAX_INSTANCES = 10_000;
@@ -54,6 +59,16 @@ public final class InstanceStats {
 	private final ReentrantLock cleaning = new ReentrantLock();
 
 	private volatile int threshold;
+
+	// Built once: a method reference written at the call site would be a new object per
+	// call.
+	private final Function<InstanceSnapshot, Cells> cells = Cells::new;
+
+	/**
+	 * Weight of the newest sample in the latency average: 0.25, so that about the last 7
+	 * requests carry 86 % of the weight (1 - 0.75^7).
+	 */
+	static final double LATENCY_ALPHA = 0.25;
 
 	/** Creates empty statistics. */
 	public InstanceStats() {
@@ -89,14 +104,51 @@ public final class InstanceStats {
 
 	/**
 	 * Records a request completion (success or failure) of a request recorded by
-	 * {@link #started}.
-	 * @param instance the instance called; not {@code null}
+	 * {@link #started}, without its duration.
+	 * @param instance the instance called
 	 */
 	public void completed(ServiceInstance instance) {
+		completed(instance, -1);
+	}
+
+	/**
+	 * Records a request completion (success or failure) of a request recorded by
+	 * {@link #started}, with its duration.
+	 * @param instance the instance called
+	 * @param durationNanos how long the request took, in ns; negative when unknown (then
+	 * the latency average is not updated)
+	 */
+	public void completed(ServiceInstance instance, long durationNanos) {
 		Counts counts = this.view.get(InstanceKey.of(instance));
 		if (counts != null) {
 			counts.inFlight.updateAndGet((n) -> Math.max(0, n - 1));
+			if (durationNanos >= 0) {
+				counts.recordLatency(durationNanos / 1_000_000.0);
+			}
 		}
+	}
+
+	/**
+	 * Recent latency of an instance: an exponentially weighted moving average of
+	 * completed requests' durations (weight {@value #LATENCY_ALPHA} for the newest).
+	 * @param instance an instance
+	 * @return ms, or {@link Double#NaN} when no duration was recorded
+	 */
+	public double latencyMillis(ServiceInstance instance) {
+		Counts counts = this.view.get(InstanceKey.of(instance));
+		return (counts != null) ? counts.latencyMillis() : Double.NaN;
+	}
+
+	@Override
+	public int inFlight(InstanceSnapshot candidates, int position) {
+		Counts counts = candidates.derive(this, this.cells).at(candidates, position);
+		return (counts != null) ? counts.inFlight.get() : 0;
+	}
+
+	@Override
+	public double latencyMillis(InstanceSnapshot candidates, int position) {
+		Counts counts = candidates.derive(this, this.cells).at(candidates, position);
+		return (counts != null) ? counts.latencyMillis() : Double.NaN;
 	}
 
 	/**
@@ -177,7 +229,40 @@ public final class InstanceStats {
 		}
 	}
 
+	/**
+	 * The statistics of a snapshot's instances by position, resolved once per snapshot;
+	 * an instance first called (or forgotten and called again) after that is looked up
+	 * again on the next read and its slot updated (a benign race: every writer stores the
+	 * current entry).
+	 */
+	private final class Cells {
+
+		private final @Nullable Counts[] byPosition;
+
+		Cells(InstanceSnapshot snapshot) {
+			this.byPosition = new Counts[snapshot.size()];
+			for (int i = 0; i < this.byPosition.length; i++) {
+				this.byPosition[i] = InstanceStats.this.view.get(InstanceKey.of(snapshot.get(i)));
+			}
+		}
+
+		@Nullable Counts at(InstanceSnapshot snapshot, int position) {
+			Counts counts = this.byPosition[position];
+			if (counts == null || counts.retired) {
+				counts = InstanceStats.this.view.get(InstanceKey.of(snapshot.get(position)));
+				this.byPosition[position] = counts;
+			}
+			return counts;
+		}
+
+	}
+
 	private static final class Counts {
+
+		private static final long UNKNOWN = Double.doubleToRawLongBits(Double.NaN);
+
+		/** Latency average in ms, as {@code double} bits; NaN until the first sample. */
+		final AtomicLong latencyBits = new AtomicLong(UNKNOWN);
 
 		final LongAdder started = new LongAdder();
 
@@ -191,6 +276,22 @@ public final class InstanceStats {
 
 		/** Set before a clean-up removes this entry. */
 		volatile boolean retired;
+
+		void recordLatency(double millis) {
+			long current;
+			long next;
+			do {
+				current = this.latencyBits.get();
+				double average = Double.longBitsToDouble(current);
+				double updated = Double.isNaN(average) ? millis : average + LATENCY_ALPHA * (millis - average);
+				next = Double.doubleToRawLongBits(updated);
+			}
+			while (!this.latencyBits.compareAndSet(current, next));
+		}
+
+		double latencyMillis() {
+			return Double.longBitsToDouble(this.latencyBits.get());
+		}
 
 	}
 

@@ -10,7 +10,11 @@ import java.util.function.Function;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.core.Ordered;
 
 /**
  * Slow start (warmup): gives young instances a reduced effective weight that ramps up
@@ -34,7 +38,7 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Thread-safe and lock-free.
  */
-public final class SlowStart {
+public final class SlowStart implements WeightAdjuster, Ordered {
 
 	private static final long WARM = Long.MIN_VALUE;
 
@@ -53,6 +57,11 @@ public final class SlowStart {
 	 * resolved.
 	 */
 	private volatile @Nullable Map<String, Seen> known;
+
+	/**
+	 * Start times of the snapshot resolved last, for the report; never read per request.
+	 */
+	private volatile @Nullable Holder latest;
 
 	// Built once: a method reference written at the call site would be a new object on
 	// every request.
@@ -127,13 +136,79 @@ public final class SlowStart {
 		return (state == State.WARM) ? candidates : state.result;
 	}
 
+	/**
+	 * Warmup as a weight adjuster: {@link #apply}.
+	 * @param candidates the service's instances
+	 * @return as {@link #apply}
+	 */
+	@Override
+	public InstanceSnapshot adjust(InstanceSnapshot candidates) {
+		return apply(candidates);
+	}
+
+	/**
+	 * Runs at {@link WeightAdjuster#WARMUP_ORDER}.
+	 * @return {@value WeightAdjuster#WARMUP_ORDER}
+	 */
+	@Override
+	public int getOrder() {
+		return WARMUP_ORDER;
+	}
+
+	/**
+	 * How many instances of the list seen last are still warming up, now (for the
+	 * {@code atlas.warmup.instances} gauge).
+	 * @return {@code >= 0}; {@code 0} before the first list and when warmup is off
+	 */
+	public int warmingInstances() {
+		Holder holder = this.latest;
+		if (holder == null || !this.rules.enabled()) {
+			return 0;
+		}
+		long now = this.clock.millis();
+		int warming = 0;
+		for (long start : holder.starts) {
+			if (factorAt(start, now) < 1.0) {
+				warming++;
+			}
+		}
+		return warming;
+	}
+
+	/**
+	 * The warmup factor of an instance of the list seen last, now: what its configured
+	 * weight is multiplied by (for the actuator view).
+	 * @param instance an instance, matched by {@link InstanceKey}
+	 * @return a factor in (0, 1]; {@code 1} for a warm instance, one not in that list,
+	 * and when warmup is off
+	 */
+	public double factor(ServiceInstance instance) {
+		Holder holder = this.latest;
+		if (holder == null || !this.rules.enabled()) {
+			return 1.0;
+		}
+		String key = InstanceKey.of(instance);
+		for (int i = 0; i < holder.keys.length; i++) {
+			if (holder.keys[i].equals(key)) {
+				return factorAt(holder.starts[i], this.clock.millis());
+			}
+		}
+		return 1.0;
+	}
+
+	private double factorAt(long start, long now) {
+		return (start == WARM) ? 1.0 : this.rules.factor(now - Math.min(start, now));
+	}
+
 	private Holder holder(InstanceSnapshot snapshot) {
 		long now = this.clock.millis();
 		Map<String, Seen> previous = this.known;
 		Map<String, Seen> next = new HashMap<>(Math.max(16, snapshot.size() * 2));
 		long[] starts = new long[snapshot.size()];
+		String[] keys = new String[starts.length];
 		for (int i = 0; i < starts.length; i++) {
 			String key = InstanceKey.of(snapshot.get(i));
+			keys[i] = key;
 			Seen before = (previous != null) ? previous.get(key) : null;
 			long firstSeenAt = (before != null) ? before.firstSeen : ((previous == null) ? WARM : now);
 			next.put(key, new Seen(firstSeenAt, PRESENT));
@@ -151,17 +226,16 @@ public final class SlowStart {
 			});
 		}
 		this.known = next;
-		return new Holder(starts);
+		Holder holder = new Holder(keys, starts);
+		this.latest = holder;
+		return holder;
 	}
 
 	private State compute(InstanceSnapshot candidates, long[] starts, long now) {
 		double[] weights = candidates.effectiveWeights();
 		boolean warming = false;
 		for (int i = 0; i < starts.length; i++) {
-			if (starts[i] == WARM) {
-				continue;
-			}
-			double factor = this.rules.factor(now - Math.min(starts[i], now));
+			double factor = factorAt(starts[i], now);
 			if (factor < 1.0) {
 				warming = true;
 				weights[i] *= factor;
@@ -187,11 +261,14 @@ public final class SlowStart {
 	 */
 	private static final class Holder {
 
+		final String[] keys;
+
 		final long[] starts;
 
 		volatile @Nullable State state;
 
-		Holder(long[] starts) {
+		Holder(String[] keys, long[] starts) {
+			this.keys = keys;
 			this.starts = starts;
 		}
 

@@ -1,5 +1,7 @@
 package dev.atlas.loadbalancer.choice;
 
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,8 +32,8 @@ class SmoothWeightedRoundRobinBalancerTest {
 	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
 	private SmoothWeightedRoundRobinBalancer balancer(AllZeroWeightsPolicy policy) {
-		return new SmoothWeightedRoundRobinBalancer(SERVICE,
-				new InstanceAttributesParser(SERVICE, "version", this.meters), policy, this.meters, 0);
+		return new SmoothWeightedRoundRobinBalancer(new StrategySettings(SERVICE,
+				new InstanceAttributesParser(SERVICE, "version", this.meters), policy, this.meters), 0);
 	}
 
 	private static String sequence(Balancer balancer, List<ServiceInstance> candidates, int picks) {

@@ -1,5 +1,7 @@
 package dev.atlas.loadbalancer.choice;
 
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,8 +32,8 @@ class WeightedRandomBalancerTest {
 
 	private WeightedRandomBalancer balancer(AllZeroWeightsPolicy policy) {
 		SplittableRandom seeded = new SplittableRandom(42);
-		return new WeightedRandomBalancer(SERVICE, new InstanceAttributesParser(SERVICE, "version", this.meters),
-				policy, this.meters, () -> seeded);
+		return new WeightedRandomBalancer(new StrategySettings(SERVICE,
+				new InstanceAttributesParser(SERVICE, "version", this.meters), policy, this.meters), () -> seeded);
 	}
 
 	private static List<ServiceInstance> pick(Balancer balancer, List<ServiceInstance> candidates, int times) {

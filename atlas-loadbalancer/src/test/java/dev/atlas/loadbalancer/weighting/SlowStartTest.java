@@ -6,7 +6,8 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 import dev.atlas.loadbalancer.MutableClock;
-import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
@@ -79,9 +80,9 @@ class SlowStartTest {
 	 */
 	private static double shareOfB(InstanceSnapshot candidates) {
 		SplittableRandom random = new SplittableRandom(42);
-		WeightedRandomBalancer seeded = new WeightedRandomBalancer(SERVICE,
+		WeightedRandomBalancer seeded = new WeightedRandomBalancer(new StrategySettings(SERVICE,
 				new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry()),
-				AllZeroWeightsPolicy.FAIL_OPEN, new SimpleMeterRegistry(), () -> random);
+				AllZeroWeightsPolicy.FAIL_OPEN, new SimpleMeterRegistry()), () -> random);
 		int b = 0;
 		for (int i = 0; i < 20_000; i++) {
 			if ("B".equals(seeded.choose(candidates).getInstanceId())) {

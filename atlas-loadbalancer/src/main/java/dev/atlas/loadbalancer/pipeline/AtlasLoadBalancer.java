@@ -1,15 +1,16 @@
-package dev.atlas.loadbalancer.choice;
+package dev.atlas.loadbalancer.pipeline;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
+import dev.atlas.loadbalancer.choice.Balancer;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
-import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
-import dev.atlas.loadbalancer.stats.InstanceStats;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.spi.LiveStats;
+import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
+import dev.atlas.loadbalancer.spi.PickContext;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -27,12 +28,13 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /**
  * Atlas's {@link ReactorServiceInstanceLoadBalancer}: pulls the candidates for a request
- * from the {@link ServiceInstanceListSupplier} chain and lets a {@link Balancer} choose
- * among them.
+ * from the {@link ServiceInstanceListSupplier} chain and lets a
+ * {@link LoadBalancingStrategy} choose among them, giving it the request and live
+ * per-instance statistics ({@link PickContext}).
  *
  * <p>
  * Never signals an error for a missing choice: an empty candidate list, an empty supplier
- * or a rejection by the balancer all give Spring's {@link EmptyResponse} (which the HTTP
+ * or a rejection by the strategy all give Spring's {@link EmptyResponse} (which the HTTP
  * integrations turn into a 503). The chosen instance is the very object the supplier
  * produced. Thread-safe.
  */
@@ -44,59 +46,55 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final ObjectProvider<ServiceInstanceListSupplier> supplierProvider;
 
-	private final Balancer balancer;
+	private final LoadBalancingStrategy strategy;
 
-	private final InstanceStats stats;
+	private final Function<List<ServiceInstance>, InstanceSnapshot> snapshots;
+
+	final LiveStats stats;
 
 	/**
-	 * Creates the load balancer of one service.
-	 * @param serviceId not {@code null}
+	 * Creates the load balancer of one service with a weighted balancer and no live
+	 * statistics (engine use and tests).
+	 * @param serviceId the service
 	 * @param supplierProvider the supplier chain, typically
 	 * {@code LoadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class)};
 	 * when it yields nothing, every request gets an empty response
-	 * @param balancer the algorithm; not {@code null}
+	 * @param balancer the algorithm; it also parses lists that are not snapshots yet
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
 			Balancer balancer) {
-		this(serviceId, supplierProvider, balancer, new InstanceStats(), new CompositeMeterRegistry());
+		this(serviceId, supplierProvider, balancer, balancer::snapshotOf, LiveStats.NONE);
 	}
 
 	/**
-	 * Creates the load balancer of one service, with its meter.
-	 * @param serviceId not {@code null}
+	 * Creates the load balancer of one service.
+	 * @param serviceId the service
 	 * @param supplierProvider the supplier chain; when it yields nothing, every request
 	 * gets an empty response
-	 * @param balancer the algorithm; not {@code null}
-	 * @param stats this service's per-instance request counts (fed by the request
-	 * lifecycle), shown by the actuator view and summed by {@value #PICKS_METER}; not
-	 * {@code null}
-	 * @param meterRegistry where {@value #PICKS_METER} is registered; not {@code null}
+	 * @param strategy the algorithm
+	 * @param snapshots parses lists that are not snapshots yet (when no Atlas stage is in
+	 * the chain)
+	 * @param stats this service's live per-instance statistics, given to the strategy
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
-			Balancer balancer, InstanceStats stats, MeterRegistry meterRegistry) {
-		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
-		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
-		this.balancer = Objects.requireNonNull(balancer, "balancer");
-		this.stats = Objects.requireNonNull(stats, "stats");
-		// Read when scraped from the per-instance request counts: a pick itself writes no
-		// shared counter.
-		FunctionCounter.builder(PICKS_METER, stats, InstanceStats::totalRequests)
-			.description("Requests sent to instances chosen by Atlas (each attempt counts)")
-			.tag("service", serviceId)
-			.tag("strategy", balancer.strategy().value())
-			.register(meterRegistry);
+			LoadBalancingStrategy strategy, SnapshotCache snapshots, LiveStats stats) {
+		this(serviceId, supplierProvider, strategy, snapshots::snapshotOf, stats);
 	}
 
-	/**
-	 * Counter of requests sent to chosen instances (each attempt counts), read from
-	 * {@link InstanceStats}; tags {@code service}, {@code strategy}.
-	 */
-	public static final String PICKS_METER = "atlas.picks";
+	private AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
+			LoadBalancingStrategy strategy, Function<List<ServiceInstance>, InstanceSnapshot> snapshots,
+			LiveStats stats) {
+		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
+		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
+		this.strategy = Objects.requireNonNull(strategy, "strategy");
+		this.snapshots = snapshots;
+		this.stats = Objects.requireNonNull(stats, "stats");
+	}
 
 	/**
 	 * Chooses an instance for a request from the first candidate list the supplier chain
 	 * emits.
-	 * @param request the request, handed to the supplier chain (gray routing reads its
+	 * @param request the request, handed to the supplier chain (filters read its
 	 * headers); may be {@code null}
 	 * @return a {@code Mono} of exactly one response: the chosen instance, or an
 	 * {@code EmptyResponse} when there is none to choose; it signals an error if the
@@ -111,32 +109,40 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		if (stage != null) {
 			return FirstListChoice.throughStage(stage, request, RoutingContextHolder.get(), this);
 		}
-		return FirstListChoice.over(supplier.get(request), this, supplier);
+		return FirstListChoice.over(supplier.get(request), request, this, supplier);
 	}
 
 	/**
 	 * Atlas's stage when it is the top of the chain, or right below Spring's retry-aware
-	 * supplier (whose only job, leaving out the previously failed instance, the stage
-	 * does too, by id rather than by {@code equals}): then the stage is applied inside
-	 * the choosing operator, one Reactor operator less per request. Exact classes only: a
-	 * subclass may do more, and any other supplier on top is subscribed to as it is.
+	 * supplier (whose only job, leaving out the previously failed instance, Atlas's retry
+	 * avoidance does too, by id rather than by {@code equals}): then the stage is applied
+	 * inside the choosing operator, one Reactor operator less per request. Spring's
+	 * supplier is matched by exact class (a subclass may do more); any other supplier on
+	 * top is subscribed to as it is.
 	 */
 	private static @Nullable AtlasServiceInstanceListSupplier inlineStage(ServiceInstanceListSupplier supplier) {
 		ServiceInstanceListSupplier candidate = supplier;
 		if (candidate.getClass() == RetryAwareServiceInstanceListSupplier.class) {
 			candidate = ((RetryAwareServiceInstanceListSupplier) candidate).getDelegate();
 		}
-		return (candidate.getClass() == AtlasServiceInstanceListSupplier.class)
-				? (AtlasServiceInstanceListSupplier) candidate : null;
+		return (candidate instanceof AtlasServiceInstanceListSupplier stage) ? stage : null;
 	}
 
-	Response<ServiceInstance> respond(ServiceInstanceListSupplier supplier,
-			@Nullable List<ServiceInstance> candidates) {
+	/**
+	 * The response for one candidate list.
+	 * @param supplier told the choice if it is a {@link SelectedInstanceCallback}
+	 * @param candidates the candidates, or {@code null} for none
+	 * @param context the request and live statistics; its candidates are set here
+	 * @return the chosen instance, or {@link #EMPTY}
+	 */
+	Response<ServiceInstance> respond(ServiceInstanceListSupplier supplier, @Nullable List<ServiceInstance> candidates,
+			Picking context) {
 		if (candidates == null) {
 			return EMPTY;
 		}
-		InstanceSnapshot snapshot = this.balancer.snapshotOf(candidates);
-		int index = this.balancer.chooseIndex(snapshot);
+		InstanceSnapshot snapshot = this.snapshots.apply(candidates);
+		context.candidates(snapshot);
+		int index = this.strategy.choose(snapshot, context);
 		if (index < 0) {
 			return EMPTY;
 		}
@@ -149,31 +155,37 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	/**
 	 * The service this load balancer serves.
-	 * @return never {@code null}
+	 * @return the service id
 	 */
 	public String serviceId() {
 		return this.serviceId;
 	}
 
 	/**
-	 * The per-instance statistics.
-	 * @return never {@code null}
+	 * The strategy in use.
+	 * @return the strategy
 	 */
-	public InstanceStats stats() {
-		return this.stats;
-	}
-
-	/**
-	 * The algorithm in use.
-	 * @return never {@code null}
-	 */
-	public Balancer balancer() {
-		return this.balancer;
+	public LoadBalancingStrategy strategy() {
+		return this.strategy;
 	}
 
 	@Override
 	public String toString() {
-		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + this.balancer.strategy() + ']';
+		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + this.strategy.name() + ']';
+	}
+
+	/**
+	 * What the choosing operator hands a strategy: a {@link PickContext} that learns its
+	 * candidates just before the strategy runs.
+	 */
+	interface Picking extends PickContext {
+
+		/**
+		 * Sets the candidates that positions refer to.
+		 * @param candidates the snapshot the strategy is about to choose from
+		 */
+		void candidates(InstanceSnapshot candidates);
+
 	}
 
 }

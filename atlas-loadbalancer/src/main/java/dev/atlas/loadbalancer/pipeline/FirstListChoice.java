@@ -1,9 +1,9 @@
-package dev.atlas.loadbalancer.choice;
+package dev.atlas.loadbalancer.pipeline;
 
 import java.util.List;
 
 import dev.atlas.loadbalancer.context.RoutingContext;
-import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -11,7 +11,6 @@ import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
-import reactor.util.context.ContextView;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -43,20 +42,28 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	private final Flux<List<ServiceInstance>> source;
 
+	final @Nullable Request<?> request;
+
+	final @Nullable RoutingContext onCallingThread;
+
 	final AtlasLoadBalancer loadBalancer;
 
 	final ServiceInstanceListSupplier supplier;
 
 	/**
-	 * @param source what {@code supplier} returned for the request; not {@code null}
-	 * @param loadBalancer chooses from a list ({@link AtlasLoadBalancer#respond}); not
-	 * {@code null}
-	 * @param supplier the top of the chain, told the choice if it wants to know; not
-	 * {@code null}
+	 * @param source what {@code supplier} returned for the request
+	 * @param request the request; may be {@code null}
+	 * @param onCallingThread the routing context of the thread that asked for the choice;
+	 * may be {@code null}
+	 * @param loadBalancer chooses from a list ({@link AtlasLoadBalancer#respond})
+	 * @param supplier the top of the chain, told the choice if it wants to know
 	 */
-	FirstListChoice(Flux<List<ServiceInstance>> source, AtlasLoadBalancer loadBalancer,
+	FirstListChoice(Flux<List<ServiceInstance>> source, @Nullable Request<?> request,
+			@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer,
 			ServiceInstanceListSupplier supplier) {
 		this.source = source;
+		this.request = request;
+		this.onCallingThread = onCallingThread;
 		this.loadBalancer = loadBalancer;
 		this.supplier = supplier;
 	}
@@ -64,22 +71,23 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	/**
 	 * The choice over what a supplier chain returned, through Reactor's assembly hooks
 	 * (debug tracing).
-	 * @param source what {@code supplier} returned for the request; not {@code null}
-	 * @param loadBalancer chooses from a list; not {@code null}
-	 * @param supplier the top of the chain; not {@code null}
+	 * @param source what {@code supplier} returned for the request
+	 * @param request the request; may be {@code null}
+	 * @param loadBalancer chooses from a list
+	 * @param supplier the top of the chain
 	 * @return the {@code Mono} of the response
 	 */
-	static Mono<Response<ServiceInstance>> over(Flux<List<ServiceInstance>> source, AtlasLoadBalancer loadBalancer,
-			ServiceInstanceListSupplier supplier) {
-		return onAssembly(new FirstListChoice(source, loadBalancer, supplier));
+	static Mono<Response<ServiceInstance>> over(Flux<List<ServiceInstance>> source, @Nullable Request<?> request,
+			AtlasLoadBalancer loadBalancer, ServiceInstanceListSupplier supplier) {
+		return onAssembly(new FirstListChoice(source, request, null, loadBalancer, supplier));
 	}
 
 	/**
 	 * The choice with Atlas's stage applied inline, through Reactor's assembly hooks.
-	 * @param stage Atlas's stage; not {@code null}
+	 * @param stage Atlas's stage
 	 * @param request the request; may be {@code null}
 	 * @param onCallingThread the calling thread's routing context; may be {@code null}
-	 * @param loadBalancer chooses from the stage's candidates; not {@code null}
+	 * @param loadBalancer chooses from the stage's candidates
 	 * @return the {@code Mono} of the response
 	 */
 	static Mono<Response<ServiceInstance>> throughStage(AtlasServiceInstanceListSupplier stage,
@@ -89,12 +97,12 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	/**
 	 * The candidates in one list of {@code source}.
-	 * @param list not {@code null}
-	 * @param reactorContext the subscriber's context
+	 * @param list a list
+	 * @param request the request as the stage's filters see it
 	 * @return {@code list} itself here; what Atlas's stage makes of it in
 	 * {@link ThroughStage}
 	 */
-	List<ServiceInstance> candidates(List<ServiceInstance> list, ContextView reactorContext) {
+	List<ServiceInstance> candidates(List<ServiceInstance> list, ChoiceSubscriber request) {
 		return list;
 	}
 
@@ -114,10 +122,19 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		return null;
 	}
 
-	private static final class ChoiceSubscriber
-			extends Operators.MonoSubscriber<List<ServiceInstance>, Response<ServiceInstance>> {
+	/**
+	 * Subscribes to the chain for one request, and is the request that filters and the
+	 * strategy see (no object of its own per request): headers are resolved from the
+	 * request, this subscriber's Reactor {@code Context} and the calling thread's routing
+	 * context.
+	 */
+	static final class ChoiceSubscriber
+			extends Operators.MonoSubscriber<List<ServiceInstance>, Response<ServiceInstance>>
+			implements AtlasLoadBalancer.Picking {
 
 		private final FirstListChoice parent;
+
+		private InstanceSnapshot candidates = InstanceSnapshot.EMPTY;
 
 		private @Nullable Subscription upstream;
 
@@ -158,7 +175,7 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 			Response<ServiceInstance> response;
 			try {
 				FirstListChoice p = this.parent;
-				response = p.loadBalancer.respond(p.supplier, p.candidates(candidates, currentContext()));
+				response = p.loadBalancer.respond(p.supplier, p.candidates(candidates, this), this);
 			}
 			catch (Throwable ex) {
 				this.actual.onError(Operators.onOperatorError(ex, currentContext()));
@@ -196,6 +213,33 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		}
 
 		@Override
+		public @Nullable Request<?> request() {
+			return this.parent.request;
+		}
+
+		@Override
+		public @Nullable String header(String lowerCaseName) {
+			FirstListChoice p = this.parent;
+			return RoutingHeaders.value(p.request, RoutingHeaders.context(currentContext(), p.onCallingThread),
+					lowerCaseName);
+		}
+
+		@Override
+		public void candidates(InstanceSnapshot candidates) {
+			this.candidates = candidates;
+		}
+
+		@Override
+		public int inFlight(int position) {
+			return this.parent.loadBalancer.stats.inFlight(this.candidates, position);
+		}
+
+		@Override
+		public double latencyMillis(int position) {
+			return this.parent.loadBalancer.stats.latencyMillis(this.candidates, position);
+		}
+
+		@Override
 		public @Nullable Object scanUnsafe(Attr key) {
 			if (key == Attr.PARENT) {
 				return this.upstream;
@@ -215,10 +259,6 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 */
 	static final class ThroughStage extends FirstListChoice {
 
-		private final @Nullable Request<?> request;
-
-		private final @Nullable RoutingContext onCallingThread;
-
 		/**
 		 * @param stage Atlas's stage; {@code source} is what its delegate returns for the
 		 * request
@@ -229,15 +269,12 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		 */
 		ThroughStage(AtlasServiceInstanceListSupplier stage, @Nullable Request<?> request,
 				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer) {
-			super(stage.delegateLists(request), loadBalancer, stage);
-			this.request = request;
-			this.onCallingThread = onCallingThread;
+			super(stage.delegateLists(request), request, onCallingThread, loadBalancer, stage);
 		}
 
 		@Override
-		List<ServiceInstance> candidates(List<ServiceInstance> list, ContextView reactorContext) {
-			return ((AtlasServiceInstanceListSupplier) this.supplier).select(list, this.request, reactorContext,
-					this.onCallingThread);
+		List<ServiceInstance> candidates(List<ServiceInstance> list, ChoiceSubscriber request) {
+			return ((AtlasServiceInstanceListSupplier) this.supplier).select(list, request);
 		}
 
 	}

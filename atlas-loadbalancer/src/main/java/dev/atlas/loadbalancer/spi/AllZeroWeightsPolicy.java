@@ -1,4 +1,4 @@
-package dev.atlas.loadbalancer.choice;
+package dev.atlas.loadbalancer.spi;
 
 import dev.atlas.loadbalancer.support.PropertyValues;
 

@@ -1,5 +1,8 @@
-package dev.atlas.loadbalancer.choice;
+package dev.atlas.loadbalancer.pipeline;
 
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +14,6 @@ import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
-import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.GrayRules;
@@ -114,12 +116,13 @@ class AtlasLoadBalancerStageTest {
 		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", meters);
 		GrayRules rules = new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true, Set.of(), Map.of(),
 				null);
-		AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(this.discovery,
-				new SnapshotCache(parser), null, null, new GrayRouter(SERVICE, rules, meters), null);
+		AtlasServiceInstanceListSupplier stage = TestStages.stage(this.discovery, new SnapshotCache(parser), null, null,
+				new GrayRouter(SERVICE, rules, meters), null);
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", top.wrap.apply(stage));
 		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
-				Strategy.WEIGHTED_RANDOM.newBalancer(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters));
+				new WeightedRandomBalancer(
+						new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters)));
 	}
 
 	private static Request<RequestDataContext> request(String version) {

@@ -1,5 +1,9 @@
-package dev.atlas.loadbalancer.routing;
+package dev.atlas.loadbalancer.pipeline;
 
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
@@ -57,7 +61,7 @@ class AtlasServiceInstanceListSupplierTest {
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		GrayRules rules = new GrayRules("X-Service-Version", ownTag, GrayFallback.BASELINE, true, Set.of(), Map.of(),
 				null);
-		return new AtlasServiceInstanceListSupplier(this.discovery,
+		return TestStages.stage(this.discovery,
 				new SnapshotCache(new InstanceAttributesParser(SERVICE, "version", meters)), null, null,
 				new GrayRouter(SERVICE, rules, meters), null);
 	}
@@ -107,7 +111,7 @@ class AtlasServiceInstanceListSupplierTest {
 		assertThat(ids(supplier("v2").get(request("v2")))).containsExactly("C1");
 		assertThat(ids(supplier(null).get(retry))).as("S1 was the only baseline instance: kept").containsExactly("S1");
 		List<ServiceInstance> two = List.of(instance("S1"), instance("S2"));
-		assertThat(AtlasServiceInstanceListSupplier
+		assertThat(RetryAvoidance
 			.avoid(dev.atlas.loadbalancer.instance.InstanceSnapshot.of(two,
 					new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry())), failedCopy)
 			.stream()

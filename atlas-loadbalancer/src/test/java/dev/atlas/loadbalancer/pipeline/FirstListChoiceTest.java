@@ -1,5 +1,8 @@
-package dev.atlas.loadbalancer.choice;
+package dev.atlas.loadbalancer.pipeline;
 
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -53,9 +56,9 @@ class FirstListChoiceTest {
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", supplier);
 		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
-				Strategy.WEIGHTED_RANDOM.newBalancer(SERVICE,
-						new InstanceAttributesParser(SERVICE, "version", this.meters), AllZeroWeightsPolicy.FAIL_OPEN,
-						this.meters));
+				new WeightedRandomBalancer(
+						new StrategySettings(SERVICE, new InstanceAttributesParser(SERVICE, "version", this.meters),
+								AllZeroWeightsPolicy.FAIL_OPEN, this.meters)));
 	}
 
 	@Test

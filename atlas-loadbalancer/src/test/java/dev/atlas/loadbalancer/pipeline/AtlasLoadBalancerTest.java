@@ -1,5 +1,8 @@
-package dev.atlas.loadbalancer.choice;
+package dev.atlas.loadbalancer.pipeline;
 
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -31,8 +34,8 @@ class AtlasLoadBalancerTest {
 			beans.addBean("supplier", supplier);
 		}
 		ObjectProvider<ServiceInstanceListSupplier> provider = beans.getBeanProvider(ServiceInstanceListSupplier.class);
-		return new AtlasLoadBalancer(SERVICE, provider, Strategy.WEIGHTED_RANDOM.newBalancer(SERVICE,
-				new InstanceAttributesParser(SERVICE, "version", this.meters), policy, this.meters));
+		return new AtlasLoadBalancer(SERVICE, provider, new WeightedRandomBalancer(new StrategySettings(SERVICE,
+				new InstanceAttributesParser(SERVICE, "version", this.meters), policy, this.meters)));
 	}
 
 	private static Response<ServiceInstance> choose(AtlasLoadBalancer loadBalancer) {

@@ -1,0 +1,9 @@
+/**
+ * The routing context of the inbound request being served (routing headers such as
+ * {@code X-Service-Version}), carried across threads and reactive chains, and read from
+ * outbound requests.
+ */
+@NullMarked
+package dev.atlas.loadbalancer.context;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,186 @@
+package dev.atlas.loadbalancer.pipeline;
+
+import java.util.List;
+import java.util.Objects;
+
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.instance.LastKnownGood;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.WeightAdjuster;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+
+/**
+ * Atlas's stage of the supplier chain, on top of the delegate (discovery + cache). For
+ * each list the delegate emits and each request:
+ * <ol>
+ * <li>an empty answer is replaced by the {@link LastKnownGood last known good} list, if
+ * configured;</li>
+ * <li>the list becomes an {@link InstanceSnapshot}, parsed once per list object;</li>
+ * <li>every {@link WeightAdjuster}, in order (warmup, ...), adjusts effective
+ * weights;</li>
+ * <li>every {@link CandidateFilter}, in order (gray lane, cluster affinity, retry
+ * avoidance, the application's own), narrows the candidates for the request.</li>
+ * </ol>
+ * Each adjuster and filter memoizes its work per snapshot, so once a list is known a
+ * request costs a few lookups and allocates nothing. Since the result depends on the
+ * request, the stage must sit above the cache.
+ *
+ * <p>
+ * Filters read routing headers through {@link CandidateRequest#header}: the outbound
+ * request's header, then the routing context of the inbound request being served (see
+ * {@link RoutingHeaders}).
+ *
+ * <p>
+ * {@link AtlasLoadBalancer} applies this stage inside its own Reactor operator when the
+ * stage tops the chain ({@link #delegateLists}, {@link #select}), one operator less per
+ * request; subscribing to {@link #get(Request)} gives the same lists. Thread-safe.
+ */
+public final class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
+
+	private static final WeightAdjuster[] NO_ADJUSTERS = {};
+
+	private static final CandidateFilter[] NO_FILTERS = {};
+
+	private final SnapshotCache snapshots;
+
+	private final @Nullable LastKnownGood lastKnownGood;
+
+	private final WeightAdjuster[] adjusters;
+
+	private final CandidateFilter[] filters;
+
+	private volatile InstanceSnapshot lastSeen = InstanceSnapshot.EMPTY;
+
+	/**
+	 * Creates the stage.
+	 * @param delegate the rest of the chain
+	 * @param snapshots parses the delegate's lists once per list object
+	 * @param lastKnownGood keeps the last non-empty list over empty answers, or
+	 * {@code null} for none
+	 * @param adjusters applied in this order to each snapshot; may be empty
+	 * @param filters applied in this order for each request, after the adjusters; may be
+	 * empty
+	 */
+	public AtlasServiceInstanceListSupplier(ServiceInstanceListSupplier delegate, SnapshotCache snapshots,
+			@Nullable LastKnownGood lastKnownGood, List<? extends WeightAdjuster> adjusters,
+			List<? extends CandidateFilter> filters) {
+		super(delegate);
+		this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
+		this.lastKnownGood = lastKnownGood;
+		this.adjusters = adjusters.toArray(NO_ADJUSTERS);
+		this.filters = filters.toArray(NO_FILTERS);
+	}
+
+	@Override
+	public Flux<List<ServiceInstance>> get() {
+		return get(null);
+	}
+
+	@Override
+	public Flux<List<ServiceInstance>> get(@Nullable Request request) {
+		// The thread's routing context is read now, on the calling thread (the blocking
+		// path), since the list may arrive on another thread (a cache miss fetches on a
+		// scheduler); handle() hands over the subscriber's Reactor Context (the reactive
+		// path) when the list arrives.
+		RoutingContext onCallingThread = RoutingContextHolder.get();
+		return delegateLists(request).handle((list, sink) -> sink
+			.next(select(list, new StageRequest(request, sink.contextView(), onCallingThread))));
+	}
+
+	/**
+	 * The lists of this stage's delegate for a request, before this stage: {@code get}
+	 * emits exactly {@link #select} of each of them.
+	 * @param request the request, may be {@code null}
+	 * @return the delegate's {@code get(request)} ({@code get()} when {@code request} is
+	 * {@code null})
+	 */
+	Flux<List<ServiceInstance>> delegateLists(@Nullable Request<?> request) {
+		return (request != null) ? this.delegate.get(request) : this.delegate.get();
+	}
+
+	/**
+	 * What this stage makes of one list of its delegate for one request. Allocates
+	 * nothing once the list's snapshot and every stage's work on it are memoized.
+	 * @param list a list emitted by the delegate
+	 * @param request the request as filters see it
+	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty
+	 */
+	InstanceSnapshot select(List<ServiceInstance> list, CandidateRequest request) {
+		LastKnownGood lkg = this.lastKnownGood;
+		InstanceSnapshot candidates = this.snapshots.snapshotOf((lkg != null) ? lkg.apply(list) : list);
+		if (!candidates.isEmpty()) {
+			for (WeightAdjuster adjuster : this.adjusters) {
+				candidates = adjuster.adjust(candidates);
+			}
+		}
+		if (this.lastSeen != candidates) {
+			this.lastSeen = candidates;
+		}
+		for (CandidateFilter filter : this.filters) {
+			candidates = filter.filter(candidates, request);
+		}
+		return candidates;
+	}
+
+	/**
+	 * The last full instance list this stage saw, after last-known-good and the weight
+	 * adjusters, before any request-dependent narrowing; for the actuator view.
+	 * @return empty before the first request
+	 */
+	public InstanceSnapshot lastSeen() {
+		return this.lastSeen;
+	}
+
+	/**
+	 * Whether the last registry answer was replaced by the last known good list.
+	 * @return {@code false} without last-known-good
+	 */
+	public boolean isStale() {
+		return this.lastKnownGood != null && this.lastKnownGood.isStale();
+	}
+
+	/**
+	 * The weight adjusters, in the order applied.
+	 * @return an unmodifiable list
+	 */
+	public List<WeightAdjuster> adjusters() {
+		return List.of(this.adjusters);
+	}
+
+	/**
+	 * The candidate filters, in the order applied.
+	 * @return an unmodifiable list
+	 */
+	public List<CandidateFilter> filters() {
+		return List.of(this.filters);
+	}
+
+	/**
+	 * Finds Atlas's stage in a supplier chain: the supplier itself or one of its
+	 * delegates (Spring's retry-aware supplier, for one, wraps it).
+	 * @param supplier the top of a chain, may be {@code null}
+	 * @return the stage, or {@code null} when the chain has none
+	 */
+	public static @Nullable AtlasServiceInstanceListSupplier find(@Nullable ServiceInstanceListSupplier supplier) {
+		ServiceInstanceListSupplier current = supplier;
+		for (int depth = 0; current != null && depth < 32; depth++) {
+			if (current instanceof AtlasServiceInstanceListSupplier atlas) {
+				return atlas;
+			}
+			current = (current instanceof DelegatingServiceInstanceListSupplier delegating) ? delegating.getDelegate()
+					: null;
+		}
+		return null;
+	}
+
+}

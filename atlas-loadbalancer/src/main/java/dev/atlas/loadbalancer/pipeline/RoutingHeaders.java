@@ -1,0 +1,50 @@
+package dev.atlas.loadbalancer.pipeline;
+
+import dev.atlas.loadbalancer.context.RequestHeaders;
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import org.jspecify.annotations.Nullable;
+import reactor.util.context.ContextView;
+
+import org.springframework.cloud.client.loadbalancer.Request;
+
+/**
+ * Where a routing header's value comes from, in this order: the outbound request's
+ * header, then the routing context of the inbound request being served (Reactor's
+ * {@code Context} of the subscriber, then the {@link RoutingContextHolder} of the thread
+ * that asked for the choice, then that of the thread the list arrives on). Reading the
+ * context directly means the decision does not depend on whether a header-propagating
+ * interceptor ran before the load balancer.
+ */
+final class RoutingHeaders {
+
+	private RoutingHeaders() {
+	}
+
+	/**
+	 * The routing context that applies.
+	 * @param reactorContext the subscriber's Reactor {@code Context}
+	 * @param onCallingThread the routing context of the thread that asked for the choice,
+	 * or {@code null}
+	 * @return the context, or {@code null} when none applies
+	 */
+	static @Nullable RoutingContext context(ContextView reactorContext, @Nullable RoutingContext onCallingThread) {
+		Object fromReactor = reactorContext.getOrDefault(RoutingContextHolder.KEY, null);
+		if (fromReactor instanceof RoutingContext context) {
+			return context;
+		}
+		return (onCallingThread != null) ? onCallingThread : RoutingContextHolder.get();
+	}
+
+	/**
+	 * A header's value.
+	 * @param request the load-balancing request, or {@code null}
+	 * @param context the routing context from {@link #context}, or {@code null}
+	 * @param name the header name
+	 * @return the value, or {@code null}
+	 */
+	static @Nullable String value(@Nullable Request<?> request, @Nullable RoutingContext context, String name) {
+		return RequestHeaders.resolve(request, context, name);
+	}
+
+}

@@ -1,0 +1,47 @@
+package dev.atlas.loadbalancer.pipeline;
+
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
+import org.jspecify.annotations.Nullable;
+import reactor.util.context.ContextView;
+
+import org.springframework.cloud.client.loadbalancer.Request;
+
+/**
+ * The request as the stage's filters see it when the stage is subscribed to as a supplier
+ * (not applied inline by {@link AtlasLoadBalancer}): one per list emitted. The routing
+ * context is resolved on first use.
+ */
+final class StageRequest implements CandidateRequest {
+
+	private final @Nullable Request<?> request;
+
+	private final ContextView reactorContext;
+
+	private final @Nullable RoutingContext onCallingThread;
+
+	private boolean resolved;
+
+	private @Nullable RoutingContext context;
+
+	StageRequest(@Nullable Request<?> request, ContextView reactorContext, @Nullable RoutingContext onCallingThread) {
+		this.request = request;
+		this.reactorContext = reactorContext;
+		this.onCallingThread = onCallingThread;
+	}
+
+	@Override
+	public @Nullable Request<?> request() {
+		return this.request;
+	}
+
+	@Override
+	public @Nullable String header(String lowerCaseName) {
+		if (!this.resolved) {
+			this.context = RoutingHeaders.context(this.reactorContext, this.onCallingThread);
+			this.resolved = true;
+		}
+		return RoutingHeaders.value(this.request, this.context, lowerCaseName);
+	}
+
+}

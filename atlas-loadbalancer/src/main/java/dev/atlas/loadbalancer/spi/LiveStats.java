@@ -1,0 +1,46 @@
+package dev.atlas.loadbalancer.spi;
+
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+
+/**
+ * Live per-instance statistics of one service, read by position in a snapshot: what the
+ * pipeline hands strategies through {@link PickContext}. Implementations resolve the
+ * instances of a snapshot to their statistics once per snapshot, not per request.
+ *
+ * <p>
+ * Thread-safe; reads take no lock.
+ */
+public interface LiveStats {
+
+	/** No statistics: nothing in flight, no latency known. */
+	LiveStats NONE = new LiveStats() {
+
+		@Override
+		public int inFlight(InstanceSnapshot candidates, int position) {
+			return 0;
+		}
+
+		@Override
+		public double latencyMillis(InstanceSnapshot candidates, int position) {
+			return Double.NaN;
+		}
+
+	};
+
+	/**
+	 * Requests in flight to the instance at a position.
+	 * @param candidates a snapshot
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return {@code >= 0}
+	 */
+	int inFlight(InstanceSnapshot candidates, int position);
+
+	/**
+	 * Recent latency of the instance at a position.
+	 * @param candidates a snapshot
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return ms, or {@link Double#NaN} when unknown
+	 */
+	double latencyMillis(InstanceSnapshot candidates, int position);
+
+}

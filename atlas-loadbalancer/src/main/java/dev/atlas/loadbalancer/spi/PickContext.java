@@ -1,0 +1,28 @@
+package dev.atlas.loadbalancer.spi;
+
+/**
+ * What a {@link LoadBalancingStrategy} may read when it picks: the request (a hash key, a
+ * header) and live per-instance statistics of this caller, by position in the candidate
+ * snapshot it was given.
+ *
+ * <p>
+ * Valid only during the {@code choose} call it is passed to. Not thread-safe.
+ */
+public interface PickContext extends CandidateRequest {
+
+	/**
+	 * Requests this caller has in flight to a candidate (started, not completed).
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return {@code >= 0}; {@code 0} when unknown
+	 */
+	int inFlight(int position);
+
+	/**
+	 * This caller's recent latency to a candidate: an exponentially weighted moving
+	 * average of completed requests' durations.
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return ms, {@code >= 0}, or {@link Double#NaN} before any request completed
+	 */
+	double latencyMillis(int position);
+
+}

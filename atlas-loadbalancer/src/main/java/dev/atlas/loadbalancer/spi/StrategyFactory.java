@@ -1,0 +1,29 @@
+package dev.atlas.loadbalancer.spi;
+
+/**
+ * Registers a {@link LoadBalancingStrategy} under a name. Atlas's auto-configuration
+ * collects every bean of this type; {@code atlas.loadbalancer.strategy=<name>} (globally,
+ * or per service under {@code atlas.services.<service-id>.}) selects one, and an unknown
+ * name fails startup listing the registered ones. Two factories with one name fail
+ * startup too.
+ *
+ * <p>
+ * Implementations must be thread-safe.
+ */
+public interface StrategyFactory {
+
+	/**
+	 * The name of the strategy, as written in properties.
+	 * @return lower-case kebab-case, e.g. {@code least-request}; never blank
+	 */
+	String name();
+
+	/**
+	 * Creates the strategy of one service; called once per service, when the service is
+	 * first called.
+	 * @param settings the service and its settings
+	 * @return a new strategy, never {@code null}
+	 */
+	LoadBalancingStrategy create(StrategySettings settings);
+
+}

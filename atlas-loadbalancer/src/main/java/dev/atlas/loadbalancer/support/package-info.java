@@ -1,0 +1,7 @@
+/**
+ * Small utilities shared by every package: once-per-key logging, property value parsing.
+ */
+@NullMarked
+package dev.atlas.loadbalancer.support;
+
+import org.jspecify.annotations.NullMarked;

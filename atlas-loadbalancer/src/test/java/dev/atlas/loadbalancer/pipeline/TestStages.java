@@ -1,0 +1,46 @@
+package dev.atlas.loadbalancer.pipeline;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.atlas.loadbalancer.instance.LastKnownGood;
+import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.routing.ClusterAffinity;
+import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.WeightAdjuster;
+import dev.atlas.loadbalancer.weighting.SlowStart;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+
+/** Atlas's stage with the built-in concerns in the order the auto-configuration uses. */
+final class TestStages {
+
+	private TestStages() {
+	}
+
+	/**
+	 * The stage with warmup, gray lanes, affinity (each {@code null} for off) and retry
+	 * avoidance, in their built-in order.
+	 */
+	static AtlasServiceInstanceListSupplier stage(ServiceInstanceListSupplier delegate, SnapshotCache snapshots,
+			@Nullable LastKnownGood lastKnownGood, @Nullable SlowStart slowStart, @Nullable GrayRouter gray,
+			@Nullable ClusterAffinity affinity) {
+		List<WeightAdjuster> adjusters = new ArrayList<>();
+		if (slowStart != null) {
+			adjusters.add(slowStart);
+		}
+		List<CandidateFilter> filters = new ArrayList<>();
+		if (gray != null) {
+			filters.add(gray);
+		}
+		if (affinity != null) {
+			filters.add(affinity);
+		}
+		filters.add(new RetryAvoidance());
+		return new AtlasServiceInstanceListSupplier(delegate, snapshots, lastKnownGood, adjusters, filters);
+	}
+
+}
