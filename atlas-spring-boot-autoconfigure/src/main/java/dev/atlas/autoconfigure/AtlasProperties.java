@@ -8,9 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.choice.Strategy;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
@@ -244,7 +243,7 @@ public class AtlasProperties implements InitializingBean {
 	public ResolvedLoadBalancer resolve(String serviceId) {
 		Service service = this.services.get(serviceId);
 		LoadBalancer overrides = (service != null) ? service.getLoadbalancer() : null;
-		Strategy strategy = (overrides != null && overrides.strategy != null) ? overrides.strategy
+		String strategy = (overrides != null && overrides.strategy != null) ? overrides.strategy
 				: this.loadbalancer.strategyOrDefault();
 		AllZeroWeightsPolicy policy = (overrides != null && overrides.allZeroWeights != null) ? overrides.allZeroWeights
 				: this.loadbalancer.allZeroWeightsOrDefault();
@@ -257,18 +256,19 @@ public class AtlasProperties implements InitializingBean {
 	 * @param strategy never {@code null}
 	 * @param allZeroWeights never {@code null}
 	 */
-	public record ResolvedLoadBalancer(Strategy strategy, AllZeroWeightsPolicy allZeroWeights) {
+	public record ResolvedLoadBalancer(String strategy, AllZeroWeightsPolicy allZeroWeights) {
 	}
 
 	/** Choice among candidate instances. */
 	public static class LoadBalancer {
 
 		/**
-		 * Load-balancing algorithm: weighted-random (default; O(1) per pick) or
-		 * smooth-round-robin (nginx's smooth weighted round robin). Both honour registry
-		 * weights; weight 0 means drained.
+		 * Load-balancing strategy, by registered name: weighted-random (default; O(1) per
+		 * pick), smooth-round-robin (nginx's smooth weighted round robin), or the name of
+		 * a StrategyFactory bean of the application. The built-in ones honour registry
+		 * weights; weight 0 means drained. An unknown name fails startup.
 		 */
-		private @Nullable Strategy strategy;
+		private @Nullable String strategy;
 
 		/**
 		 * What to do when every candidate has weight 0: fail-open (default; treat them as
@@ -277,12 +277,13 @@ public class AtlasProperties implements InitializingBean {
 		 */
 		private @Nullable AllZeroWeightsPolicy allZeroWeights;
 
-		public @Nullable Strategy getStrategy() {
+		public @Nullable String getStrategy() {
 			return this.strategy;
 		}
 
-		public void setStrategy(@Nullable Strategy strategy) {
-			this.strategy = strategy;
+		public void setStrategy(@Nullable String strategy) {
+			this.strategy = (strategy == null || strategy.isBlank()) ? null
+					: strategy.trim().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
 		}
 
 		public @Nullable AllZeroWeightsPolicy getAllZeroWeights() {
@@ -293,8 +294,8 @@ public class AtlasProperties implements InitializingBean {
 			this.allZeroWeights = allZeroWeights;
 		}
 
-		Strategy strategyOrDefault() {
-			return (this.strategy != null) ? this.strategy : Strategy.WEIGHTED_RANDOM;
+		String strategyOrDefault() {
+			return (this.strategy != null) ? this.strategy : "weighted-random";
 		}
 
 		AllZeroWeightsPolicy allZeroWeightsOrDefault() {

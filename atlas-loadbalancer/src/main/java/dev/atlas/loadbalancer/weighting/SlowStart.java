@@ -233,16 +233,18 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	private State compute(InstanceSnapshot candidates, long[] starts, long now) {
 		double[] weights = candidates.effectiveWeights();
+		double[] factors = new double[starts.length];
 		boolean warming = false;
 		for (int i = 0; i < starts.length; i++) {
-			double factor = factorAt(starts[i], now);
-			if (factor < 1.0) {
+			factors[i] = factorAt(starts[i], now);
+			if (factors[i] < 1.0) {
 				warming = true;
-				weights[i] *= factor;
+				weights[i] *= factors[i];
 			}
 		}
 		// Ages only grow: a snapshot found warm stays warm.
-		return warming ? new State(now / this.tickMillis, candidates.withEffectiveWeights(weights)) : State.WARM;
+		return warming ? new State(now / this.tickMillis, candidates.withEffectiveWeights(weights), factors)
+				: State.WARM;
 	}
 
 	/**
@@ -280,10 +282,10 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 * @param tick the clock tick it was made in
 	 * @param result the snapshot with effective weights
 	 */
-	private record State(long tick, @Nullable InstanceSnapshot result) {
+	private record State(long tick, @Nullable InstanceSnapshot result, double @Nullable [] factors) {
 
 		/** Every instance of the snapshot is warm, for good. */
-		static final State WARM = new State(Long.MIN_VALUE, null);
+		static final State WARM = new State(Long.MIN_VALUE, null, null);
 
 	}
 

@@ -9,10 +9,12 @@ import java.util.TreeSet;
 import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
 import dev.atlas.autoconfigure.lifecycle.LosslessRegistration;
 import dev.atlas.autoconfigure.lifecycle.RegistrationMetadata;
-import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
-import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.stats.InstanceStats;
+import dev.atlas.loadbalancer.weighting.SlowStart;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -41,7 +43,8 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *   },
  *   "lifecycle": { "registered": true, "registeredAt": 1767000000000, "ready": true, "state": "SERVING" }
  * }
- * </pre> {@code warmup} is the effective-to-configured weight ratio (1 when warm);
+ * </pre> {@code warmup} is the warmup factor applied to the weight (1 when warm), as
+ * warmup reports it; {@code effectiveWeight} is the weight after every weight adjuster;
  * {@code picks} counts this caller's requests sent to the instance (each attempt) and
  * {@code inFlight} those not completed yet, both from Spring Cloud LoadBalancer's request
  * lifecycle.
@@ -102,11 +105,13 @@ public class AtlasEndpoint {
 		Map<String, Object> view = new LinkedHashMap<>();
 		ReactiveLoadBalancer<ServiceInstance> balancer = this.clients.getInstance(serviceId);
 		AtlasLoadBalancer atlas = (balancer instanceof AtlasLoadBalancer a) ? a : null;
-		view.put("strategy", (atlas != null) ? atlas.balancer().strategy().value()
+		view.put("strategy", (atlas != null) ? atlas.strategy().name()
 				: (balancer != null) ? balancer.getClass().getSimpleName() : null);
 		ServiceInstanceListSupplier supplier = this.clients.getInstance(serviceId, ServiceInstanceListSupplier.class);
 		AtlasServiceInstanceListSupplier stage = AtlasServiceInstanceListSupplier.find(supplier);
 		view.put("stale", stage != null && stage.isStale());
+		InstanceStats stats = (atlas != null) ? this.clients.getInstance(serviceId, InstanceStats.class) : null;
+		SlowStart slowStart = this.clients.getInstance(serviceId, SlowStart.class);
 		List<Map<String, Object>> instances = new ArrayList<>();
 		InstanceSnapshot snapshot = (stage != null) ? stage.lastSeen() : InstanceSnapshot.EMPTY;
 		for (int i = 0; i < snapshot.size(); i++) {
@@ -120,9 +125,9 @@ public class AtlasEndpoint {
 			row.put("cluster", attributes.cluster());
 			row.put("weight", attributes.weight());
 			row.put("effectiveWeight", snapshot.effectiveWeight(i));
-			row.put("warmup", (attributes.weight() > 0) ? snapshot.effectiveWeight(i) / attributes.weight() : 1.0);
-			row.put("picks", (atlas != null) ? atlas.stats().requests(instance) : 0);
-			row.put("inFlight", (atlas != null) ? atlas.stats().inFlight(instance) : 0);
+			row.put("warmup", (slowStart != null) ? slowStart.factor(instance) : 1.0);
+			row.put("picks", (stats != null) ? stats.requests(instance) : 0);
+			row.put("inFlight", (stats != null) ? stats.inFlight(instance) : 0);
 			instances.add(row);
 		}
 		view.put("instances", instances);

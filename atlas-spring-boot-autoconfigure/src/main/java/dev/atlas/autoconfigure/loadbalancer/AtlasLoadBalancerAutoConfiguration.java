@@ -1,14 +1,19 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.spi.StrategyFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
@@ -34,12 +39,6 @@ public class AtlasLoadBalancerAutoConfiguration {
 
 	@Bean
 	@ConfigurationPropertiesBinding
-	static AtlasValueConverters.ToStrategy atlasStrategyConverter() {
-		return new AtlasValueConverters.ToStrategy();
-	}
-
-	@Bean
-	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToAllZeroWeightsPolicy atlasAllZeroWeightsPolicyConverter() {
 		return new AtlasValueConverters.ToAllZeroWeightsPolicy();
 	}
@@ -48,6 +47,46 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToGrayFallback atlasGrayFallbackConverter() {
 		return new AtlasValueConverters.ToGrayFallback();
+	}
+
+	/**
+	 * Registers the {@code weighted-random} strategy (Atlas's default).
+	 * @return the factory
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "atlasWeightedRandomStrategy")
+	static StrategyFactory atlasWeightedRandomStrategy() {
+		return WeightedRandomBalancer.FACTORY;
+	}
+
+	/**
+	 * Registers the {@code smooth-round-robin} strategy.
+	 * @return the factory
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "atlasSmoothRoundRobinStrategy")
+	static StrategyFactory atlasSmoothRoundRobinStrategy() {
+		return SmoothWeightedRoundRobinBalancer.FACTORY;
+	}
+
+	/**
+	 * Every registered strategy, by name; fails startup when a configured strategy name,
+	 * global or per service, is not registered.
+	 * @param factories every {@link StrategyFactory} bean
+	 * @param properties Atlas's properties
+	 * @return the registry
+	 */
+	@Bean
+	StrategyRegistry atlasStrategyRegistry(ObjectProvider<StrategyFactory> factories, AtlasProperties properties) {
+		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList());
+		registry.requireRegistered(AtlasProperties.PREFIX + ".loadbalancer.strategy",
+				properties.resolve("").strategy());
+		properties.getServices()
+			.keySet()
+			.forEach((serviceId) -> registry.requireRegistered(
+					AtlasProperties.PREFIX + ".services." + serviceId + ".loadbalancer.strategy",
+					properties.resolve(serviceId).strategy()));
+		return registry;
 	}
 
 	@Bean

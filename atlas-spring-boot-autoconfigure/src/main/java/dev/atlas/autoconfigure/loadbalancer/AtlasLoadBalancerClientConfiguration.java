@@ -1,23 +1,31 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import java.time.Clock;
+
 import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
-import dev.atlas.loadbalancer.stats.InstanceStats;
-import io.micrometer.core.instrument.Gauge;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
-import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import dev.atlas.loadbalancer.spi.WeightAdjuster;
+import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.weighting.SlowStart;
-import java.time.Clock;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
@@ -34,9 +42,14 @@ import org.springframework.core.env.Environment;
  * {@link AtlasLoadBalancerAutoConfiguration}. Not meant for component scanning.
  *
  * <p>
- * It puts Atlas's stages on top of whatever {@link ServiceInstanceListSupplier} the
+ * It puts Atlas's stage on top of whatever {@link ServiceInstanceListSupplier} the
  * context has (Spring's discovery + cache chain by default, or one the application
- * declares), and makes {@link AtlasLoadBalancer} choose among what they leave.
+ * declares), and makes {@link AtlasLoadBalancer} choose among what the stage leaves. The
+ * stage is a loop over every {@link WeightAdjuster} and {@link CandidateFilter} bean, in
+ * their order: the built-in ones declared here (each its own conditional bean, replaced
+ * by a bean of the same type the application declares), plus any the application
+ * declares, in its context (every service) or in a {@code @LoadBalancerClient}
+ * configuration (one service).
  *
  * <p>
  * Atlas's balancer steps aside for a balancer that the application declares for one
@@ -52,6 +65,12 @@ public class AtlasLoadBalancerClientConfiguration {
 	/** Gauge of instances still warming up; tags {@code service}. */
 	public static final String WARMING_METER = "atlas.warmup.instances";
 
+	/**
+	 * Counter of requests sent to instances chosen by Atlas (each attempt counts), read
+	 * from {@link InstanceStats}; tags {@code service}, {@code strategy}.
+	 */
+	public static final String PICKS_METER = "atlas.picks";
+
 	/** Meters go nowhere when the application has no (single) MeterRegistry. */
 	private static final MeterRegistry NO_METERS = new CompositeMeterRegistry();
 
@@ -59,36 +78,65 @@ public class AtlasLoadBalancerClientConfiguration {
 		return environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME, "");
 	}
 
-	static double warming(AtlasServiceInstanceListSupplier stage) {
-		InstanceSnapshot seen = stage.lastSeen();
-		int warming = 0;
-		for (int i = 0; i < seen.size(); i++) {
-			if (seen.effectiveWeight(i) < seen.attributes(i).weight()) {
-				warming++;
-			}
-		}
-		return warming;
-	}
-
 	static MeterRegistry meters(ObjectProvider<MeterRegistry> meterRegistry) {
 		return meterRegistry.getIfUnique(() -> NO_METERS);
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
 	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasProperties properties,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		return new InstanceAttributesParser(serviceId(environment), properties.getGray().getMetadataKey(),
 				meters(meterRegistry));
 	}
 
+	/**
+	 * Warmup (slow start), the built-in weight adjuster.
+	 * @param environment the child context's environment (names the service)
+	 * @param properties Atlas's properties
+	 * @param meterRegistry where {@value #WARMING_METER} is registered
+	 * @return the adjuster
+	 */
 	@Bean
+	@ConditionalOnBooleanProperty(name = "atlas.warmup.enabled", matchIfMissing = true)
+	@ConditionalOnMissingBean
+	SlowStart atlasSlowStart(Environment environment, AtlasProperties properties,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		SlowStart slowStart = new SlowStart(properties.resolveWarmup(), Clock.systemUTC());
+		Gauge.builder(WARMING_METER, slowStart, SlowStart::warmingInstances)
+			.description("Instances of the service still ramping up their weight (warmup)")
+			.tag("service", serviceId(environment))
+			.register(meters(meterRegistry));
+		return slowStart;
+	}
+
+	/**
+	 * Gray-tag lanes, the first built-in candidate filter.
+	 * @param environment the child context's environment (names the service)
+	 * @param properties Atlas's properties
+	 * @param meterRegistry where the fallback counter is registered
+	 * @return the filter
+	 */
+	@Bean
+	@ConditionalOnBooleanProperty(name = "atlas.gray.enabled", matchIfMissing = true)
+	@ConditionalOnMissingBean
 	GrayRouter atlasGrayRouter(Environment environment, AtlasProperties properties,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		return new GrayRouter(serviceId, properties.resolveGray(serviceId), meters(meterRegistry));
 	}
 
+	/**
+	 * Cluster affinity, within the gray lane; passes every candidate through when the
+	 * caller has no cluster.
+	 * @param environment the child context's environment (names the service)
+	 * @param properties Atlas's properties
+	 * @param meterRegistry where the spill-over counter is registered
+	 * @return the filter
+	 */
 	@Bean
+	@ConditionalOnBooleanProperty(name = "atlas.affinity.enabled", matchIfMissing = true)
+	@ConditionalOnMissingBean
 	ClusterAffinity atlasClusterAffinity(Environment environment, AtlasProperties properties,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String defaultCluster = environment.getProperty("spring.cloud.nacos.discovery.cluster-name",
@@ -97,12 +145,18 @@ public class AtlasLoadBalancerClientConfiguration {
 				meters(meterRegistry), Clock.systemUTC());
 	}
 
+	/**
+	 * Retry avoidance, the last built-in candidate filter.
+	 * @return the filter
+	 */
 	@Bean
-	SlowStart atlasSlowStart(AtlasProperties properties) {
-		return new SlowStart(properties.resolveWarmup(), Clock.systemUTC());
+	@ConditionalOnMissingBean
+	RetryAvoidance atlasRetryAvoidance() {
+		return new RetryAvoidance();
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
 	LastKnownGood atlasLastKnownGood(Environment environment, AtlasProperties properties,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		return new LastKnownGood(serviceId(environment), properties.getRegistry().getStaleLimit(), Clock.systemUTC(),
@@ -116,28 +170,18 @@ public class AtlasLoadBalancerClientConfiguration {
 	 */
 	@Bean
 	static BeanPostProcessor atlasSupplierStages(ObjectProvider<InstanceChangeSource> changeSources,
-			ObjectProvider<RegistryEventRefresher> refresher, ObjectProvider<MeterRegistry> meterRegistry,
-			ObjectProvider<AtlasProperties> properties, ObjectProvider<InstanceAttributesParser> parser,
-			ObjectProvider<LastKnownGood> lastKnownGood, ObjectProvider<SlowStart> slowStart,
-			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<ClusterAffinity> affinity) {
+			ObjectProvider<RegistryEventRefresher> refresher, ObjectProvider<InstanceAttributesParser> parser,
+			ObjectProvider<LastKnownGood> lastKnownGood, ObjectProvider<WeightAdjuster> adjusters,
+			ObjectProvider<CandidateFilter> filters) {
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
 				if (!(bean instanceof ServiceInstanceListSupplier supplier) || containsAtlasStage(supplier)) {
 					return bean;
 				}
-				AtlasProperties atlas = properties.getObject();
-				SlowStart warmup = slowStart.getObject();
-				ClusterAffinity clusters = affinity.getObject();
 				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier,
-						new SnapshotCache(parser.getObject()), lastKnownGood.getObject(),
-						warmup.rules().enabled() ? warmup : null,
-						atlas.getGray().isEnabled() ? grayRouter.getObject() : null,
-						(clusters.rules().cluster() != null) ? clusters : null);
-				Gauge.builder(WARMING_METER, stage, AtlasLoadBalancerClientConfiguration::warming)
-					.description("Instances of the service still ramping up their weight (warmup)")
-					.tag("service", supplier.getServiceId())
-					.register(meters(meterRegistry));
+						new SnapshotCache(parser.getObject()), lastKnownGood.getIfAvailable(),
+						adjusters.orderedStream().toList(), filters.orderedStream().toList());
 				RegistryEventRefresher evictor = refresher.getIfAvailable();
 				if (evictor != null) {
 					String serviceId = supplier.getServiceId();
@@ -174,13 +218,23 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
 			LoadBalancerClientFactory loadBalancerClientFactory, AtlasProperties properties,
-			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
+			StrategyRegistry strategies, InstanceAttributesParser parser, InstanceStats stats,
+			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		AtlasProperties.ResolvedLoadBalancer settings = properties.resolve(serviceId);
 		MeterRegistry meters = meters(meterRegistry);
+		LoadBalancingStrategy strategy = strategies.create(settings.strategy(),
+				new StrategySettings(serviceId, parser, settings.allZeroWeights(), meters));
+		// Read when scraped from the per-instance request counts: a pick itself writes no
+		// shared counter.
+		FunctionCounter.builder(PICKS_METER, stats, InstanceStats::totalRequests)
+			.description("Requests sent to instances chosen by Atlas (each attempt counts)")
+			.tag("service", serviceId)
+			.tag("strategy", settings.strategy())
+			.register(meters);
 		return new AtlasLoadBalancer(serviceId,
-				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class),
-				settings.strategy().newBalancer(serviceId, parser, settings.allZeroWeights(), meters), stats, meters);
+				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), strategy,
+				new SnapshotCache(parser), stats);
 	}
 
 }

@@ -1,7 +1,6 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
-import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.choice.Strategy;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 
 import org.springframework.core.convert.converter.Converter;
@@ -15,16 +14,6 @@ import org.springframework.core.convert.converter.Converter;
 final class AtlasValueConverters {
 
 	private AtlasValueConverters() {
-	}
-
-	/** {@code String} to {@link Strategy}. */
-	static final class ToStrategy implements Converter<String, Strategy> {
-
-		@Override
-		public Strategy convert(String source) {
-			return Strategy.fromValue(source);
-		}
-
 	}
 
 	/** {@code String} to {@link AllZeroWeightsPolicy}. */

@@ -7,6 +7,7 @@ import org.springframework.cloud.client.loadbalancer.CompletionContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.client.loadbalancer.TimedRequestContext;
 
 /**
  * Counts requests sent and in flight per instance ({@link InstanceStats}) from Spring
@@ -28,6 +29,10 @@ class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, Se
 	@Override
 	public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
 		if (lbResponse != null && lbResponse.hasServer()) {
+			if (request != null && request.getContext() instanceof TimedRequestContext timed
+					&& timed.getRequestStartTime() == 0) {
+				timed.setRequestStartTime(System.nanoTime());
+			}
 			this.stats.started(lbResponse.getServer());
 		}
 	}
@@ -37,8 +42,16 @@ class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, Se
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
 		if (response != null && response.hasServer()
 				&& completionContext.status() != CompletionContext.Status.DISCARD) {
-			this.stats.completed(response.getServer());
+			this.stats.completed(response.getServer(), durationNanos(completionContext.getLoadBalancerRequest()));
 		}
+	}
+
+	private static long durationNanos(Request<Object> request) {
+		if (request != null && request.getContext() instanceof TimedRequestContext timed
+				&& timed.getRequestStartTime() != 0) {
+			return Math.max(0, System.nanoTime() - timed.getRequestStartTime());
+		}
+		return -1;
 	}
 
 }

@@ -7,7 +7,7 @@ import java.util.Map;
 import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
-import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;

@@ -10,8 +10,7 @@ import com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer;
 import com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancerClientConfiguration;
 import com.alibaba.cloud.nacos.util.UtilIPv6AutoConfiguration;
 import dev.atlas.autoconfigure.nacos.AtlasNacosAutoConfiguration;
-import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
-import dev.atlas.loadbalancer.choice.Strategy;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -65,7 +64,7 @@ class AtlasLoadBalancerAutoConfigurationTest {
 		this.runner.run((context) -> {
 			ReactiveLoadBalancer<ServiceInstance> balancer = balancerOf(context, "user-service");
 			assertThat(balancer).isInstanceOf(AtlasLoadBalancer.class);
-			assertThat(((AtlasLoadBalancer) balancer).balancer().strategy()).isEqualTo(Strategy.WEIGHTED_RANDOM);
+			assertThat(((AtlasLoadBalancer) balancer).strategy().name()).isEqualTo("weighted-random");
 			for (int i = 0; i < 50; i++) {
 				// a has weight 0 (drained): every pick is b.
 				Response<ServiceInstance> response = Mono.from(balancer.choose(new DefaultRequest<>())).block();
@@ -89,10 +88,10 @@ class AtlasLoadBalancerAutoConfigurationTest {
 			.withPropertyValues("atlas.loadbalancer.strategy=smooth-round-robin",
 					"atlas.services.user-service.loadbalancer.strategy=WEIGHTED_RANDOM")
 			.run((context) -> {
-				assertThat(((AtlasLoadBalancer) balancerOf(context, "user-service")).balancer().strategy())
-					.isEqualTo(Strategy.WEIGHTED_RANDOM);
-				assertThat(((AtlasLoadBalancer) balancerOf(context, "order-service")).balancer().strategy())
-					.isEqualTo(Strategy.SMOOTH_ROUND_ROBIN);
+				assertThat(((AtlasLoadBalancer) balancerOf(context, "user-service")).strategy().name())
+					.isEqualTo("weighted-random");
+				assertThat(((AtlasLoadBalancer) balancerOf(context, "order-service")).strategy().name())
+					.isEqualTo("smooth-round-robin");
 			});
 	}
 
