@@ -61,7 +61,8 @@ public class ChainService {
 	public record Hop(String callerThread, User.ServedBy servedBy, User.Received received) {
 
 		/**
-		 * @return the tag of the instance that answered, {@code ""} when untagged */
+		 * @return the tag of the instance that answered, {@code ""} when untagged
+		 */
 		public String tag() {
 			return (servedBy == null || servedBy.tag() == null) ? "" : servedBy.tag();
 		}

@@ -28,7 +28,8 @@ public enum ClientType {
 	}
 
 	/**
-	 * @return the name used in requests, e.g. {@code rest-template} */
+	 * @return the name used in requests, e.g. {@code rest-template}
+	 */
 	public String id() {
 		return id;
 	}

@@ -281,7 +281,8 @@ public class GrayReport {
 	public record HopTally(int hop, String via, Map<String, Long> counts) {
 
 		/**
-		 * @return the calls of this hop that succeeded */
+		 * @return the calls of this hop that succeeded
+		 */
 		public long total() {
 			return counts.values().stream().mapToLong(Long::longValue).sum();
 		}
@@ -313,7 +314,8 @@ public class GrayReport {
 			long fallbacks) {
 
 		/**
-		 * @return what is wrong, empty when the expectation is met */
+		 * @return what is wrong, empty when the expectation is met
+		 */
 		public List<String> problems() {
 			List<String> problems = new ArrayList<>();
 			if (failures > 0) {

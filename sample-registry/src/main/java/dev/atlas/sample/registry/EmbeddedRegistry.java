@@ -67,13 +67,15 @@ public final class EmbeddedRegistry implements AutoCloseable {
 	}
 
 	/**
-	 * @return the client port */
+	 * @return the client port
+	 */
 	public int port() {
 		return server.getPort();
 	}
 
 	/**
-	 * @return the connect string, {@code 127.0.0.1:<port>} */
+	 * @return the connect string, {@code 127.0.0.1:<port>}
+	 */
 	public String connectString() {
 		return HOST + ":" + server.getPort();
 	}
