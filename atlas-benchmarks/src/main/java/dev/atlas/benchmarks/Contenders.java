@@ -8,15 +8,19 @@ import java.util.Set;
 
 import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
 import dev.atlas.benchmarks.Fixtures.Just;
-import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.choice.Balancer;
-import dev.atlas.loadbalancer.choice.Strategy;
+import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategyFactory;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.routing.AffinityRules;
-import dev.atlas.loadbalancer.routing.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
@@ -121,20 +125,22 @@ public final class Contenders {
 		this.springWeighted = new RoundRobinLoadBalancer(new Just<>(new FixedListSupplier(expanded)), id);
 		this.nacos = Fixtures.nacosLoadBalancer(plainSupplier, Fixtures.CALLER_CLUSTER);
 
-		this.atlasWeightedRandom = atlas(plainSupplier, Strategy.WEIGHTED_RANDOM);
-		this.atlasSmoothRoundRobin = atlas(plainSupplier, Strategy.SMOOTH_ROUND_ROBIN);
+		this.atlasWeightedRandom = atlas(plainSupplier, WeightedRandomBalancer.FACTORY);
+		this.atlasSmoothRoundRobin = atlas(plainSupplier, SmoothWeightedRoundRobinBalancer.FACTORY);
 
 		Clock clock = Clock.systemUTC();
 		GrayRules gray = new GrayRules(Fixtures.TAG_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
 				Map.of(Fixtures.CANARY_TAG, 10.0), null);
 		AtlasServiceInstanceListSupplier chain = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
 				new SnapshotCache(parser()), new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters),
-				new SlowStart(WarmupRules.DEFAULTS, clock), new GrayRouter(id, gray, this.meters),
-				new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock));
-		this.atlasChain = atlas(new Just<>(chain), Strategy.WEIGHTED_RANDOM);
+				List.of(new SlowStart(WarmupRules.DEFAULTS, clock)),
+				List.of(new GrayRouter(id, gray, this.meters),
+						new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock),
+						new RetryAvoidance()));
+		this.atlasChain = atlas(new Just<>(chain), WeightedRandomBalancer.FACTORY);
 
-		this.engineWeightedRandom = balancer(Strategy.WEIGHTED_RANDOM);
-		this.engineSmoothRoundRobin = balancer(Strategy.SMOOTH_ROUND_ROBIN);
+		this.engineWeightedRandom = balancer(WeightedRandomBalancer.FACTORY);
+		this.engineSmoothRoundRobin = balancer(SmoothWeightedRoundRobinBalancer.FACTORY);
 	}
 
 	private InstanceAttributesParser parser() {
@@ -143,18 +149,19 @@ public final class Contenders {
 
 	/**
 	 * An {@code AtlasLoadBalancer} as the auto-configuration builds it, with its
-	 * {@link InstanceStats} and the {@code atlas.picks} meter. Per-request statistics
-	 * (Atlas's, like Spring Cloud's {@code loadbalancer.requests} meters) are kept by the
-	 * request lifecycle, around the HTTP call, not in {@code choose}: no contender pays
-	 * for them here.
+	 * {@link InstanceStats} (the {@code atlas.picks} meter reads them when scraped).
+	 * Per-request statistics (Atlas's, like Spring Cloud's {@code loadbalancer.requests}
+	 * meters) are kept by the request lifecycle, around the HTTP call, not in
+	 * {@code choose}: no contender pays for them here.
 	 */
-	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, Strategy strategy) {
-		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, balancer(strategy), new InstanceStats(),
-				this.meters);
+	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, StrategyFactory strategy) {
+		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, balancer(strategy), new SnapshotCache(parser()),
+				new InstanceStats());
 	}
 
-	private Balancer balancer(Strategy strategy) {
-		return strategy.newBalancer(Fixtures.SERVICE_ID, parser(), AllZeroWeightsPolicy.FAIL_OPEN, this.meters);
+	private Balancer balancer(StrategyFactory strategy) {
+		return (Balancer) strategy
+			.create(new StrategySettings(Fixtures.SERVICE_ID, parser(), AllZeroWeightsPolicy.FAIL_OPEN, this.meters));
 	}
 
 	/**

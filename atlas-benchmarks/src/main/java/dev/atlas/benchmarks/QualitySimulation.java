@@ -13,13 +13,14 @@ import java.util.SplittableRandom;
 
 import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
 import dev.atlas.benchmarks.Fixtures.Just;
-import dev.atlas.loadbalancer.choice.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -247,13 +248,14 @@ public final class QualitySimulation {
 			SplittableRandom random = new SplittableRandom(s);
 			MeterRegistry meters = new SimpleMeterRegistry();
 			return reactor(new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list), new WeightedRandomBalancer(
-					Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters, () -> random)));
+					new StrategySettings(Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters),
+					() -> random)));
 		}));
 		lines.add(line("Atlas smooth-round-robin", true, instances, weights, picks, seed, (list, s) -> {
 			MeterRegistry meters = new SimpleMeterRegistry();
-			return reactor(
-					new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list), new SmoothWeightedRoundRobinBalancer(
-							Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters, 0L)));
+			return reactor(new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list),
+					new SmoothWeightedRoundRobinBalancer(new StrategySettings(Fixtures.SERVICE_ID, parser(meters),
+							AllZeroWeightsPolicy.FAIL_OPEN, meters), 0L)));
 		}));
 		lines.add(line("Spring `WeightedServiceInstanceListSupplier` + round robin", true, instances, weights, picks,
 				seed,
@@ -333,8 +335,9 @@ public final class QualitySimulation {
 		SnapshotCache snapshots = new SnapshotCache(parser(meters));
 		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, clock);
 		SplittableRandom random = new SplittableRandom(seed);
-		WeightedRandomBalancer balancer = new WeightedRandomBalancer(Fixtures.SERVICE_ID, parser(meters),
-				AllZeroWeightsPolicy.FAIL_OPEN, meters, () -> random);
+		WeightedRandomBalancer balancer = new WeightedRandomBalancer(
+				new StrategySettings(Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters),
+				() -> random);
 		WarmupRules aggressive = new WarmupRules(WarmupRules.DEFAULTS.duration(), 2.0,
 				WarmupRules.DEFAULTS.minWeightPercent());
 		long window = WarmupRules.DEFAULTS.duration().toMillis();

@@ -2,7 +2,7 @@ package dev.atlas.sample.order;
 
 import java.util.List;
 
-import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.sample.order.TrafficService.InstanceShare;
 import dev.atlas.sample.order.TrafficService.Traffic;
 import dev.atlas.sample.user.UserServiceApplication;
