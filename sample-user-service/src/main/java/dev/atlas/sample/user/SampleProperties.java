@@ -14,8 +14,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param weight the routing weight published as metadata {@code weight}
  * @param tag the version tag published as metadata {@code version}; empty = untagged
  * @param cluster the cluster published as metadata {@code zone}; empty = none
+ * @param maintenance published as metadata {@code maintenance}: {@code true} asks callers
+ * that filter on it (order-service does) to leave this instance out
  */
 @ConfigurationProperties("sample")
 public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") String host,
-		@DefaultValue("1") double weight, @DefaultValue("") String tag, @DefaultValue("") String cluster) {
+		@DefaultValue("1") double weight, @DefaultValue("") String tag, @DefaultValue("") String cluster,
+		@DefaultValue("false") boolean maintenance) {
 }
