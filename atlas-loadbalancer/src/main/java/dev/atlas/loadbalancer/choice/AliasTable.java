@@ -28,7 +28,7 @@ public final class AliasTable {
 	/**
 	 * Builds the table.
 	 * @param weights finite weights {@code >= 0}, at least one positive; not modified
-	 * @return the table, never {@code null}
+	 * @return the table
 	 * @throws IllegalArgumentException if no weight is positive or a weight is negative
 	 * or not finite
 	 */
@@ -101,7 +101,7 @@ public final class AliasTable {
 
 	/**
 	 * Samples an index with probability proportional to its weight.
-	 * @param random source of randomness; not {@code null}; used once
+	 * @param random source of randomness; used once
 	 * @return an index into the weights the table was built from, whose weight is
 	 * positive
 	 */

@@ -30,17 +30,16 @@ public interface Balancer extends LoadBalancingStrategy {
 
 	/**
 	 * The parsed view of a candidate list.
-	 * @param candidates the list emitted by the supplier chain; not {@code null}, may be
-	 * empty, must not be mutated after it was passed here (implementations memoize work
-	 * on its identity)
+	 * @param candidates the list emitted by the supplier chain, may be empty, must not be
+	 * mutated after it was passed here (implementations memoize work on its identity)
 	 * @return {@code candidates} itself when it is a snapshot, else its snapshot, parsed
-	 * once per list object; never {@code null}
+	 * once per list object
 	 */
 	InstanceSnapshot snapshotOf(List<ServiceInstance> candidates);
 
 	/**
 	 * Chooses a position in a snapshot.
-	 * @param candidates not {@code null}, may be empty
+	 * @param candidates the candidates, may be empty
 	 * @return {@code 0 <= index < candidates.size()}, or {@code -1} when there is none to
 	 * choose (empty snapshot, or every weight 0 under
 	 * {@link AllZeroWeightsPolicy#REJECT})

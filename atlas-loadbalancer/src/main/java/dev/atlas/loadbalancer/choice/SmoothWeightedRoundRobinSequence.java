@@ -42,7 +42,7 @@ public final class SmoothWeightedRoundRobinSequence {
 	/**
 	 * Computes one period.
 	 * @param weights finite weights {@code >= 0}, at least one positive; not modified
-	 * @return the sequence, never {@code null}
+	 * @return the sequence
 	 * @throws IllegalArgumentException if no weight is positive or a weight is negative
 	 * or not finite
 	 */

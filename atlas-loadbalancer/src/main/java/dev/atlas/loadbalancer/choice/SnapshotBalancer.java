@@ -125,21 +125,21 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 	 * request.
 	 * @param weights one finite weight {@code >= 0} per instance, in snapshot order, at
 	 * least two of them positive; the array is owned by the callee
-	 * @return the table, never {@code null}
+	 * @return the table
 	 */
 	protected abstract T buildTable(double[] weights);
 
 	/**
 	 * Picks an index from a table built by {@link #buildTable(double[])}. Must be
 	 * thread-safe and take no lock.
-	 * @param table not {@code null}
+	 * @param table a table
 	 * @return an index of an instance whose weight is positive
 	 */
 	protected abstract int pick(T table);
 
 	/**
 	 * The service this balancer serves.
-	 * @return never {@code null}
+	 * @return the service id
 	 */
 	public String serviceId() {
 		return this.serviceId;

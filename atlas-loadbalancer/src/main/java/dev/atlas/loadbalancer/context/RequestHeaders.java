@@ -20,7 +20,7 @@ public final class RequestHeaders {
 	/**
 	 * The first value of a header of the outbound request.
 	 * @param request the load-balancing request, may be {@code null}
-	 * @param name header name, case-insensitive; not {@code null}
+	 * @param name header name, case-insensitive
 	 * @return the trimmed value, or {@code null} when absent or blank
 	 */
 	public static @Nullable String first(@Nullable Request<?> request, String name) {
@@ -42,7 +42,7 @@ public final class RequestHeaders {
 	 * the routing context of the inbound request being served.
 	 * @param request may be {@code null}
 	 * @param context may be {@code null}
-	 * @param name header name; not {@code null}
+	 * @param name header name
 	 * @return the value, or {@code null}
 	 */
 	public static @Nullable String resolve(@Nullable Request<?> request, @Nullable RoutingContext context,

@@ -45,7 +45,7 @@ public final class RoutingContext {
 
 	/**
 	 * The value of a header.
-	 * @param name header name, any case; not {@code null}
+	 * @param name header name, any case
 	 * @return the trimmed value, or {@code null} when absent
 	 */
 	public @Nullable String get(String name) {
@@ -54,7 +54,7 @@ public final class RoutingContext {
 
 	/**
 	 * All headers, names lower-cased.
-	 * @return an unmodifiable map, never {@code null}
+	 * @return an unmodifiable map
 	 */
 	public Map<String, String> headers() {
 		return this.headers;

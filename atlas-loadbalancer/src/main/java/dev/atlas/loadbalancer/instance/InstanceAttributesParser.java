@@ -57,7 +57,7 @@ public final class InstanceAttributesParser {
 	/**
 	 * Creates a parser for one service.
 	 * @param serviceId the service whose instances are parsed, used in log lines and as
-	 * the {@code service} tag; not {@code null}
+	 * the {@code service} tag
 	 * @param tagKey metadata key of the gray tag, e.g. {@code version}; not blank
 	 * @param meterRegistry where {@value #INVALID_WEIGHTS_METER} is registered; not
 	 * {@code null}
@@ -79,7 +79,7 @@ public final class InstanceAttributesParser {
 	 * Parses one instance.
 	 * @param instance any {@link ServiceInstance}, its metadata may be {@code null}; not
 	 * {@code null} itself
-	 * @return the attributes, never {@code null}
+	 * @return the attributes
 	 */
 	public InstanceAttributes parse(ServiceInstance instance) {
 		Map<String, String> metadata = instance.getMetadata();
@@ -157,8 +157,8 @@ public final class InstanceAttributesParser {
 	/**
 	 * A short, stable description of an instance for log lines: {@code host:port}, plus
 	 * the instance id when there is one.
-	 * @param instance not {@code null}
-	 * @return never {@code null}
+	 * @param instance an instance
+	 * @return the description
 	 */
 	public static String describe(ServiceInstance instance) {
 		String hostPort = instance.getHost() + ':' + instance.getPort();

@@ -15,9 +15,9 @@ public final class InstanceKey {
 
 	/**
 	 * The key of an instance.
-	 * @param instance not {@code null}
-	 * @return its instance id, else {@code host:port}; never {@code null} (allocates only
-	 * for an instance without an id)
+	 * @param instance an instance
+	 * @return its instance id, else {@code host:port} (allocates only for an instance
+	 * without an id)
 	 */
 	public static String of(ServiceInstance instance) {
 		String id = instance.getInstanceId();

@@ -81,10 +81,9 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	/**
 	 * Builds a snapshot, parsing each instance once; a list that already is a snapshot is
 	 * returned as is. {@code null} elements are skipped.
-	 * @param source the list emitted by the supplier chain; not {@code null}, may be
-	 * empty
-	 * @param parser reads the attributes; not {@code null}
-	 * @return the snapshot, never {@code null}
+	 * @param source the list emitted by the supplier chain, may be empty
+	 * @param parser reads the attributes
+	 * @return the snapshot
 	 */
 	public static InstanceSnapshot of(List<ServiceInstance> source, InstanceAttributesParser parser) {
 		if (source instanceof InstanceSnapshot snapshot) {
@@ -145,7 +144,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	/**
 	 * The same elements with other effective weights.
 	 * @param effectiveWeights one finite weight {@code >= 0} per element; copied
-	 * @return a new snapshot, never {@code null}
+	 * @return a new snapshot
 	 * @throws IllegalArgumentException if the length differs from {@link #size()} or a
 	 * weight is invalid
 	 */
@@ -168,8 +167,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	 * result is kept and returned to both). Keys are compared by identity. Meant for a
 	 * few keys per snapshot (the stages and balancers that see it): a lookup is a scan of
 	 * the keys derived so far. Lock-free.
-	 * @param key identifies the derivation, typically the stage or balancer object
-	 * itself; not {@code null}
+	 * @param key identifies the derivation, typically the stage or balancer object itself
 	 * @param function derives the value from this snapshot; must not return {@code null}
 	 * @param <T> the value type
 	 * @return the memoized value
@@ -202,7 +200,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	/**
 	 * The instance at an index, the very object the registry client produced.
 	 * @param index {@code 0 <= index < size()}
-	 * @return never {@code null}
+	 * @return the instance
 	 */
 	@Override
 	public ServiceInstance get(int index) {
@@ -217,7 +215,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	/**
 	 * The parsed attributes of the instance at an index.
 	 * @param index {@code 0 <= index < size()}
-	 * @return never {@code null}
+	 * @return the attributes
 	 */
 	public InstanceAttributes attributes(int index) {
 		return this.attributes[index];

@@ -52,11 +52,11 @@ public final class LastKnownGood {
 
 	/**
 	 * Creates the guard of one service.
-	 * @param serviceId not {@code null}
+	 * @param serviceId the service
 	 * @param staleLimit how long empty answers are overridden, not negative
 	 * ({@link Duration#ZERO} accepts empty lists at once)
-	 * @param clock measures the stale period; not {@code null}
-	 * @param meterRegistry where {@value #STALE_METER} is registered; not {@code null}
+	 * @param clock measures the stale period
+	 * @param meterRegistry where {@value #STALE_METER} is registered
 	 */
 	public LastKnownGood(String serviceId, Duration staleLimit, Clock clock, MeterRegistry meterRegistry) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");

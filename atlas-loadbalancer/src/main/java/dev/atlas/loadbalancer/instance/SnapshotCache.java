@@ -26,7 +26,7 @@ public final class SnapshotCache {
 
 	/**
 	 * Creates a cache.
-	 * @param parser reads instance attributes; not {@code null}
+	 * @param parser reads instance attributes
 	 */
 	public SnapshotCache(InstanceAttributesParser parser) {
 		this.parser = Objects.requireNonNull(parser, "parser");
@@ -34,9 +34,9 @@ public final class SnapshotCache {
 
 	/**
 	 * The snapshot of a list.
-	 * @param list as emitted by a supplier; not {@code null}; must not be mutated
-	 * afterwards (Spring's suppliers never do)
-	 * @return never {@code null}
+	 * @param list as emitted by a supplier; must not be mutated afterwards (Spring's
+	 * suppliers never do)
+	 * @return the snapshot
 	 */
 	public InstanceSnapshot snapshotOf(List<ServiceInstance> list) {
 		if (list instanceof InstanceSnapshot snapshot) {

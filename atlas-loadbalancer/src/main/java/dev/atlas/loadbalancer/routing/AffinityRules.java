@@ -38,7 +38,7 @@ public record AffinityRules(@Nullable String cluster, double minHealthyRatio, in
 	 * Rules with the default thresholds: spill over below 10 % usable or below 1 usable
 	 * instance.
 	 * @param cluster the caller's cluster, may be {@code null}
-	 * @return never {@code null}
+	 * @return the rules
 	 */
 	public static AffinityRules of(@Nullable String cluster) {
 		return new AffinityRules(cluster, 0.1, 1);

@@ -71,11 +71,11 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	/**
 	 * Creates the affinity of one service.
-	 * @param serviceId not {@code null}
-	 * @param rules not {@code null}
+	 * @param serviceId the service
+	 * @param rules the rules
 	 * @param meterRegistry where {@value #SPILLOVER_METER} is registered; not
 	 * {@code null}
-	 * @param clock rate-limits the spill-over WARN; not {@code null}
+	 * @param clock rate-limits the spill-over WARN
 	 */
 	public ClusterAffinity(String serviceId, AffinityRules rules, MeterRegistry meterRegistry, Clock clock) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
@@ -89,7 +89,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	/**
 	 * The rules in force.
-	 * @return never {@code null}
+	 * @return the rules
 	 */
 	public AffinityRules rules() {
 		return this.rules;
@@ -97,7 +97,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	/**
 	 * The candidates of one request.
-	 * @param candidates not {@code null}
+	 * @param candidates the candidates
 	 * @return a subset of {@code candidates} (or {@code candidates} itself), never
 	 * {@code null}; empty only when {@code candidates} is
 	 */

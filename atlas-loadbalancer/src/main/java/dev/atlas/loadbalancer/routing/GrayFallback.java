@@ -37,7 +37,7 @@ public enum GrayFallback {
 	/**
 	 * Parses a property value, ignoring case.
 	 * @param value e.g. {@code baseline}
-	 * @return never {@code null}
+	 * @return the constant
 	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none
 	 * of them
 	 */

@@ -99,9 +99,9 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 
 	/**
 	 * Creates the router of one service.
-	 * @param serviceId not {@code null}
-	 * @param rules not {@code null}
-	 * @param meterRegistry where {@value #FALLBACK_METER} is registered; not {@code null}
+	 * @param serviceId the service
+	 * @param rules the rules
+	 * @param meterRegistry where {@value #FALLBACK_METER} is registered
 	 */
 	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
@@ -124,7 +124,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 
 	/**
 	 * The rules in force.
-	 * @return never {@code null}
+	 * @return the rules
 	 */
 	public GrayRules rules() {
 		return this.rules;
@@ -157,14 +157,14 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 
 	/**
 	 * The lane of one request.
-	 * @param candidates the service's instances; not {@code null}
+	 * @param candidates the service's instances
 	 * @param wantedTag the tag the request wants, any case, or {@code null}/blank for
 	 * none
 	 * @param hashKey value of the hash-key header, or {@code null}; makes percentage
 	 * choices sticky
-	 * @param random used only for a percentage choice without hash key; not {@code null}
+	 * @param random used only for a percentage choice without hash key
 	 * @return a subset of {@code candidates} (possibly empty, possibly {@code candidates}
-	 * itself), never {@code null}
+	 * itself)
 	 */
 	public InstanceSnapshot route(InstanceSnapshot candidates, @Nullable String wantedTag, @Nullable String hashKey,
 			RandomGenerator random) {

@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * @param baselineTags tags that count as baseline besides "no tag" (e.g. {@code v1}); not
  * {@code null}
  * @param canaryPercentages for requests that want no tag: tag to the percentage (0..100)
- * of them sent to that tag's instances; the sum is at most 100; not {@code null}
+ * of them sent to that tag's instances; the sum is at most 100
  * @param hashKeyHeader request header whose value makes the percentage choice sticky (the
  * same value always lands in the same lane); {@code null} to choose at random per request
  */

@@ -38,7 +38,7 @@ public enum AllZeroWeightsPolicy {
 	/**
 	 * Parses a property value, ignoring case and treating {@code _} like {@code -}.
 	 * @param value e.g. {@code fail-open}
-	 * @return the policy, never {@code null}
+	 * @return the policy
 	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none
 	 * of them
 	 */

@@ -22,7 +22,7 @@ public interface StrategyFactory {
 	 * Creates the strategy of one service; called once per service, when the service is
 	 * first called.
 	 * @param settings the service and its settings
-	 * @return a new strategy, never {@code null}
+	 * @return a new strategy
 	 */
 	LoadBalancingStrategy create(StrategySettings settings);
 

@@ -86,7 +86,7 @@ public final class InstanceStats implements LiveStats {
 
 	/**
 	 * Records a request start.
-	 * @param instance the instance called; not {@code null}
+	 * @param instance the instance called
 	 */
 	public void started(ServiceInstance instance) {
 		this.total.increment();
@@ -153,7 +153,7 @@ public final class InstanceStats implements LiveStats {
 
 	/**
 	 * Requests sent to an instance so far.
-	 * @param instance not {@code null}
+	 * @param instance an instance
 	 * @return {@code >= 0}; {@code 0} for an instance not tracked (never called, or
 	 * forgotten)
 	 */
@@ -164,7 +164,7 @@ public final class InstanceStats implements LiveStats {
 
 	/**
 	 * Requests to an instance started and not completed.
-	 * @param instance not {@code null}
+	 * @param instance an instance
 	 * @return {@code >= 0}
 	 */
 	public long inFlight(ServiceInstance instance) {

@@ -25,7 +25,7 @@ public final class OncePerKeyLog {
 	/**
 	 * Runs {@code action} with {@code key} if this key has not been reported before.
 	 * @param key identifies the fact being reported, e.g.
-	 * {@code "user-service/10.0.0.1:8080/weight=abc"}; not {@code null}
+	 * {@code "user-service/10.0.0.1:8080/weight=abc"}
 	 * @param action called at most once per key, on the calling thread
 	 * @return {@code true} if the action ran
 	 */

@@ -23,7 +23,7 @@ public final class PropertyValues {
 	 * @param what what the value is, for the message, e.g.
 	 * {@code "load-balancing strategy"}
 	 * @param <E> the enumeration
-	 * @return the constant, never {@code null}
+	 * @return the constant
 	 * @throws IllegalArgumentException naming the allowed values if {@code value} is none
 	 * of them
 	 */

@@ -69,7 +69,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	/**
 	 * Creates the warmup of one service, recomputing once per second.
-	 * @param rules not {@code null}
+	 * @param rules the rules
 	 * @param clock wall clock in epoch ms (registration times are epoch ms); not
 	 * {@code null}
 	 */
@@ -79,8 +79,8 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	/**
 	 * Creates the warmup of one service.
-	 * @param rules not {@code null}
-	 * @param clock wall clock; not {@code null}
+	 * @param rules the rules
+	 * @param clock wall clock
 	 * @param tickMillis how often effective weights are recomputed, in ms, {@code >= 1}
 	 * @throws IllegalArgumentException if {@code tickMillis < 1}
 	 */
@@ -105,7 +105,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	/**
 	 * The rules in force.
-	 * @return never {@code null}
+	 * @return the rules
 	 */
 	public WarmupRules rules() {
 		return this.rules;
@@ -114,9 +114,9 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	/**
 	 * The candidates with warmup applied to their effective weights.
 	 * @param candidates the service's instances, before any request-dependent narrowing
-	 * by Atlas; not {@code null}
+	 * by Atlas
 	 * @return {@code candidates} itself when no instance is warming, else a snapshot of
-	 * the same instances with reduced effective weights; never {@code null}
+	 * the same instances with reduced effective weights
 	 */
 	public InstanceSnapshot apply(InstanceSnapshot candidates) {
 		if (!this.rules.enabled() || candidates.isEmpty()) {
