@@ -1,0 +1,127 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import java.time.Clock;
+import java.util.List;
+
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.routing.ClusterAffinity;
+import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.WeightAdjuster;
+import dev.atlas.loadbalancer.weighting.SlowStart;
+import dev.atlas.loadbalancer.weighting.WarmupRules;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration;
+import org.springframework.cloud.commons.util.UtilAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The stage as the auto-configuration assembles it: the built-in concerns are beans of
+ * their own, in their order; the application's filter and adjuster beans join in theirs
+ * (an unordered one last); a bean of a built-in type replaces the built-in one; a concern
+ * turned off is left out.
+ */
+class PipelineWiringTest {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(
+				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+						SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+		.withPropertyValues("spring.cloud.discovery.client.simple.instances.user-service[0].uri=http://s1:8080");
+
+	private static AtlasServiceInstanceListSupplier stage(ApplicationContext context) {
+		return AtlasServiceInstanceListSupplier.find(context.getBean(LoadBalancerClientFactory.class)
+			.getInstance("user-service", ServiceInstanceListSupplier.class));
+	}
+
+	private static List<Class<?>> types(List<?> steps) {
+		return steps.stream().<Class<?>>map(Object::getClass).toList();
+	}
+
+	@Test
+	void builtInConcernsInTheirOrder() {
+		this.runner.run((context) -> {
+			assertThat(types(stage(context).adjusters())).containsExactly(SlowStart.class);
+			assertThat(types(stage(context).filters())).containsExactly(GrayRouter.class, ClusterAffinity.class,
+					RetryAvoidance.class);
+		});
+	}
+
+	@Test
+	void applicationStepsJoinInTheirOrder() {
+		this.runner.withUserConfiguration(OwnSteps.class).run((context) -> {
+			List<CandidateFilter> filters = stage(context).filters();
+			assertThat(types(filters)).startsWith(GrayRouter.class)
+				.endsWith(ClusterAffinity.class, RetryAvoidance.class, Unordered.class);
+			assertThat(filters.get(1)).isSameAs(context.getBean("betweenGrayAndAffinity"));
+			assertThat(stage(context).adjusters()).last().isSameAs(context.getBean("afterWarmup"));
+		});
+	}
+
+	@Test
+	void aBeanOfABuiltInTypeReplacesIt() {
+		SlowStart own = new SlowStart(WarmupRules.OFF, Clock.systemUTC());
+		this.runner.withBean(SlowStart.class, () -> own)
+			.run((context) -> assertThat(stage(context).adjusters()).containsExactly(own));
+	}
+
+	@Test
+	void aConcernTurnedOffIsLeftOut() {
+		this.runner
+			.withPropertyValues("atlas.gray.enabled=false", "atlas.warmup.enabled=false",
+					"atlas.affinity.enabled=false")
+			.run((context) -> {
+				assertThat(stage(context).adjusters()).isEmpty();
+				assertThat(types(stage(context).filters())).containsExactly(RetryAvoidance.class);
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnSteps {
+
+		@Bean
+		@Order(CandidateFilter.GRAY_ORDER + 1)
+		CandidateFilter betweenGrayAndAffinity() {
+			return (candidates, request) -> candidates;
+		}
+
+		@Bean
+		CandidateFilter unordered() {
+			return new Unordered();
+		}
+
+		@Bean
+		@Order(WeightAdjuster.WARMUP_ORDER + 1)
+		WeightAdjuster afterWarmup() {
+			return (candidates) -> candidates;
+		}
+
+	}
+
+	static class Unordered implements CandidateFilter {
+
+		@Override
+		public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
+			return candidates;
+		}
+
+	}
+
+}
