@@ -92,7 +92,8 @@ public class AtlasLifecycleAutoConfiguration {
 				ObjectProvider<MeterRegistry> meterRegistry) {
 			return new GracefulShutdown(context, registrations.orderedStream().toList(),
 					properties.getLifecycle().getDrain(), properties.getLifecycle().getDeregisterTimeout(),
-					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new));
+					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new),
+					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP);
 		}
 
 		@Configuration(proxyBeanMethods = false)
