@@ -56,7 +56,10 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
-	/** Timer of the drain; tags none. */
+	/**
+	 * Timer of the drain: from when deregistration returned (or gave up) to the end of
+	 * the wait, so a slow registry does not count; tags none.
+	 */
 	public static final String DRAIN_METER = "atlas.lifecycle.drain";
 
 	private final ApplicationContext context;
@@ -177,13 +180,14 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	}
 
 	private void sequence() {
-		Timer.Sample drainTime = Timer.start(this.meterRegistry);
 		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning);
 		this.state = State.DRAINING;
+		Timer.Sample drainTime = null;
 		if (registered) {
 			log.info("Shutdown: deregistering, then draining for {} ms while still serving", this.drain.toMillis());
 			deregister();
 			this.deregisteredAt = this.clock.millis();
+			drainTime = Timer.start(this.meterRegistry);
 		}
 		AvailabilityChangeEvent.publish(this.context, ReadinessState.REFUSING_TRAFFIC);
 		if (!registered) {

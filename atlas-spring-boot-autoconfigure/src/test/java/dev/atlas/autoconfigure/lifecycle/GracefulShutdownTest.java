@@ -102,6 +102,16 @@ class GracefulShutdownTest {
 	}
 
 	@Test
+	void theDrainTimerExcludesASlowDeregistration() {
+		long start = this.clock.millis();
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(3), new FakeRegistration(true, Duration.ofSeconds(5)));
+		shutdown.runAndWait();
+		assertThat(shutdown.deregisteredAt()).isEqualTo(start + 5_000);
+		assertThat(drainTimer().count()).isEqualTo(1);
+		assertThat(drainTimer().totalTime(TimeUnit.MILLISECONDS)).isEqualTo(3_000);
+	}
+
+	@Test
 	void notRegisteredRefusesTrafficAndDoesNotDrain() {
 		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), new FakeRegistration(false, Duration.ZERO));
 		assertThat(shutdown.runAndWait()).isTrue();
