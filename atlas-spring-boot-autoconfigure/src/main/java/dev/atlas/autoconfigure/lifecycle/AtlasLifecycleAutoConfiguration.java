@@ -54,7 +54,16 @@ public class AtlasLifecycleAutoConfiguration {
 		return new RegistrationMetadata(extra, Clock.systemUTC());
 	}
 
-	/** Stamps every registration passing through a {@link ServiceRegistry} bean. */
+	/**
+	 * Stamps every registration passing through a {@link ServiceRegistry} bean.
+	 * <p>
+	 * Not on Spring Cloud's {@code InstancePreRegisteredEvent}, although it carries the
+	 * registration: Spring Cloud ZooKeeper builds its registration's instance, and with
+	 * it the metadata map, only inside {@code register()}, once the port is known; at the
+	 * event {@code getMetadata()} is an immutable empty map (spring-cloud-zookeeper
+	 * 5.0.2, {@code ServiceInstanceRegistration}), so the stamp would be lost. Nacos's
+	 * metadata is writable at the event; ZooKeeper's is not until here.
+	 */
 	@Bean
 	static BeanPostProcessor atlasRegistrationMetadataStamper(ObjectProvider<RegistrationMetadata> metadata) {
 		return new BeanPostProcessor() {
@@ -92,7 +101,8 @@ public class AtlasLifecycleAutoConfiguration {
 				ObjectProvider<MeterRegistry> meterRegistry) {
 			return new GracefulShutdown(context, registrations.orderedStream().toList(),
 					properties.getLifecycle().getDrain(), properties.getLifecycle().getDeregisterTimeout(),
-					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new));
+					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new),
+					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP);
 		}
 
 		@Configuration(proxyBeanMethods = false)

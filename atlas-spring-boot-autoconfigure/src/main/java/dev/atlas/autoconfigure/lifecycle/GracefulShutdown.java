@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.lifecycle;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -43,6 +44,11 @@ import org.springframework.core.Ordered;
  * sequence.
  *
  * <p>
+ * Time is injected: {@link #deregisteredAt()} comes from a {@link Clock}, the drain is
+ * waited out by a {@link Sleeper}, and {@value #DRAIN_METER} is timed with the meter
+ * registry's clock. Only the deregistration timeout is real waiting.
+ *
+ * <p>
  * Thread-safe; idempotent: concurrent and later calls wait for the first run and do
  * nothing else.
  */
@@ -50,7 +56,10 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
-	/** Timer of the drain; tags none. */
+	/**
+	 * Timer of the drain: from when deregistration returned (or gave up) to the end of
+	 * the wait, so a slow registry does not count; tags none.
+	 */
 	public static final String DRAIN_METER = "atlas.lifecycle.drain";
 
 	private final ApplicationContext context;
@@ -61,7 +70,13 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private final Duration deregisterTimeout;
 
+	private final MeterRegistry meterRegistry;
+
 	private final Timer drainTimer;
+
+	private final Clock clock;
+
+	private final Sleeper sleeper;
 
 	private final AtomicReference<CompletableFuture<Void>> run = new AtomicReference<>();
 
@@ -84,23 +99,49 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	}
 
 	/**
+	 * How the sequence waits out the drain. Production uses {@link #THREAD_SLEEP}; tests
+	 * pass one that advances a fake clock instead of waiting. Called at most once per
+	 * application, on the thread running the sequence.
+	 */
+	@FunctionalInterface
+	public interface Sleeper {
+
+		/** Blocks the calling thread with {@link Thread#sleep(long)}, in milliseconds. */
+		Sleeper THREAD_SLEEP = (duration) -> Thread.sleep(duration.toMillis());
+
+		/**
+		 * Waits for a duration, on the calling thread.
+		 * @param duration how long; not {@code null}, not negative
+		 * @throws InterruptedException if the thread is interrupted while waiting
+		 */
+		void sleep(Duration duration) throws InterruptedException;
+
+	}
+
+	/**
 	 * Creates the sequence.
 	 * @param context the root application context; not {@code null}
 	 * @param registrations the auto-registrations to stop; not {@code null}
 	 * @param drain wait after deregistration, not negative
 	 * @param deregisterTimeout longest wait for the registry to confirm deregistration,
 	 * not negative
-	 * @param meterRegistry where {@value #DRAIN_METER} is recorded; not {@code null}
+	 * @param meterRegistry where {@value #DRAIN_METER} is recorded, timed with this
+	 * registry's (monotonic) clock; not {@code null}
+	 * @param clock source of {@link #deregisteredAt()}; not {@code null}
+	 * @param sleeper waits out the drain; not {@code null}
 	 */
 	public GracefulShutdown(ApplicationContext context, List<AbstractAutoServiceRegistration<?>> registrations,
-			Duration drain, Duration deregisterTimeout, MeterRegistry meterRegistry) {
+			Duration drain, Duration deregisterTimeout, MeterRegistry meterRegistry, Clock clock, Sleeper sleeper) {
 		this.context = context;
 		this.registrations = registrations;
 		this.drain = drain;
 		this.deregisterTimeout = deregisterTimeout;
+		this.meterRegistry = meterRegistry;
 		this.drainTimer = Timer.builder(DRAIN_METER)
 			.description("Time spent draining (deregistered, still serving) before the web server stops")
 			.register(meterRegistry);
+		this.clock = clock;
+		this.sleeper = sleeper;
 	}
 
 	@Override
@@ -139,13 +180,14 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	}
 
 	private void sequence() {
-		long start = System.nanoTime();
 		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning);
 		this.state = State.DRAINING;
+		Timer.Sample drainTime = null;
 		if (registered) {
 			log.info("Shutdown: deregistering, then draining for {} ms while still serving", this.drain.toMillis());
 			deregister();
-			this.deregisteredAt = System.currentTimeMillis();
+			this.deregisteredAt = this.clock.millis();
+			drainTime = Timer.start(this.meterRegistry);
 		}
 		AvailabilityChangeEvent.publish(this.context, ReadinessState.REFUSING_TRAFFIC);
 		if (!registered) {
@@ -154,14 +196,14 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 			return;
 		}
 		try {
-			Thread.sleep(this.drain.toMillis());
+			this.sleeper.sleep(this.drain);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			log.warn("Shutdown: drain interrupted");
 		}
 		this.state = State.DRAINED;
-		this.drainTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+		drainTime.stop(this.drainTimer);
 		log.info("Shutdown: drain over; stopping the web server gracefully");
 	}
 

@@ -8,19 +8,13 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -55,7 +49,7 @@ class ObservabilityIT {
 	}
 
 	private static ConfigurableApplicationContext app(String name, String metadata) {
-		return apps.start(App.class, name, "spring.cloud.zookeeper.discovery.metadata." + metadata,
+		return apps.start(WhoApp.class, name, "spring.cloud.zookeeper.discovery.metadata." + metadata,
 				"management.endpoints.web.exposure.include=health,prometheus,atlas",
 				// A long warmup keeps every young instance at the 10 % floor: effective
 				// weights are exact.
@@ -106,39 +100,6 @@ class ObservabilityIT {
 		assertThat(lifecycle.get("ready").asBoolean()).isTrue();
 		assertThat(lifecycle.get("state").asText()).isEqualTo("SERVING");
 		assertThat(get(caller, "/actuator/atlas/never-called")).isEmpty();
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	@RestController
-	static class App {
-
-		private final org.springframework.core.env.Environment environment;
-
-		private final org.springframework.beans.factory.ObjectProvider<RestClient.Builder> loadBalanced;
-
-		App(org.springframework.core.env.Environment environment,
-				org.springframework.beans.factory.ObjectProvider<RestClient.Builder> loadBalanced) {
-			this.environment = environment;
-			this.loadBalanced = loadBalanced;
-		}
-
-		@Bean
-		@LoadBalanced
-		RestClient.Builder loadBalancedRestClientBuilder() {
-			return RestClient.builder();
-		}
-
-		@GetMapping("/who")
-		String who() {
-			return this.environment.getProperty("local.server.port");
-		}
-
-		@GetMapping("/call")
-		String call() {
-			return this.loadBalanced.getObject().build().get().uri("http://provider/who").retrieve().body(String.class);
-		}
-
 	}
 
 }

@@ -6,8 +6,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,22 +15,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.cloud.client.loadbalancer.LoadBalanced;
-import org.springframework.cloud.openfeign.EnableFeignClients;
-import org.springframework.cloud.openfeign.FeignClient;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.core.env.Environment;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.HttpServerErrorException;
-import org.springframework.web.client.RestClient;
-import org.springframework.web.client.RestTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -61,8 +47,8 @@ class RetryIT {
 	@BeforeAll
 	static void start() throws Exception {
 		apps = new ZooKeeperApps();
-		providerA = app("provider", "app.fail=true");
-		providerB = app("provider", "app.fail=false");
+		providerA = app("provider", "app.fail=true", "app.answer=A");
+		providerB = app("provider", "app.fail=false", "app.answer=B");
 		weightedRandomCaller = app("caller", "atlas.loadbalancer.strategy=weighted-random");
 		smoothRoundRobinCaller = app("caller", "atlas.loadbalancer.strategy=smooth-round-robin");
 		for (ConfigurableApplicationContext caller : List.of(weightedRandomCaller, smoothRoundRobinCaller)) {
@@ -75,12 +61,15 @@ class RetryIT {
 		apps.close();
 	}
 
-	private static ConfigurableApplicationContext app(String name, String property) {
-		return apps.start(App.class, name, "atlas.warmup.enabled=false", property);
+	private static ConfigurableApplicationContext app(String name, String... properties) {
+		String[] all = new String[properties.length + 1];
+		all[0] = "atlas.warmup.enabled=false";
+		System.arraycopy(properties, 0, all, 1, properties.length);
+		return apps.start(WhoApp.class, name, all);
 	}
 
 	private static int served(ConfigurableApplicationContext provider) {
-		return provider.getBean(App.class).served.get();
+		return provider.getBean(WhoApp.class).served();
 	}
 
 	@ParameterizedTest(name = "{0} through {1}")
@@ -89,7 +78,7 @@ class RetryIT {
 	void case03_retriesGoToTheOtherInstanceAndNoRequestFails(String strategy, String client) throws Exception {
 		ConfigurableApplicationContext caller = "weighted-random".equals(strategy) ? weightedRandomCaller
 				: smoothRoundRobinCaller;
-		App calls = caller.getBean(App.class);
+		WhoApp calls = caller.getBean(WhoApp.class);
 		int a0 = served(providerA);
 		int b0 = served(providerB);
 		ExecutorService pool = Executors.newFixedThreadPool(50);
@@ -117,73 +106,10 @@ class RetryIT {
 		ConfigurableApplicationContext onlyA = app("lonely", "app.fail=true");
 		ConfigurableApplicationContext caller = app("lonely-caller", "app.target=lonely");
 		ZooKeeperApps.awaitInstances(caller, "lonely", 1);
-		assertThatThrownBy(() -> caller.getBean(App.class).call("rest-template"))
+		assertThatThrownBy(() -> caller.getBean(WhoApp.class).call("rest-template"))
 			.isInstanceOf(HttpServerErrorException.class)
 			.hasMessageContaining("503");
-		assertThat(onlyA.getBean(App.class).served.get()).isEqualTo(2);
-	}
-
-	@FeignClient(name = "provider", contextId = "provider")
-	interface ProviderClient {
-
-		@GetMapping("/who")
-		String who();
-
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	@EnableFeignClients(clients = ProviderClient.class)
-	@RestController
-	static class App {
-
-		final AtomicInteger served = new AtomicInteger();
-
-		private final Environment environment;
-
-		private final ObjectProvider<RestClient.Builder> restClient;
-
-		private final ObjectProvider<RestTemplate> restTemplate;
-
-		private final ObjectProvider<ProviderClient> feign;
-
-		App(Environment environment, ObjectProvider<RestClient.Builder> restClient,
-				ObjectProvider<RestTemplate> restTemplate, ObjectProvider<ProviderClient> feign) {
-			this.environment = environment;
-			this.restClient = restClient;
-			this.restTemplate = restTemplate;
-			this.feign = feign;
-		}
-
-		@Bean
-		@LoadBalanced
-		RestClient.Builder loadBalancedRestClientBuilder() {
-			return RestClient.builder();
-		}
-
-		@Bean
-		@LoadBalanced
-		RestTemplate loadBalancedRestTemplate() {
-			return new RestTemplate();
-		}
-
-		@GetMapping("/who")
-		ResponseEntity<String> who() {
-			this.served.incrementAndGet();
-			boolean fail = this.environment.getProperty("app.fail", Boolean.class, false);
-			return fail ? ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("A") : ResponseEntity.ok("B");
-		}
-
-		String call(String client) {
-			String url = "http://" + this.environment.getProperty("app.target", "provider") + "/who";
-			return switch (client) {
-				case "rest-client" -> this.restClient.getObject().build().get().uri(url).retrieve().body(String.class);
-				case "rest-template" -> this.restTemplate.getObject().getForObject(url, String.class);
-				case "feign" -> this.feign.getObject().who();
-				default -> throw new IllegalArgumentException(client);
-			};
-		}
-
+		assertThat(onlyA.getBean(WhoApp.class).served()).isEqualTo(2);
 	}
 
 }

@@ -6,24 +6,16 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
-import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.core.env.Environment;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.client.RestClient;
 
 import static dev.atlas.autoconfigure.ZooKeeperApps.port;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -45,12 +37,12 @@ class AffinityWarmupIT {
 	}
 
 	private ConfigurableApplicationContext app(String name, String... properties) {
-		return this.apps.start(App.class, name, properties);
+		return this.apps.start(WhoApp.class, name, properties);
 	}
 
 	private static Map<Integer, Integer> calls(ConfigurableApplicationContext caller, int times) {
 		Map<Integer, Integer> byPort = new HashMap<>();
-		App client = caller.getBean(App.class);
+		WhoApp client = caller.getBean(WhoApp.class);
 		for (int i = 0; i < times; i++) {
 			byPort.merge(Integer.parseInt(client.call()), 1, Integer::sum);
 		}
@@ -124,37 +116,6 @@ class AffinityWarmupIT {
 			}
 		}
 		throw new IllegalStateException("no instance on port " + port);
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	@RestController
-	static class App {
-
-		private final Environment environment;
-
-		private final ObjectProvider<RestClient.Builder> loadBalanced;
-
-		App(Environment environment, ObjectProvider<RestClient.Builder> loadBalanced) {
-			this.environment = environment;
-			this.loadBalanced = loadBalanced;
-		}
-
-		@Bean
-		@LoadBalanced
-		RestClient.Builder loadBalancedRestClientBuilder() {
-			return RestClient.builder();
-		}
-
-		@GetMapping("/who")
-		String who() {
-			return this.environment.getProperty("local.server.port");
-		}
-
-		String call() {
-			return this.loadBalanced.getObject().build().get().uri("http://provider/who").retrieve().body(String.class);
-		}
-
 	}
 
 }
