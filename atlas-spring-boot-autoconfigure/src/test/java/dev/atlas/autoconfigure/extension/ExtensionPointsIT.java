@@ -3,8 +3,8 @@ package dev.atlas.autoconfigure.extension;
 import java.util.HashSet;
 import java.util.Set;
 
+import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
-import jakarta.servlet.http.HttpServletRequest;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
@@ -20,8 +20,6 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,7 +48,7 @@ class ExtensionPointsIT {
 		apps = new ZooKeeperApps();
 		int[] ports = new int[3];
 		for (int i = 0; i < 3; i++) {
-			ports[i] = ZooKeeperApps.port(apps.start(Provider.class, "provider",
+			ports[i] = ZooKeeperApps.port(apps.start(WhoApp.class, "provider",
 					"spring.cloud.zookeeper.discovery.metadata.maintenance=" + (i == 0)));
 		}
 		inMaintenance = ports[0];
@@ -69,7 +67,7 @@ class ExtensionPointsIT {
 		RestClient.RequestHeadersSpec<?> spec = caller.getBean(RestClient.Builder.class)
 			.build()
 			.get()
-			.uri("http://provider/port");
+			.uri("http://provider/who");
 		if (pin != null) {
 			spec = spec.header("X-Pin", pin);
 		}
@@ -86,19 +84,6 @@ class ExtensionPointsIT {
 		assertThat(call(Integer.toString(highestServing))).as("pinned by header").isEqualTo(highestServing);
 		assertThat(call(Integer.toString(inMaintenance))).as("pinned to an instance the filter left out")
 			.isEqualTo(lowestServing);
-	}
-
-	/** A provider answering its own port. */
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	@RestController
-	static class Provider {
-
-		@GetMapping("/port")
-		String port(HttpServletRequest request) {
-			return Integer.toString(request.getLocalPort());
-		}
-
 	}
 
 	/** The caller, with its own filter and strategy beans. */
