@@ -1,6 +1,15 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.AtlasValueConverters;
+import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.LifecycleProperties;
+import dev.atlas.autoconfigure.LoadBalancerProperties;
+import dev.atlas.autoconfigure.RegistryProperties;
+import dev.atlas.autoconfigure.WarmupProperties;
+import dev.atlas.loadbalancer.choice.Strategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,6 +24,7 @@ import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
 /**
@@ -26,17 +36,12 @@ import org.springframework.core.env.Environment;
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
 @ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(AtlasProperties.class)
+@EnableConfigurationProperties({ AtlasProperties.class, LoadBalancerProperties.class, GrayProperties.class,
+		AffinityProperties.class, WarmupProperties.class, RegistryProperties.class, LifecycleProperties.class })
 @LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
 public class AtlasLoadBalancerAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
-
-	@Bean
-	@ConfigurationPropertiesBinding
-	static AtlasValueConverters.ToStrategy atlasStrategyConverter() {
-		return new AtlasValueConverters.ToStrategy();
-	}
 
 	@Bean
 	@ConfigurationPropertiesBinding
@@ -56,11 +61,49 @@ public class AtlasLoadBalancerAutoConfiguration {
 		return new RegistryEventRefresher(beanFactory);
 	}
 
+	/**
+	 * The settings of every service, resolved from {@code atlas.*} and
+	 * {@code atlas.services.<serviceId>.*}; every configured service is resolved (and
+	 * checked) at startup.
+	 */
 	@Bean
-	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasProperties properties, Environment environment) {
+	AtlasSettings atlasSettings(ConfigurableEnvironment environment, AtlasProperties atlas, GrayProperties gray,
+			AffinityProperties affinity) {
+		return new AtlasSettings(environment, atlas, gray, affinity);
+	}
+
+	/**
+	 * Until strategies are registered by name, a configured strategy name must be a
+	 * built-in one: an unknown name fails startup, naming the property and the allowed
+	 * values. The strategy registry replaces this check.
+	 */
+	@Bean
+	SmartInitializingSingleton atlasStrategyNameCheck(AtlasSettings settings, AtlasProperties atlas) {
 		return () -> {
-			log.info(StartupReport.features(properties, environment));
-			StartupReport.conflicts(properties, environment).forEach(log::warn);
+			checkStrategy(LoadBalancerProperties.PREFIX + ".strategy", settings.settingsFor("").strategy());
+			atlas.getServices()
+				.keySet()
+				.forEach((serviceId) -> checkStrategy(
+						AtlasProperties.PREFIX + ".services." + serviceId + ".loadbalancer.strategy",
+						settings.settingsFor(serviceId).strategy()));
+		};
+	}
+
+	private static void checkStrategy(String property, String name) {
+		try {
+			Strategy.fromValue(name);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid " + property + ": " + ex.getMessage(), ex);
+		}
+	}
+
+	@Bean
+	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasSettings settings, AtlasProperties atlas,
+			GrayProperties gray, LifecycleProperties lifecycle, RegistryProperties registry, Environment environment) {
+		return () -> {
+			log.info(StartupReport.features(settings, atlas, gray, lifecycle, registry, environment));
+			StartupReport.conflicts(lifecycle, registry, environment).forEach(log::warn);
 		};
 	}
 

@@ -1,7 +1,11 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
-import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.RegistryProperties;
+import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.loadbalancer.choice.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.choice.Strategy;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
@@ -75,37 +79,36 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	@Bean
-	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasProperties properties,
+	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, GrayProperties gray,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new InstanceAttributesParser(serviceId(environment), properties.getGray().getMetadataKey(),
-				meters(meterRegistry));
+		return new InstanceAttributesParser(serviceId(environment), gray.getMetadataKey(), meters(meterRegistry));
 	}
 
 	@Bean
-	GrayRouter atlasGrayRouter(Environment environment, AtlasProperties properties,
+	GrayRouter atlasGrayRouter(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		return new GrayRouter(serviceId, properties.resolveGray(serviceId), meters(meterRegistry));
+		return new GrayRouter(serviceId, settings.settingsFor(serviceId).gray(), meters(meterRegistry));
 	}
 
 	@Bean
-	ClusterAffinity atlasClusterAffinity(Environment environment, AtlasProperties properties,
+	ClusterAffinity atlasClusterAffinity(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String defaultCluster = environment.getProperty("spring.cloud.nacos.discovery.cluster-name",
 				environment.getProperty("spring.cloud.loadbalancer.zone"));
-		return new ClusterAffinity(serviceId(environment), properties.resolveAffinity(defaultCluster),
-				meters(meterRegistry), Clock.systemUTC());
+		return new ClusterAffinity(serviceId(environment), settings.affinity(defaultCluster), meters(meterRegistry),
+				Clock.systemUTC());
 	}
 
 	@Bean
-	SlowStart atlasSlowStart(AtlasProperties properties) {
-		return new SlowStart(properties.resolveWarmup(), Clock.systemUTC());
+	SlowStart atlasSlowStart(Environment environment, AtlasSettings settings) {
+		return new SlowStart(settings.settingsFor(serviceId(environment)).warmup(), Clock.systemUTC());
 	}
 
 	@Bean
-	LastKnownGood atlasLastKnownGood(Environment environment, AtlasProperties properties,
+	LastKnownGood atlasLastKnownGood(Environment environment, RegistryProperties registry,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new LastKnownGood(serviceId(environment), properties.getRegistry().getStaleLimit(), Clock.systemUTC(),
+		return new LastKnownGood(serviceId(environment), registry.getStaleLimit(), Clock.systemUTC(),
 				meters(meterRegistry));
 	}
 
@@ -117,7 +120,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	static BeanPostProcessor atlasSupplierStages(ObjectProvider<InstanceChangeSource> changeSources,
 			ObjectProvider<RegistryEventRefresher> refresher, ObjectProvider<MeterRegistry> meterRegistry,
-			ObjectProvider<AtlasProperties> properties, ObjectProvider<InstanceAttributesParser> parser,
+			ObjectProvider<AtlasSettings> settings, ObjectProvider<InstanceAttributesParser> parser,
 			ObjectProvider<LastKnownGood> lastKnownGood, ObjectProvider<SlowStart> slowStart,
 			ObjectProvider<GrayRouter> grayRouter, ObjectProvider<ClusterAffinity> affinity) {
 		return new BeanPostProcessor() {
@@ -126,13 +129,13 @@ public class AtlasLoadBalancerClientConfiguration {
 				if (!(bean instanceof ServiceInstanceListSupplier supplier) || containsAtlasStage(supplier)) {
 					return bean;
 				}
-				AtlasProperties atlas = properties.getObject();
 				SlowStart warmup = slowStart.getObject();
 				ClusterAffinity clusters = affinity.getObject();
 				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier,
 						new SnapshotCache(parser.getObject()), lastKnownGood.getObject(),
 						warmup.rules().enabled() ? warmup : null,
-						atlas.getGray().isEnabled() ? grayRouter.getObject() : null,
+						settings.getObject().settingsFor(supplier.getServiceId()).grayEnabled() ? grayRouter.getObject()
+								: null,
 						(clusters.rules().cluster() != null) ? clusters : null);
 				Gauge.builder(WARMING_METER, stage, AtlasLoadBalancerClientConfiguration::warming)
 					.description("Instances of the service still ramping up their weight (warmup)")
@@ -173,14 +176,17 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Primary
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
-			LoadBalancerClientFactory loadBalancerClientFactory, AtlasProperties properties,
+			LoadBalancerClientFactory loadBalancerClientFactory, AtlasSettings atlasSettings,
 			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		AtlasProperties.ResolvedLoadBalancer settings = properties.resolve(serviceId);
+		ServiceSettings settings = atlasSettings.settingsFor(serviceId);
 		MeterRegistry meters = meters(meterRegistry);
 		return new AtlasLoadBalancer(serviceId,
 				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class),
-				settings.strategy().newBalancer(serviceId, parser, settings.allZeroWeights(), meters), stats, meters);
+				// Until strategies are registered by name: the built-in one of this name.
+				Strategy.fromValue(settings.strategy())
+					.newBalancer(serviceId, parser, settings.allZeroWeights(), meters),
+				stats, meters);
 	}
 
 }
