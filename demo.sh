@@ -8,7 +8,8 @@
 #
 # It starts an in-process ZooKeeper, five user-service instances — three tagged v1 with weights 1, 2
 # and 3, two tagged v2 (the canary version) — and two order-services (both with
-# atlas.gray.baseline-tags=v1; the second also with a 10 % canary, atlas.gray.weights.user-service.v2=10).
+# atlas.gray.baseline-tags=v1; the second also with a 10 % canary,
+# atlas.services.user-service.gray.weights.v2=10).
 # Then:
 #  1. weights: CALLS untagged calls through each @LoadBalanced client (RestTemplate, RestClient,
 #     WebClient, OpenFeign); each v1 instance's share must match its weight's share of the v1 lane,
@@ -264,7 +265,7 @@ pick_port; CANARY_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-canary "$DEMO_DIR/order-service-canary.log" \
   env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$CANARY_PORT" \
-  "${ORDER_COMMON_ARGS[@]}" --atlas.gray.weights.user-service.v2="$CANARY_PERCENT"
+  "${ORDER_COMMON_ARGS[@]}" --atlas.services.user-service.gray.weights.v2="$CANARY_PERCENT"
 
 say "starting ${#USER_TAGS[@]} user-service instances (tags ${USER_TAGS[*]}, weights ${USER_WEIGHTS[*]}) and two order-services; logs in .demo/ ..."
 for i in "${!USER_TAGS[@]}"; do

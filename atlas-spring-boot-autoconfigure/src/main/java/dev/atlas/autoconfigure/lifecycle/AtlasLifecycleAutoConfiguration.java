@@ -4,7 +4,9 @@ import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.AffinityProperties;
+import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -36,17 +38,18 @@ import org.springframework.core.env.Environment;
 @AutoConfiguration
 @ConditionalOnClass({ ServiceRegistry.class, ProxyFactory.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(AtlasProperties.class)
+@EnableConfigurationProperties({ LifecycleProperties.class, GrayProperties.class, AffinityProperties.class })
 public class AtlasLifecycleAutoConfiguration {
 
 	@Bean
-	RegistrationMetadata atlasRegistrationMetadata(AtlasProperties properties, Environment environment) {
+	RegistrationMetadata atlasRegistrationMetadata(GrayProperties gray, AffinityProperties affinity,
+			Environment environment) {
 		Map<String, String> extra = new LinkedHashMap<>();
-		String tag = properties.getGray().getOwnTag();
+		String tag = gray.getOwnTag();
 		if (tag != null && !tag.isBlank()) {
-			extra.put(properties.getGray().getMetadataKey(), tag.trim());
+			extra.put(gray.getMetadataKey(), tag.trim());
 		}
-		String cluster = properties.getAffinity().getCluster();
+		String cluster = affinity.getCluster();
 		if (cluster != null && !cluster.isBlank()
 				&& !environment.containsProperty("spring.cloud.nacos.discovery.cluster-name")) {
 			extra.put(MetadataKeys.ZONE, cluster.trim());
@@ -96,11 +99,11 @@ public class AtlasLifecycleAutoConfiguration {
 	static class GracefulShutdownConfiguration {
 
 		@Bean
-		GracefulShutdown atlasGracefulShutdown(ApplicationContext context, AtlasProperties properties,
+		GracefulShutdown atlasGracefulShutdown(ApplicationContext context, LifecycleProperties lifecycle,
 				ObjectProvider<AbstractAutoServiceRegistration<?>> registrations,
 				ObjectProvider<MeterRegistry> meterRegistry) {
-			return new GracefulShutdown(context, registrations.orderedStream().toList(),
-					properties.getLifecycle().getDrain(), properties.getLifecycle().getDeregisterTimeout(),
+			return new GracefulShutdown(context, registrations.orderedStream().toList(), lifecycle.getDrain(),
+					lifecycle.getDeregisterTimeout(),
 					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new),
 					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP);
 		}
@@ -125,8 +128,8 @@ public class AtlasLifecycleAutoConfiguration {
 	static class RegisterWhenReadyConfiguration {
 
 		@Bean
-		LosslessRegistration atlasLosslessRegistration(AtlasProperties properties) {
-			return new LosslessRegistration(properties.getLifecycle().getRegisterDelay());
+		LosslessRegistration atlasLosslessRegistration(LifecycleProperties lifecycle) {
+			return new LosslessRegistration(lifecycle.getRegisterDelay());
 		}
 
 		/**

@@ -1,6 +1,14 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.AtlasValueConverters;
+import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.LifecycleProperties;
+import dev.atlas.autoconfigure.LoadBalancerProperties;
+import dev.atlas.autoconfigure.RegistryProperties;
+import dev.atlas.autoconfigure.WarmupProperties;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
@@ -20,6 +28,7 @@ import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
 /**
@@ -31,7 +40,8 @@ import org.springframework.core.env.Environment;
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
 @ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(AtlasProperties.class)
+@EnableConfigurationProperties({ AtlasProperties.class, LoadBalancerProperties.class, GrayProperties.class,
+		AffinityProperties.class, WarmupProperties.class, RegistryProperties.class, LifecycleProperties.class })
 @LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
 public class AtlasLoadBalancerAutoConfiguration {
 
@@ -47,6 +57,23 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToGrayFallback atlasGrayFallbackConverter() {
 		return new AtlasValueConverters.ToGrayFallback();
+	}
+
+	@Bean
+	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
+	RegistryEventRefresher atlasRegistryEventRefresher(ListableBeanFactory beanFactory) {
+		return new RegistryEventRefresher(beanFactory);
+	}
+
+	/**
+	 * The settings of every service, resolved from {@code atlas.*} and
+	 * {@code atlas.services.<serviceId>.*}; every configured service is resolved (and
+	 * checked) at startup.
+	 */
+	@Bean
+	AtlasSettings atlasSettings(ConfigurableEnvironment environment, AtlasProperties atlas, GrayProperties gray,
+			AffinityProperties affinity) {
+		return new AtlasSettings(environment, atlas, gray, affinity);
 	}
 
 	/**
@@ -71,35 +98,32 @@ public class AtlasLoadBalancerAutoConfiguration {
 
 	/**
 	 * Every registered strategy, by name; fails startup when a configured strategy name,
-	 * global or per service, is not registered.
+	 * global or per service, is not registered, naming the property and the registered
+	 * names.
 	 * @param factories every {@link StrategyFactory} bean
-	 * @param properties Atlas's properties
+	 * @param settings the resolved settings of every service
+	 * @param atlas the configured services
 	 * @return the registry
 	 */
 	@Bean
-	StrategyRegistry atlasStrategyRegistry(ObjectProvider<StrategyFactory> factories, AtlasProperties properties) {
+	StrategyRegistry atlasStrategyRegistry(ObjectProvider<StrategyFactory> factories, AtlasSettings settings,
+			AtlasProperties atlas) {
 		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList());
-		registry.requireRegistered(AtlasProperties.PREFIX + ".loadbalancer.strategy",
-				properties.resolve("").strategy());
-		properties.getServices()
+		registry.requireRegistered(LoadBalancerProperties.PREFIX + ".strategy", settings.settingsFor("").strategy());
+		atlas.getServices()
 			.keySet()
 			.forEach((serviceId) -> registry.requireRegistered(
 					AtlasProperties.PREFIX + ".services." + serviceId + ".loadbalancer.strategy",
-					properties.resolve(serviceId).strategy()));
+					settings.settingsFor(serviceId).strategy()));
 		return registry;
 	}
 
 	@Bean
-	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
-	RegistryEventRefresher atlasRegistryEventRefresher(ListableBeanFactory beanFactory) {
-		return new RegistryEventRefresher(beanFactory);
-	}
-
-	@Bean
-	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasProperties properties, Environment environment) {
+	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasSettings settings, AtlasProperties atlas,
+			GrayProperties gray, LifecycleProperties lifecycle, RegistryProperties registry, Environment environment) {
 		return () -> {
-			log.info(StartupReport.features(properties, environment));
-			StartupReport.conflicts(properties, environment).forEach(log::warn);
+			log.info(StartupReport.features(settings, atlas, gray, lifecycle, registry, environment));
+			StartupReport.conflicts(lifecycle, registry, environment).forEach(log::warn);
 		};
 	}
 

@@ -2,7 +2,10 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Clock;
 
-import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.RegistryProperties;
+import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
@@ -84,25 +87,24 @@ public class AtlasLoadBalancerClientConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasProperties properties,
+	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, GrayProperties gray,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new InstanceAttributesParser(serviceId(environment), properties.getGray().getMetadataKey(),
-				meters(meterRegistry));
+		return new InstanceAttributesParser(serviceId(environment), gray.getMetadataKey(), meters(meterRegistry));
 	}
 
 	/**
 	 * Warmup (slow start), the built-in weight adjuster.
 	 * @param environment the child context's environment (names the service)
-	 * @param properties Atlas's properties
+	 * @param settings the service's settings (its warmup rules)
 	 * @param meterRegistry where {@value #WARMING_METER} is registered
 	 * @return the adjuster
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.warmup.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
-	SlowStart atlasSlowStart(Environment environment, AtlasProperties properties,
+	SlowStart atlasSlowStart(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		SlowStart slowStart = new SlowStart(properties.resolveWarmup(), Clock.systemUTC());
+		SlowStart slowStart = new SlowStart(settings.settingsFor(serviceId(environment)).warmup(), Clock.systemUTC());
 		Gauge.builder(WARMING_METER, slowStart, SlowStart::warmingInstances)
 			.description("Instances of the service still ramping up their weight (warmup)")
 			.tag("service", serviceId(environment))
@@ -113,36 +115,36 @@ public class AtlasLoadBalancerClientConfiguration {
 	/**
 	 * Gray-tag lanes, the first built-in candidate filter.
 	 * @param environment the child context's environment (names the service)
-	 * @param properties Atlas's properties
+	 * @param settings the service's settings (its gray rules)
 	 * @param meterRegistry where the fallback counter is registered
 	 * @return the filter
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.gray.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
-	GrayRouter atlasGrayRouter(Environment environment, AtlasProperties properties,
+	GrayRouter atlasGrayRouter(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		return new GrayRouter(serviceId, properties.resolveGray(serviceId), meters(meterRegistry));
+		return new GrayRouter(serviceId, settings.settingsFor(serviceId).gray(), meters(meterRegistry));
 	}
 
 	/**
 	 * Cluster affinity, within the gray lane; passes every candidate through when the
 	 * caller has no cluster.
 	 * @param environment the child context's environment (names the service)
-	 * @param properties Atlas's properties
+	 * @param settings the caller's affinity rules
 	 * @param meterRegistry where the spill-over counter is registered
 	 * @return the filter
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.affinity.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
-	ClusterAffinity atlasClusterAffinity(Environment environment, AtlasProperties properties,
+	ClusterAffinity atlasClusterAffinity(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String defaultCluster = environment.getProperty("spring.cloud.nacos.discovery.cluster-name",
 				environment.getProperty("spring.cloud.loadbalancer.zone"));
-		return new ClusterAffinity(serviceId(environment), properties.resolveAffinity(defaultCluster),
-				meters(meterRegistry), Clock.systemUTC());
+		return new ClusterAffinity(serviceId(environment), settings.affinity(defaultCluster), meters(meterRegistry),
+				Clock.systemUTC());
 	}
 
 	/**
@@ -157,9 +159,9 @@ public class AtlasLoadBalancerClientConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LastKnownGood atlasLastKnownGood(Environment environment, AtlasProperties properties,
+	LastKnownGood atlasLastKnownGood(Environment environment, RegistryProperties registry,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new LastKnownGood(serviceId(environment), properties.getRegistry().getStaleLimit(), Clock.systemUTC(),
+		return new LastKnownGood(serviceId(environment), registry.getStaleLimit(), Clock.systemUTC(),
 				meters(meterRegistry));
 	}
 
@@ -217,11 +219,11 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Primary
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
-			LoadBalancerClientFactory loadBalancerClientFactory, AtlasProperties properties,
+			LoadBalancerClientFactory loadBalancerClientFactory, AtlasSettings atlasSettings,
 			StrategyRegistry strategies, InstanceAttributesParser parser, InstanceStats stats,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		AtlasProperties.ResolvedLoadBalancer settings = properties.resolve(serviceId);
+		ServiceSettings settings = atlasSettings.settingsFor(serviceId);
 		MeterRegistry meters = meters(meterRegistry);
 		LoadBalancingStrategy strategy = strategies.create(settings.strategy(),
 				new StrategySettings(serviceId, parser, settings.allZeroWeights(), meters));

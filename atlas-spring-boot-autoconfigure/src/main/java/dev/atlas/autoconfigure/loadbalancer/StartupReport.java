@@ -6,6 +6,11 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.LifecycleProperties;
+import dev.atlas.autoconfigure.RegistryProperties;
+import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
@@ -25,18 +30,18 @@ final class StartupReport {
 	private StartupReport() {
 	}
 
-	static String features(AtlasProperties properties, Environment environment) {
-		AtlasProperties.ResolvedLoadBalancer defaults = properties.resolve("");
-		GrayRules gray = properties.resolveGray("");
-		AffinityRules affinity = properties.resolveAffinity(defaultCluster(environment));
-		WarmupRules warmup = properties.resolveWarmup();
-		AtlasProperties.Lifecycle lifecycle = properties.getLifecycle();
+	static String features(AtlasSettings settings, AtlasProperties atlas, GrayProperties grayProperties,
+			LifecycleProperties lifecycle, RegistryProperties registry, Environment environment) {
+		ServiceSettings defaults = settings.settingsFor("");
+		GrayRules gray = defaults.gray();
+		AffinityRules affinity = settings.affinity(defaultCluster(environment));
+		WarmupRules warmup = defaults.warmup();
 		StringBuilder line = new StringBuilder("Atlas is the load balancer of every @LoadBalanced client: strategy=")
 			.append(defaults.strategy())
 			.append(", all-zero-weights=")
 			.append(defaults.allZeroWeights());
 		line.append("; gray=")
-			.append(properties.getGray().isEnabled() ? "on (header " + gray.header() + ", fallback " + gray.fallback()
+			.append(grayProperties.isEnabled() ? "on (header " + gray.header() + ", fallback " + gray.fallback()
 					+ ((gray.ownTag() != null) ? ", own tag " + gray.ownTag() : "") + ")" : "off");
 		line.append("; affinity=")
 			.append((affinity.cluster() != null) ? "cluster '" + affinity.cluster() + "'" : "off (no cluster)");
@@ -44,11 +49,11 @@ final class StartupReport {
 		line.append("; register-when-ready=").append(lifecycle.isRegisterWhenReady());
 		line.append("; graceful-shutdown=")
 			.append(lifecycle.isGracefulShutdown() ? "drain " + lifecycle.getDrain().toMillis() + "ms" : "off");
-		line.append("; refresh-on-events=").append(properties.getRegistry().isRefreshOnEvents());
-		String overrides = properties.getServices()
+		line.append("; refresh-on-events=").append(registry.isRefreshOnEvents());
+		String overrides = atlas.getServices()
 			.keySet()
 			.stream()
-			.map((serviceId) -> serviceId + "=" + properties.resolve(serviceId).strategy())
+			.map((serviceId) -> serviceId + "=" + settings.settingsFor(serviceId).strategy())
 			.collect(Collectors.joining(", "));
 		if (!overrides.isEmpty()) {
 			line.append("; per-service strategies: ").append(overrides);
@@ -56,16 +61,16 @@ final class StartupReport {
 		return line.toString();
 	}
 
-	static List<String> conflicts(AtlasProperties properties, Environment environment) {
+	static List<String> conflicts(LifecycleProperties lifecycle, RegistryProperties registry, Environment environment) {
 		List<String> warnings = new ArrayList<>();
 		if ("weighted".equals(environment.getProperty(SPRING_CONFIGURATIONS))) {
 			warnings.add(SPRING_CONFIGURATIONS + "=weighted repeats every instance by its weight before Atlas, which "
 					+ "honours weights itself: weights would count twice. Remove that property.");
 		}
 		Duration ttl = ttl(environment);
-		Duration drain = properties.getLifecycle().getDrain();
-		boolean eventsOnChange = properties.getRegistry().isRefreshOnEvents() && !nacosDiscoveryOn(environment);
-		if (properties.getLifecycle().isGracefulShutdown() && !eventsOnChange && ttl.compareTo(drain) > 0) {
+		Duration drain = lifecycle.getDrain();
+		boolean eventsOnChange = registry.isRefreshOnEvents() && !nacosDiscoveryOn(environment);
+		if (lifecycle.isGracefulShutdown() && !eventsOnChange && ttl.compareTo(drain) > 0) {
 			warnings.add("spring.cloud.loadbalancer.cache.ttl (" + ttl.toMillis() + " ms) is longer than "
 					+ "atlas.lifecycle.drain (" + drain.toMillis()
 					+ " ms) and this registry does not refresh callers on "

@@ -1,9 +1,18 @@
 package dev.atlas.autoconfigure.propagation;
 
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
+
 import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.PropagationProperties;
+import dev.atlas.autoconfigure.ServiceProperties;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Hooks;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -43,7 +52,7 @@ import org.springframework.web.reactive.function.client.WebClient;
 @ConditionalOnClass({ ContextRegistry.class, LoadBalancerRequestTransformer.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.propagation.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(AtlasProperties.class)
+@EnableConfigurationProperties({ PropagationProperties.class, GrayProperties.class, AtlasProperties.class })
 public class AtlasPropagationAutoConfiguration {
 
 	static {
@@ -51,8 +60,35 @@ public class AtlasPropagationAutoConfiguration {
 	}
 
 	@Bean
-	PropagatedHeaders atlasPropagatedHeaders(AtlasProperties properties) {
-		return new PropagatedHeaders(properties.propagatedHeaders());
+	PropagatedHeaders atlasPropagatedHeaders(PropagationProperties propagation, GrayProperties gray,
+			AtlasProperties atlas) {
+		return new PropagatedHeaders(headerNames(propagation, gray, atlas.getServices().values()));
+	}
+
+	/**
+	 * The headers carried from inbound requests to outbound calls: the configured ones,
+	 * the gray header, and the hash-key header of the caller and of every service that
+	 * sets its own.
+	 * @param propagation {@code atlas.propagation.*}
+	 * @param gray {@code atlas.gray.*}
+	 * @param services the sections under {@code atlas.services}
+	 * @return trimmed lower-case names in that order, without blanks or duplicates, never
+	 * {@code null}
+	 */
+	static Set<String> headerNames(PropagationProperties propagation, GrayProperties gray,
+			Collection<ServiceProperties> services) {
+		Set<String> headers = new LinkedHashSet<>();
+		propagation.getHeaders().forEach((header) -> add(headers, header));
+		add(headers, gray.getHeader());
+		add(headers, gray.getHashKeyHeader());
+		services.forEach((service) -> add(headers, service.getGray().getHashKeyHeader()));
+		return headers;
+	}
+
+	private static void add(Set<String> headers, @Nullable String header) {
+		if (header != null && !header.isBlank()) {
+			headers.add(header.trim().toLowerCase(Locale.ROOT));
+		}
 	}
 
 	/**

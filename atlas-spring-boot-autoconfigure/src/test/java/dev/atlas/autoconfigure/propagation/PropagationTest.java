@@ -163,4 +163,15 @@ class PropagationTest {
 					"x-service-version", "x-user-id"));
 	}
 
+	@Test
+	void theHashKeyHeadersOfEveryServiceAreCarriedToo() {
+		this.runner
+			.withPropertyValues("atlas.gray.header=X-Lane", "atlas.propagation.headers=X-Tenant, x-lane",
+					"atlas.services.user-service.gray.hash-key-header=X-User-Id",
+					"atlas.services.order-service.gray.hash-key-header= X-Order-Id ",
+					"atlas.services.billing.loadbalancer.strategy=smooth-round-robin")
+			.run((context) -> assertThat(context.getBean(PropagatedHeaders.class).names()).containsExactly("x-tenant",
+					"x-lane", "x-user-id", "x-order-id"));
+	}
+
 }

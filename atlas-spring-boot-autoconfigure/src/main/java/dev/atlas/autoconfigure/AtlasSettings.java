@@ -1,0 +1,134 @@
+package dev.atlas.autoconfigure;
+
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+import dev.atlas.autoconfigure.ServiceOverlay.Section;
+import dev.atlas.loadbalancer.routing.AffinityRules;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.core.env.ConfigurableEnvironment;
+
+/**
+ * The settings as the load-balancer wiring uses them: per service
+ * ({@link #settingsFor(String)}) and per caller ({@link #affinity(String)}).
+ *
+ * <p>
+ * A service's settings are resolved once, generically, for every section a service can
+ * override ({@code loadbalancer}, {@code gray}, {@code warmup}): the global section
+ * {@code atlas.<section>} is bound into a fresh object, then
+ * {@code atlas.services.<serviceId>.<section>} onto the same instance, with Spring Boot's
+ * {@link Binder}; properties that only exist per service (the canary
+ * {@code gray.weights}) are never read from the global section. The result is cached per
+ * service id: later changes of the environment are not seen. Every service configured
+ * under {@code atlas.services} (or under the deprecated {@code atlas.gray.weights}) is
+ * resolved at startup, so an invalid value fails startup with a message naming the
+ * property.
+ *
+ * <p>
+ * Thread-safe.
+ */
+public class AtlasSettings {
+
+	private static final Section<LoadBalancerProperties> LOADBALANCER = new Section<>("loadbalancer",
+			LoadBalancerProperties::new);
+
+	private static final Section<ServiceGrayProperties> GRAY = new Section<>("gray", ServiceGrayProperties::new,
+			Set.of(ServiceGrayProperties.WEIGHTS));
+
+	private static final Section<WarmupProperties> WARMUP = new Section<>("warmup", WarmupProperties::new);
+
+	private final ServiceOverlay overlay;
+
+	private final AtlasProperties atlas;
+
+	private final GrayProperties gray;
+
+	private final AffinityProperties affinity;
+
+	private final ConcurrentMap<String, ServiceSettings> resolved = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates the settings and resolves every configured service.
+	 * @param environment where {@code atlas.*} is read from; not {@code null}
+	 * @param atlas the root properties (gives the configured service ids); not
+	 * {@code null}
+	 * @param gray the caller-level gray settings; not {@code null}
+	 * @param affinity the caller's affinity settings; not {@code null}
+	 * @throws IllegalArgumentException or
+	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
+	 * property when a configured service has an invalid value
+	 */
+	public AtlasSettings(ConfigurableEnvironment environment, AtlasProperties atlas, GrayProperties gray,
+			AffinityProperties affinity) {
+		this(new Binder(ConfigurationPropertySources.get(environment),
+				new PropertySourcesPlaceholdersResolver(environment), AtlasValueConverters.conversionService()), atlas,
+				gray, affinity);
+	}
+
+	AtlasSettings(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity) {
+		this.overlay = new ServiceOverlay(binder);
+		this.atlas = atlas;
+		this.gray = gray;
+		this.affinity = affinity;
+		settingsFor("");
+		configuredServiceIds().forEach(this::settingsFor);
+	}
+
+	/**
+	 * The settings of calls to one service: its overrides under
+	 * {@code atlas.services.<serviceId>}, else the global values. Resolved on first use
+	 * and cached.
+	 * @param serviceId the service id; empty for the global values (no service in
+	 * particular); not {@code null}
+	 * @return never {@code null}; the same object for the same id
+	 * @throws IllegalArgumentException or
+	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
+	 * property when a value of this service is invalid
+	 */
+	public ServiceSettings settingsFor(String serviceId) {
+		Objects.requireNonNull(serviceId, "serviceId");
+		return this.resolved.computeIfAbsent(serviceId, this::resolve);
+	}
+
+	/**
+	 * The affinity rules of this caller, the same for every service it calls.
+	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
+	 * set (the Nacos cluster name or {@code spring.cloud.loadbalancer.zone}), may be
+	 * {@code null}
+	 * @return never {@code null}; without a cluster (affinity off) when disabled or when
+	 * there is none
+	 * @throws IllegalArgumentException naming the property when a threshold is out of
+	 * range
+	 */
+	public AffinityRules affinity(@Nullable String defaultCluster) {
+		return this.affinity.toRules(defaultCluster);
+	}
+
+	/**
+	 * The services with settings of their own: under {@code atlas.services}, or with
+	 * canary weights under the deprecated {@code atlas.gray.weights}.
+	 * @return service ids, in configuration order, never {@code null}
+	 */
+	public Set<String> configuredServiceIds() {
+		Set<String> ids = new LinkedHashSet<>(this.atlas.getServices().keySet());
+		ids.addAll(this.gray.deprecatedWeightsServiceIds());
+		return ids;
+	}
+
+	private ServiceSettings resolve(String serviceId) {
+		LoadBalancerProperties loadbalancer = this.overlay.bind(LOADBALANCER, serviceId);
+		ServiceGrayProperties lanes = this.overlay.bind(GRAY, serviceId);
+		WarmupProperties warmup = this.overlay.bind(WARMUP, serviceId);
+		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(), this.gray.isEnabled(),
+				this.gray.rulesFor(serviceId, lanes),
+				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())));
+	}
+
+}

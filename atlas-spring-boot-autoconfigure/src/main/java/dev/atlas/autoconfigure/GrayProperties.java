@@ -1,0 +1,188 @@
+package dev.atlas.autoconfigure;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+import dev.atlas.loadbalancer.instance.MetadataKeys;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
+
+/**
+ * Gray-tag routing, {@code atlas.gray.*}: which lane (tagged instances) each request goes
+ * to. The caller-level settings (on/off, header, metadata key, own tag) are here only;
+ * the lane settings of {@link GrayLaneProperties} are the defaults of every service,
+ * which {@code atlas.services.<serviceId>.gray.*} overrides. Mutable while being bound,
+ * not thread-safe.
+ */
+@ConfigurationProperties(prefix = GrayProperties.PREFIX)
+public class GrayProperties extends GrayLaneProperties implements InitializingBean {
+
+	/** Prefix of this section. */
+	public static final String PREFIX = AtlasProperties.PREFIX + ".gray";
+
+	private static final Logger log = LoggerFactory.getLogger(GrayProperties.class);
+
+	private static final String PERCENTAGES = " (each value is a percentage 0..100 of untagged requests, adding up to at most 100)";
+
+	/**
+	 * Whether requests are routed to lanes by gray tag. When false, every instance is a
+	 * candidate.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Request header naming the tag a request wants, X-Service-Version by default (e.g.
+	 * X-Service-Version: v2).
+	 */
+	private String header = GrayRules.DEFAULT_HEADER;
+
+	/**
+	 * Instance metadata key holding an instance's tag, version by default. Instances
+	 * without it are untagged (baseline).
+	 */
+	private String metadataKey = MetadataKeys.DEFAULT_TAG;
+
+	/**
+	 * This application's own tag, wanted by its outbound calls when the request names
+	 * none, so that a canary caller calls canary providers. Empty (the default) for none.
+	 */
+	private @Nullable String ownTag;
+
+	/**
+	 * Percentage canary per service and tag. Deprecated alias of
+	 * atlas.services.[service-id].gray.weights.[tag], read for a service only when that
+	 * is not set.
+	 */
+	private Map<String, Map<String, Double>> weights = new LinkedHashMap<>();
+
+	/**
+	 * Validates what binding cannot: blank header name or metadata key.
+	 * @throws IllegalArgumentException naming the property and what is allowed
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		if (this.header == null || this.header.isBlank()) {
+			throw new IllegalArgumentException(
+					"Invalid " + PREFIX + ".header: must be a header name, e.g. X-Service-Version");
+		}
+		if (this.metadataKey == null || this.metadataKey.isBlank()) {
+			throw new IllegalArgumentException(
+					"Invalid " + PREFIX + ".metadata-key: must be a metadata key, e.g. version");
+		}
+	}
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getHeader() {
+		return this.header;
+	}
+
+	public void setHeader(String header) {
+		this.header = header;
+	}
+
+	public String getMetadataKey() {
+		return this.metadataKey;
+	}
+
+	public void setMetadataKey(String metadataKey) {
+		this.metadataKey = metadataKey;
+	}
+
+	public @Nullable String getOwnTag() {
+		return this.ownTag;
+	}
+
+	public void setOwnTag(@Nullable String ownTag) {
+		this.ownTag = ownTag;
+	}
+
+	/**
+	 * The percentage canaries written as {@code atlas.gray.weights.<serviceId>.<tag>}.
+	 * @return service id to tag to percentage, never {@code null}
+	 * @deprecated since 0.1.0 for removal: write
+	 * {@code atlas.services.<serviceId>.gray.weights.<tag>}
+	 * ({@link ServiceGrayProperties#getWeights()}); a service's canonical weights win
+	 * over these
+	 */
+	@Deprecated(since = "0.1.0", forRemoval = true)
+	@DeprecatedConfigurationProperty(since = "0.1.0",
+			reason = "One spelling for per-service settings: per-service canary weights live under "
+					+ "atlas.services.<service-id>.gray.weights.<tag>, which wins when both are set.",
+			replacement = "atlas.services.*.gray.weights")
+	public Map<String, Map<String, Double>> getWeights() {
+		return this.weights;
+	}
+
+	/**
+	 * Sets the deprecated per-service canary percentages.
+	 * @param weights service id to tag to percentage
+	 * @deprecated since 0.1.0 for removal: see {@link #getWeights()}
+	 */
+	@Deprecated(since = "0.1.0", forRemoval = true)
+	public void setWeights(Map<String, Map<String, Double>> weights) {
+		this.weights = weights;
+	}
+
+	/**
+	 * The services that have canary weights under the deprecated spelling.
+	 * @return service ids, never {@code null}
+	 */
+	Set<String> deprecatedWeightsServiceIds() {
+		return this.weights.keySet();
+	}
+
+	/**
+	 * The gray rules of one service: this caller's header and own tag with the service's
+	 * lane settings and canary percentages. The percentages are
+	 * {@code atlas.services.<serviceId>.gray.weights} when set, else the deprecated
+	 * {@code atlas.gray.weights.<serviceId>}; reading or ignoring the deprecated spelling
+	 * logs a WARN naming the replacement, once per call (callers resolve each service
+	 * once).
+	 * @param serviceId the service id; empty for the rules of no service in particular
+	 * @param lanes the service's lane settings, {@code atlas.gray.*} overlaid by
+	 * {@code atlas.services.<serviceId>.gray.*}; not {@code null}
+	 * @return never {@code null}
+	 * @throws IllegalArgumentException naming the weights property used when a percentage
+	 * is invalid
+	 */
+	GrayRules rulesFor(String serviceId, ServiceGrayProperties lanes) {
+		String canonical = ServiceOverlay.propertyName(serviceId, "gray." + ServiceGrayProperties.WEIGHTS);
+		String alias = PREFIX + "." + ServiceGrayProperties.WEIGHTS + "." + serviceId;
+		@Nullable Map<String, Double> deprecated = serviceId.isEmpty() ? null : this.weights.get(serviceId);
+		Map<String, Double> weights = lanes.getWeights();
+		String property = canonical;
+		if (deprecated != null && !deprecated.isEmpty()) {
+			if (weights.isEmpty()) {
+				log.warn("{} is deprecated: write {}.<tag> instead", alias, canonical);
+				weights = deprecated;
+				property = alias;
+			}
+			else {
+				log.warn("{} is deprecated and ignored: {} is set for this service. Remove {}.", alias, canonical,
+						alias);
+			}
+		}
+		try {
+			return new GrayRules(this.header, this.ownTag, lanes.getFallback(), lanes.isIsolateBaseline(),
+					lanes.getBaselineTags(), weights, lanes.getHashKeyHeader());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid " + property + ": " + ex.getMessage() + PERCENTAGES, ex);
+		}
+	}
+
+}

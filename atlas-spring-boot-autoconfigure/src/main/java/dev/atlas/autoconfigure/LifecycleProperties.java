@@ -1,0 +1,101 @@
+package dev.atlas.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Lossless online/offline of this application in its registry, {@code atlas.lifecycle.*}.
+ * Mutable while being bound, not thread-safe.
+ */
+@ConfigurationProperties(prefix = LifecycleProperties.PREFIX)
+public class LifecycleProperties implements InitializingBean {
+
+	/** Prefix of this section. */
+	public static final String PREFIX = AtlasProperties.PREFIX + ".lifecycle";
+
+	/**
+	 * Whether this application registers in its registry only once it is ready and
+	 * accepting traffic (after every runner), instead of as soon as the web server is up.
+	 * Its registration then carries atlas.registered-at, which callers use for warmup.
+	 */
+	private boolean registerWhenReady = true;
+
+	/**
+	 * Extra wait after readiness before registering (e.g. for caches to fill). 0 by
+	 * default.
+	 */
+	private Duration registerDelay = Duration.ZERO;
+
+	/**
+	 * Whether Atlas runs the shutdown sequence on SIGTERM or preStop: deregister, refuse
+	 * traffic, drain, then let Spring Boot stop the web server gracefully.
+	 */
+	private boolean gracefulShutdown = true;
+
+	/**
+	 * How long to keep serving after deregistration, so callers notice (they refresh on
+	 * registry events, or at their cache TTL) before the web server stops. 10s by
+	 * default. Replaces Spring Cloud Alibaba's graceful-shutdown-wait-time.
+	 */
+	private Duration drain = Duration.ofSeconds(10);
+
+	/**
+	 * Longest wait for the registry to confirm deregistration (e.g. when it is
+	 * unreachable). 3s by default.
+	 */
+	private Duration deregisterTimeout = Duration.ofSeconds(3);
+
+	/**
+	 * Validates the durations.
+	 * @throws IllegalArgumentException naming the property when a duration is negative
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		PropertyChecks.requireNonNegative(PREFIX + ".register-delay", this.registerDelay);
+		PropertyChecks.requireNonNegative(PREFIX + ".drain", this.drain);
+		PropertyChecks.requireNonNegative(PREFIX + ".deregister-timeout", this.deregisterTimeout);
+	}
+
+	public boolean isRegisterWhenReady() {
+		return this.registerWhenReady;
+	}
+
+	public void setRegisterWhenReady(boolean registerWhenReady) {
+		this.registerWhenReady = registerWhenReady;
+	}
+
+	public Duration getRegisterDelay() {
+		return this.registerDelay;
+	}
+
+	public void setRegisterDelay(Duration registerDelay) {
+		this.registerDelay = registerDelay;
+	}
+
+	public boolean isGracefulShutdown() {
+		return this.gracefulShutdown;
+	}
+
+	public void setGracefulShutdown(boolean gracefulShutdown) {
+		this.gracefulShutdown = gracefulShutdown;
+	}
+
+	public Duration getDrain() {
+		return this.drain;
+	}
+
+	public void setDrain(Duration drain) {
+		this.drain = drain;
+	}
+
+	public Duration getDeregisterTimeout() {
+		return this.deregisterTimeout;
+	}
+
+	public void setDeregisterTimeout(Duration deregisterTimeout) {
+		this.deregisterTimeout = deregisterTimeout;
+	}
+
+}

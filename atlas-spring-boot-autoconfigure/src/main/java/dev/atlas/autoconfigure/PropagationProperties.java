@@ -1,0 +1,66 @@
+package dev.atlas.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.atlas.loadbalancer.routing.GrayRules;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Propagation of routing headers, {@code atlas.propagation.*}: carrying them from inbound
+ * requests to outbound calls, across threads and reactive chains. Mutable while being
+ * bound, not thread-safe.
+ */
+@ConfigurationProperties(prefix = PropagationProperties.PREFIX)
+public class PropagationProperties {
+
+	/** Prefix of this section. */
+	public static final String PREFIX = AtlasProperties.PREFIX + ".propagation";
+
+	/**
+	 * Whether routing headers are carried from inbound requests to outbound @LoadBalanced
+	 * calls, across threads (@Async, Spring executors) and reactive chains.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Headers captured from inbound requests and written on outbound calls (when the
+	 * outbound request does not set them itself). X-Service-Version by default. The gray
+	 * header and the hash-key headers are always included.
+	 */
+	private List<String> headers = new ArrayList<>(List.of(GrayRules.DEFAULT_HEADER));
+
+	/**
+	 * Whether Atlas turns on Reactor's automatic context propagation
+	 * (Hooks.enableAutomaticContextPropagation), so that the routing context follows
+	 * reactive chains across schedulers. Same effect as
+	 * spring.reactor.context-propagation=auto.
+	 */
+	private boolean reactorAutomatic = true;
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public List<String> getHeaders() {
+		return this.headers;
+	}
+
+	public void setHeaders(List<String> headers) {
+		this.headers = headers;
+	}
+
+	public boolean isReactorAutomatic() {
+		return this.reactorAutomatic;
+	}
+
+	public void setReactorAutomatic(boolean reactorAutomatic) {
+		this.reactorAutomatic = reactorAutomatic;
+	}
+
+}

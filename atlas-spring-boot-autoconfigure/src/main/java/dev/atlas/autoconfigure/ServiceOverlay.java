@@ -1,0 +1,143 @@
+package dev.atlas.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.bind.AbstractBindHandler;
+import org.springframework.boot.context.properties.bind.BindContext;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+
+/**
+ * The per-service overlay of {@code atlas.services.<serviceId>.<section>} over
+ * {@code atlas.<section>}, for any section: the global section is bound into a fresh
+ * object, then the service's section onto that same instance
+ * ({@link Bindable#ofInstance}), so a value the service does not set keeps the global
+ * one, and the global one keeps the class default. Spring Cloud LoadBalancer does the
+ * same for {@code spring.cloud.loadbalancer.clients.<name>} over
+ * {@code spring.cloud.loadbalancer} at bind time ({@code DefaultsBindHandlerAdvisor}).
+ * Thread-safe (each call binds a new object).
+ */
+final class ServiceOverlay {
+
+	private static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName
+		.of(AtlasProperties.PREFIX + ".services");
+
+	private final Binder binder;
+
+	/**
+	 * Creates the overlay.
+	 * @param binder binds from the application's environment, with Atlas's converters;
+	 * not {@code null}
+	 */
+	ServiceOverlay(Binder binder) {
+		this.binder = binder;
+	}
+
+	/**
+	 * Binds a section for one service.
+	 * @param section the section; not {@code null}
+	 * @param serviceId the service id; empty for the global values alone
+	 * @param <T> the section's type
+	 * @return a new object, never {@code null}
+	 * @throws org.springframework.boot.context.properties.bind.BindException naming the
+	 * property when a value cannot be converted
+	 */
+	<T> T bind(Section<T> section, String serviceId) {
+		T target = section.factory().get();
+		Bindable<T> bindable = Bindable.ofInstance(target);
+		ConfigurationPropertyName global = ConfigurationPropertyName.of(AtlasProperties.PREFIX).append(section.name());
+		this.binder.bind(global, bindable, skipping(global, section.perServiceOnly()));
+		for (ConfigurationPropertyName service : serviceNames(serviceId)) {
+			this.binder.bind(service.append(section.name()), bindable);
+		}
+		return target;
+	}
+
+	/**
+	 * The property name of something of one service, for messages.
+	 * @param serviceId the service id; empty for the global property
+	 * @param path the path under the service, e.g. {@code gray.weights}
+	 * @return e.g. {@code atlas.services.user-service.gray.weights} (with the id in
+	 * brackets when it has a dot), or {@code atlas.gray.weights} for the empty id
+	 */
+	static String propertyName(String serviceId, String path) {
+		if (serviceId.isEmpty()) {
+			return AtlasProperties.PREFIX + "." + path;
+		}
+		return SERVICES + ((dashed(serviceId) != null) ? "." + serviceId : "[" + serviceId + "]") + "." + path;
+	}
+
+	/**
+	 * The names {@code atlas.services.<serviceId>} may be written with, in binding order
+	 * (the last wins): as written by hand, {@code atlas.services.user-service} (compared
+	 * the way Spring Boot compares property names: ignoring case and dashes), when the id
+	 * has no dot; and in brackets, {@code atlas.services[Id.With.Dots]} (compared
+	 * exactly), which an id with a dot needs. These are the names Spring Boot's map
+	 * binding gives the keys of {@link AtlasProperties#getServices()}.
+	 * @param serviceId the service id; empty for none
+	 * @return never {@code null}; empty for the empty id
+	 */
+	private static List<ConfigurationPropertyName> serviceNames(String serviceId) {
+		if (serviceId.isEmpty()) {
+			return List.of();
+		}
+		List<ConfigurationPropertyName> names = new ArrayList<>(2);
+		ConfigurationPropertyName dashed = dashed(serviceId);
+		if (dashed != null) {
+			names.add(SERVICES.append(dashed));
+		}
+		if (serviceId.indexOf('[') < 0 && serviceId.indexOf(']') < 0) {
+			names.add(SERVICES.append("[" + serviceId + "]"));
+		}
+		return names;
+	}
+
+	private static @Nullable ConfigurationPropertyName dashed(String serviceId) {
+		if (serviceId.indexOf('.') >= 0 || serviceId.indexOf('[') >= 0 || serviceId.indexOf(']') >= 0) {
+			return null;
+		}
+		ConfigurationPropertyName name = ConfigurationPropertyName.adapt(serviceId, '.');
+		return (name.getNumberOfElements() == 1) ? name : null;
+	}
+
+	private static BindHandler skipping(ConfigurationPropertyName section, Set<String> names) {
+		if (names.isEmpty()) {
+			return BindHandler.DEFAULT;
+		}
+		Set<ConfigurationPropertyName> skipped = names.stream().map(section::append).collect(Collectors.toSet());
+		return new AbstractBindHandler() {
+			@Override
+			public <T> @Nullable Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target,
+					BindContext context) {
+				return skipped.contains(name) ? null : super.onStart(name, target, context);
+			}
+		};
+	}
+
+	/**
+	 * A section of {@code atlas.*} that a service can override.
+	 *
+	 * @param name the section's name under {@code atlas} and under
+	 * {@code atlas.services.<serviceId>}, e.g. {@code gray}
+	 * @param factory a new object with the class defaults
+	 * @param perServiceOnly properties of the section read only from the service's
+	 * section, never from the global one (where they may mean something else or nothing)
+	 * @param <T> the section's type
+	 */
+	record Section<T>(String name, Supplier<T> factory, Set<String> perServiceOnly) {
+
+		Section(String name, Supplier<T> factory) {
+			this(name, factory, Set.of());
+		}
+
+	}
+
+}

@@ -1,0 +1,35 @@
+package dev.atlas.autoconfigure;
+
+/**
+ * The sections a service can override under {@code atlas.services.<serviceId>}. Each is
+ * overlaid on the global section of the same name ({@code atlas.loadbalancer},
+ * {@code atlas.gray}, {@code atlas.warmup}) by {@link AtlasSettings}: what the service
+ * does not set is the global value. Mutable while being bound, not thread-safe.
+ */
+public class ServiceProperties {
+
+	/** Choice settings of this service; unset ones are atlas.loadbalancer.*. */
+	private final LoadBalancerProperties loadbalancer = new LoadBalancerProperties();
+
+	/**
+	 * Gray lane settings of this service and its percentage canary; unset ones are
+	 * atlas.gray.*.
+	 */
+	private final ServiceGrayProperties gray = new ServiceGrayProperties();
+
+	/** Warmup of this service's instances; unset ones are atlas.warmup.*. */
+	private final WarmupProperties warmup = new WarmupProperties();
+
+	public LoadBalancerProperties getLoadbalancer() {
+		return this.loadbalancer;
+	}
+
+	public ServiceGrayProperties getGray() {
+		return this.gray;
+	}
+
+	public WarmupProperties getWarmup() {
+		return this.warmup;
+	}
+
+}

@@ -1,0 +1,39 @@
+package dev.atlas.autoconfigure;
+
+import java.util.Objects;
+
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.weighting.WarmupRules;
+
+/**
+ * What applies to calls to one service: {@code atlas.<section>.*} overlaid by
+ * {@code atlas.services.<serviceId>.<section>.*}, validated. Immutable and thread-safe.
+ * Obtained from {@link AtlasSettings#settingsFor(String)}.
+ *
+ * @param strategy name of the load-balancing strategy, normalized (kebab-case,
+ * lower-case, e.g. {@code weighted-random}); not checked against the registered
+ * strategies; never {@code null}
+ * @param allZeroWeights what to do when every candidate has weight 0; never {@code null}
+ * @param grayEnabled whether requests are routed to lanes by gray tag
+ * ({@code atlas.gray.enabled}); when {@code false}, {@link #gray()} is not applied
+ * @param gray the gray rules (caller's header and own tag, the service's lane settings
+ * and canary percentages); never {@code null}
+ * @param warmup the warmup rules; {@link WarmupRules#OFF} when warmup is disabled; never
+ * {@code null}
+ */
+public record ServiceSettings(String strategy, AllZeroWeightsPolicy allZeroWeights, boolean grayEnabled, GrayRules gray,
+		WarmupRules warmup) {
+
+	/**
+	 * Checks that nothing is missing.
+	 * @throws NullPointerException if a component is {@code null}
+	 */
+	public ServiceSettings {
+		Objects.requireNonNull(strategy, "strategy");
+		Objects.requireNonNull(allZeroWeights, "allZeroWeights");
+		Objects.requireNonNull(gray, "gray");
+		Objects.requireNonNull(warmup, "warmup");
+	}
+
+}

@@ -1,0 +1,280 @@
+package dev.atlas.autoconfigure;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+
+import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.weighting.WarmupRules;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * Per-service settings: {@code atlas.services.<serviceId>.<section>} overlaid on
+ * {@code atlas.<section>}, as the auto-configuration resolves them.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class AtlasSettingsTest {
+
+	private static final String DEPRECATED = "atlas.gray.weights.user-service is deprecated";
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class));
+
+	private static ServiceSettings settings(AssertableApplicationContext context, String serviceId) {
+		assertThat(context).hasNotFailed();
+		return context.getBean(AtlasSettings.class).settingsFor(serviceId);
+	}
+
+	private static String messages(Throwable failure) {
+		StringBuilder all = new StringBuilder();
+		for (Throwable t = failure; t != null; t = t.getCause()) {
+			all.append(t.getMessage()).append('\n');
+		}
+		return all.toString();
+	}
+
+	@Test
+	void withoutPropertiesEveryServiceGetsTheDefaults() {
+		this.runner.run((context) -> {
+			ServiceSettings settings = settings(context, "user-service");
+			assertThat(settings.strategy()).isEqualTo("weighted-random");
+			assertThat(settings.allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.FAIL_OPEN);
+			assertThat(settings.grayEnabled()).isTrue();
+			assertThat(settings.gray()).isEqualTo(GrayRules.DEFAULTS);
+			assertThat(settings.warmup()).isEqualTo(WarmupRules.DEFAULTS);
+			assertThat(settings(context, "")).isEqualTo(settings);
+		});
+	}
+
+	@Test
+	void aServiceGetsTheGlobalValuesExceptThoseItSetsItself() {
+		this.runner
+			.withPropertyValues("atlas.loadbalancer.strategy=smooth-round-robin",
+					"atlas.loadbalancer.all-zero-weights=reject", "atlas.gray.fallback=all",
+					"atlas.gray.baseline-tags=v1", "atlas.gray.hash-key-header=X-User-Id", "atlas.warmup.duration=30s",
+					"atlas.services.user-service.loadbalancer.strategy=weighted-random",
+					"atlas.services.user-service.gray.baseline-tags=v0,stable",
+					"atlas.services.user-service.gray.isolate-baseline=false",
+					"atlas.services.user-service.warmup.aggression=2")
+			.run((context) -> {
+				ServiceSettings user = settings(context, "user-service");
+				assertThat(user.strategy()).isEqualTo("weighted-random");
+				assertThat(user.allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.REJECT);
+				assertThat(user.gray().fallback()).isEqualTo(GrayFallback.ALL);
+				assertThat(user.gray().baselineTags()).as("a list is replaced, not merged")
+					.containsExactlyInAnyOrder("v0", "stable");
+				assertThat(user.gray().isolateBaseline()).isFalse();
+				assertThat(user.gray().hashKeyHeader()).isEqualTo("X-User-Id");
+				assertThat(user.warmup()).isEqualTo(new WarmupRules(Duration.ofSeconds(30), 2.0, 10));
+
+				ServiceSettings order = settings(context, "order-service");
+				assertThat(order.strategy()).isEqualTo("smooth-round-robin");
+				assertThat(order.allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.REJECT);
+				assertThat(order.gray().baselineTags()).containsExactly("v1");
+				assertThat(order.gray().isolateBaseline()).isTrue();
+				assertThat(order.warmup()).isEqualTo(new WarmupRules(Duration.ofSeconds(30), 1.0, 10));
+				assertThat(settings(context, "")).isEqualTo(order);
+			});
+	}
+
+	@Test
+	void aServiceIsResolvedOnce() {
+		this.runner.withPropertyValues("atlas.services.user-service.loadbalancer.all-zero-weights=reject")
+			.run((context) -> assertThat(settings(context, "user-service"))
+				.isSameAs(settings(context, "user-service")));
+	}
+
+	@Test
+	void callerLevelGraySettingsApplyToEveryService() {
+		this.runner
+			.withPropertyValues("atlas.gray.header=X-Lane", "atlas.gray.own-tag=V2", "atlas.gray.enabled=false",
+					"atlas.services.user-service.gray.header=X-Ignored")
+			.run((context) -> {
+				ServiceSettings user = settings(context, "user-service");
+				assertThat(user.gray().header()).isEqualTo("X-Lane");
+				assertThat(user.gray().ownTag()).isEqualTo("v2");
+				assertThat(user.grayEnabled()).isFalse();
+			});
+	}
+
+	@Test
+	void affinityIsTheCallersWhateverTheService() {
+		this.runner.withPropertyValues("atlas.affinity.min-instances=2").run((context) -> {
+			AtlasSettings settings = context.getBean(AtlasSettings.class);
+			assertThat(settings.affinity("Zone-A").cluster()).isEqualTo("zone-a");
+			assertThat(settings.affinity("zone-a").minInstances()).isEqualTo(2);
+			assertThat(settings.affinity(null).cluster()).isNull();
+		});
+		this.runner.withPropertyValues("atlas.affinity.cluster=b", "atlas.affinity.enabled=false")
+			.run((context) -> assertThat(context.getBean(AtlasSettings.class).affinity("a").cluster()).isNull());
+	}
+
+	@Test
+	void strategyNamesAreNormalizedNotChecked() {
+		assertThat(LoadBalancerProperties.normalizeStrategy(" SMOOTH_ROUND_ROBIN ")).isEqualTo("smooth-round-robin");
+		assertThat(LoadBalancerProperties.normalizeStrategy("Least-Request")).isEqualTo("least-request");
+		assertThat(LoadBalancerProperties.normalizeStrategy(" ")).isEqualTo("weighted-random");
+		assertThat(LoadBalancerProperties.normalizeStrategy(null)).isEqualTo("weighted-random");
+		AtlasSettings settings = settings(Map.of("atlas.loadbalancer.strategy", "Peak_EWMA",
+				"atlas.services.user-service.loadbalancer.strategy", " My-Own "));
+		assertThat(settings.settingsFor("order-service").strategy()).isEqualTo("peak-ewma");
+		assertThat(settings.settingsFor("user-service").strategy()).isEqualTo("my-own");
+	}
+
+	@Test
+	void serviceIdsAreMatchedAsSpringBootBindsMapKeys() {
+		AtlasSettings settings = settings(Map.of("atlas.services.user-service.loadbalancer.strategy", "a",
+				"atlas.services.BILLING.loadbalancer.strategy", "b",
+				"atlas.services[Billing.API].loadbalancer.strategy", "c",
+				"atlas.services[brackets-only].loadbalancer.strategy", "d"));
+		assertThat(settings.configuredServiceIds()).containsExactlyInAnyOrder("user-service", "BILLING", "Billing.API",
+				"brackets-only");
+		assertThat(settings.settingsFor("user-service").strategy()).isEqualTo("a");
+		assertThat(settings.settingsFor("BILLING").strategy()).isEqualTo("b");
+		assertThat(settings.settingsFor("billing").strategy()).as("relaxed, as Spring Boot compares names")
+			.isEqualTo("b");
+		assertThat(settings.settingsFor("Billing.API").strategy()).isEqualTo("c");
+		assertThat(settings.settingsFor("brackets-only").strategy()).isEqualTo("d");
+		assertThat(settings.settingsFor("other").strategy()).isEqualTo("weighted-random");
+	}
+
+	@Test
+	void canaryWeightsPerService() {
+		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=10").run((context) -> {
+			assertThat(settings(context, "user-service").gray().canaryPercentages())
+				.containsExactly(Map.entry("v2", 10.0));
+			assertThat(settings(context, "order-service").gray().canaryPercentages()).isEmpty();
+		});
+	}
+
+	@Test
+	void deprecatedCanaryWeightsStillWorkAndWarnOncePerService(CapturedOutput output) {
+		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=10").run((context) -> {
+			assertThat(settings(context, "user-service").gray().canaryPercentages())
+				.containsExactly(Map.entry("v2", 10.0));
+			settings(context, "user-service");
+			assertThat(settings(context, "order-service").gray().canaryPercentages())
+				.as("atlas.gray.weights is never read as the weights of every service")
+				.isEmpty();
+			assertThat(output).containsOnlyOnce(DEPRECATED)
+				.contains("write atlas.services.user-service.gray.weights.<tag> instead");
+		});
+	}
+
+	@Test
+	void canonicalCanaryWeightsWinOverTheDeprecatedOnes(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("atlas.gray.weights.user-service.v2=50", "atlas.gray.weights.user-service.v3=150",
+					"atlas.services.user-service.gray.weights.v2=20")
+			.run((context) -> {
+				assertThat(settings(context, "user-service").gray().canaryPercentages())
+					.containsExactly(Map.entry("v2", 20.0));
+				assertThat(output).containsOnlyOnce(DEPRECATED)
+					.contains("ignored: atlas.services.user-service.gray.weights is set");
+			});
+	}
+
+	@Test
+	void invalidCanaryWeightsFailStartupNamingThePropertyUsed() {
+		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=120").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure()))
+				.contains("Invalid atlas.services.user-service.gray.weights: the percentage of tag 'v2' must be "
+						+ "between 0 and 100, was 120.0");
+		});
+		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=120").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure()))
+				.contains("Invalid atlas.gray.weights.user-service: the percentage of tag 'v2'")
+				.doesNotContain("atlas.services.user-service.gray.weights");
+		});
+		this.runner
+			.withPropertyValues("atlas.gray.weights.user-service.v2=10",
+					"atlas.services.user-service.gray.weights.v2=60", "atlas.services.user-service.gray.weights.v3=60")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains(
+						"Invalid atlas.services.user-service.gray.weights: the canary percentages add up to 120.0");
+			});
+	}
+
+	@Test
+	void invalidPerServiceValuesFailStartupNamingThePropertyAndTheAllowedValues() {
+		this.runner.withPropertyValues("atlas.services.user-service.gray.fallback=foo").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).contains("atlas.services.user-service.gray.fallback")
+				.contains("'foo' is not a gray fallback; allowed values: baseline, all, none");
+		});
+		this.runner.withPropertyValues("atlas.services.user-service.warmup.aggression=0").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure()))
+				.contains("Invalid atlas.services.user-service.warmup.aggression must be a number > 0, was 0.0");
+		});
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', quoteCharacter = '"',
+			textBlock = """
+					atlas.gray.header=                      | Invalid atlas.gray.header: must be a header name, e.g. X-Service-Version
+					atlas.gray.metadata-key=                | Invalid atlas.gray.metadata-key: must be a metadata key, e.g. version
+					atlas.affinity.min-healthy-ratio=2      | Invalid atlas.affinity.min-healthy-ratio must be between 0 and 1, was 2.0
+					atlas.affinity.min-instances=-1         | Invalid atlas.affinity.min-instances must be >= 0, was -1
+					atlas.warmup.min-weight-percent=101     | Invalid atlas.warmup.min-weight-percent must be between 0 and 100, was 101.0
+					atlas.registry.stale-limit=-1s          | Invalid atlas.registry.stale-limit: must be a duration >= 0, was PT-1S
+					atlas.lifecycle.register-delay=-1s      | Invalid atlas.lifecycle.register-delay: must be a duration >= 0, was PT-1S
+					atlas.lifecycle.drain=-1s               | Invalid atlas.lifecycle.drain: must be a duration >= 0, was PT-1S
+					atlas.lifecycle.deregister-timeout=-1s  | Invalid atlas.lifecycle.deregister-timeout: must be a duration >= 0, was PT-1S
+					atlas.loadbalancer.all-zero-weights=x   | 'x' is not an all-zero-weights policy; allowed values: fail-open, reject
+					""")
+	void eachSectionValidatesItsOwnValues(String property, String message) {
+		this.runner.withPropertyValues(property).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).contains(message)
+				.contains(property.substring(0, property.indexOf('=')));
+		});
+	}
+
+	@Test
+	void aWarmupRulesErrorOfTheGlobalValuesNamesTheGlobalProperty() {
+		WarmupProperties warmup = new WarmupProperties();
+		warmup.setAggression(-1);
+		assertThatIllegalArgumentException().isThrownBy(warmup::afterPropertiesSet)
+			.withMessage("Invalid atlas.warmup.aggression must be a number > 0, was -1.0");
+	}
+
+	/** Settings read from properties alone, without the auto-configuration. */
+	private static AtlasSettings settings(Map<String, String> properties) {
+		Binder binder = new Binder(new MapConfigurationPropertySource(properties));
+		AtlasProperties atlas = binder.bindOrCreate(AtlasProperties.PREFIX, Bindable.of(AtlasProperties.class));
+		GrayProperties gray = binder.bindOrCreate(GrayProperties.PREFIX, Bindable.of(GrayProperties.class));
+		return new AtlasSettings(binder, atlas, gray, new AffinityProperties());
+	}
+
+	@Test
+	void everyServiceSectionIsOverlaid() {
+		AtlasSettings settings = settings(
+				Map.of("atlas.warmup.enabled", "false", "atlas.services.user-service.warmup.enabled", "true"));
+		assertThat(settings.settingsFor("user-service").warmup()).isEqualTo(WarmupRules.DEFAULTS);
+		assertThat(settings.settingsFor("order-service").warmup()).isEqualTo(WarmupRules.OFF);
+		assertThat(settings.configuredServiceIds()).isEqualTo(Set.of("user-service"));
+	}
+
+}

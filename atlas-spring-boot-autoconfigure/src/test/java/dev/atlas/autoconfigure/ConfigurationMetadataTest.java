@@ -1,0 +1,80 @@
+package dev.atlas.autoconfigure;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The configuration metadata generated from the property classes' field Javadoc (and
+ * merged with additional-spring-configuration-metadata.json): what IDEs complete and
+ * document.
+ */
+class ConfigurationMetadataTest {
+
+	/** Every property Atlas had before the configuration was split per concern. */
+	private static final List<String> PROPERTIES = List.of("atlas.enabled", "atlas.services",
+			"atlas.loadbalancer.strategy", "atlas.loadbalancer.all-zero-weights", "atlas.gray.enabled",
+			"atlas.gray.header", "atlas.gray.metadata-key", "atlas.gray.own-tag", "atlas.gray.fallback",
+			"atlas.gray.isolate-baseline", "atlas.gray.baseline-tags", "atlas.gray.weights",
+			"atlas.gray.hash-key-header", "atlas.propagation.enabled", "atlas.propagation.headers",
+			"atlas.propagation.reactor-automatic", "atlas.affinity.enabled", "atlas.affinity.cluster",
+			"atlas.affinity.min-healthy-ratio", "atlas.affinity.min-instances", "atlas.warmup.enabled",
+			"atlas.warmup.duration", "atlas.warmup.aggression", "atlas.warmup.min-weight-percent",
+			"atlas.lifecycle.register-when-ready", "atlas.lifecycle.register-delay",
+			"atlas.lifecycle.graceful-shutdown", "atlas.lifecycle.drain", "atlas.lifecycle.deregister-timeout",
+			"atlas.registry.refresh-on-events", "atlas.registry.stale-limit");
+
+	private static Map<String, Map<String, Object>> properties;
+
+	@BeforeAll
+	static void read() throws IOException {
+		String json = null;
+		for (URL url : Collections.list(ConfigurationMetadataTest.class.getClassLoader()
+			.getResources("META-INF/spring-configuration-metadata.json"))) {
+			try (InputStream in = url.openStream()) {
+				String content = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+				if (content.contains("\"atlas.enabled\"")) {
+					json = content;
+				}
+			}
+		}
+		assertThat(json).as("Atlas's generated metadata").isNotNull();
+		List<Map<String, Object>> all = JsonPath.read(json, "$.properties[*]");
+		properties = all.stream()
+			.collect(Collectors.toMap((property) -> (String) property.get("name"), Function.identity()));
+	}
+
+	@Test
+	void everyPropertyIsThereAndDocumented() {
+		assertThat(properties).containsKeys(PROPERTIES.toArray(String[]::new));
+		properties.forEach((name, property) -> assertThat((String) property.get("description")).as(name).isNotBlank());
+	}
+
+	@Test
+	void theStrategyIsANameWithADefault() {
+		assertThat(properties.get("atlas.loadbalancer.strategy")).containsEntry("type", "java.lang.String")
+			.containsEntry("defaultValue", "weighted-random");
+	}
+
+	@Test
+	void perServiceCanaryWeightsUnderAtlasGrayAreDeprecated() {
+		@SuppressWarnings("unchecked")
+		Map<String, Object> deprecation = (Map<String, Object>) properties.get("atlas.gray.weights").get("deprecation");
+		assertThat(deprecation).containsEntry("replacement", "atlas.services.*.gray.weights")
+			.containsEntry("since", "0.1.0");
+		assertThat((String) deprecation.get("reason")).contains("atlas.services.<service-id>.gray.weights.<tag>");
+	}
+
+}
