@@ -376,7 +376,7 @@ public final class MarkdownReport {
 
 	/**
 	 * The labels of the contenders that produced no result, for the smoke test.
-	 * @return never {@code null}
+	 * @return the labels, possibly empty
 	 */
 	List<String> missing() {
 		List<String> missing = new ArrayList<>();

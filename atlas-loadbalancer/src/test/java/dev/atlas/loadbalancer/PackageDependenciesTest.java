@@ -4,9 +4,11 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
+import org.jspecify.annotations.NullMarked;
 import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
@@ -58,6 +60,14 @@ class PackageDependenciesTest {
 		for (String concern : new String[] { "routing", "weighting", "stats" }) {
 			noDependency("pipeline", concern).check(this.engine);
 		}
+	}
+
+	@Test
+	void everyPackageIsNullMarked() {
+		assertThat(this.engine.stream().map((type) -> type.getPackageName()).distinct()).hasSizeGreaterThanOrEqualTo(9)
+			.allSatisfy((name) -> assertThat(Class.forName(name + ".package-info").getAnnotation(NullMarked.class))
+				.as("@NullMarked package-info.java in %s", name)
+				.isNotNull());
 	}
 
 	private static ArchRule noDependency(String from, String to) {

@@ -55,8 +55,7 @@ public class AffinityProperties implements InitializingBean {
 	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
 	 * set (the Nacos cluster name or {@code spring.cloud.loadbalancer.zone}), may be
 	 * {@code null}
-	 * @return never {@code null}; without a cluster when disabled or when there is none
-	 * (affinity off)
+	 * @return without a cluster when disabled or when there is none (affinity off)
 	 * @throws IllegalArgumentException naming the property when a threshold is out of
 	 * range
 	 */

@@ -55,7 +55,7 @@ public class AtlasProperties {
 	 * class default here. Read what applies to a service with
 	 * {@link AtlasSettings#settingsFor(String)}; this map gives the configured service
 	 * ids.
-	 * @return service id to its sections, never {@code null}
+	 * @return service id to its sections
 	 */
 	public Map<String, ServiceProperties> getServices() {
 		return this.services;

@@ -56,11 +56,11 @@ public class AtlasSettings {
 
 	/**
 	 * Creates the settings and resolves every configured service.
-	 * @param environment where {@code atlas.*} is read from; not {@code null}
+	 * @param environment where {@code atlas.*} is read from
 	 * @param atlas the root properties (gives the configured service ids); not
 	 * {@code null}
-	 * @param gray the caller-level gray settings; not {@code null}
-	 * @param affinity the caller's affinity settings; not {@code null}
+	 * @param gray the caller-level gray settings
+	 * @param affinity the caller's affinity settings
 	 * @throws IllegalArgumentException or
 	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
 	 * property when a configured service has an invalid value
@@ -86,8 +86,8 @@ public class AtlasSettings {
 	 * {@code atlas.services.<serviceId>}, else the global values. Resolved on first use
 	 * and cached.
 	 * @param serviceId the service id; empty for the global values (no service in
-	 * particular); not {@code null}
-	 * @return never {@code null}; the same object for the same id
+	 * particular)
+	 * @return the same object for the same id
 	 * @throws IllegalArgumentException or
 	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
 	 * property when a value of this service is invalid
@@ -102,8 +102,7 @@ public class AtlasSettings {
 	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
 	 * set (the Nacos cluster name or {@code spring.cloud.loadbalancer.zone}), may be
 	 * {@code null}
-	 * @return never {@code null}; without a cluster (affinity off) when disabled or when
-	 * there is none
+	 * @return without a cluster (affinity off) when disabled or when there is none
 	 * @throws IllegalArgumentException naming the property when a threshold is out of
 	 * range
 	 */
@@ -114,7 +113,7 @@ public class AtlasSettings {
 	/**
 	 * The services with settings of their own: under {@code atlas.services}, or with
 	 * canary weights under the deprecated {@code atlas.gray.weights}.
-	 * @return service ids, in configuration order, never {@code null}
+	 * @return service ids, in configuration order
 	 */
 	public Set<String> configuredServiceIds() {
 		Set<String> ids = new LinkedHashSet<>(this.atlas.getServices().keySet());

@@ -22,7 +22,7 @@ public final class AtlasValueConverters {
 
 	/**
 	 * A conversion service with Spring Boot's application converters and Atlas's.
-	 * @return a new conversion service, never {@code null}
+	 * @return a new conversion service
 	 */
 	static ConversionService conversionService() {
 		ApplicationConversionService conversion = new ApplicationConversionService();

@@ -112,7 +112,7 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 
 	/**
 	 * The percentage canaries written as {@code atlas.gray.weights.<serviceId>.<tag>}.
-	 * @return service id to tag to percentage, never {@code null}
+	 * @return service id to tag to percentage
 	 * @deprecated since 0.1.0 for removal: write
 	 * {@code atlas.services.<serviceId>.gray.weights.<tag>}
 	 * ({@link ServiceGrayProperties#getWeights()}); a service's canonical weights win
@@ -139,7 +139,7 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 
 	/**
 	 * The services that have canary weights under the deprecated spelling.
-	 * @return service ids, never {@code null}
+	 * @return service ids
 	 */
 	Set<String> deprecatedWeightsServiceIds() {
 		return this.weights.keySet();
@@ -154,8 +154,8 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	 * once).
 	 * @param serviceId the service id; empty for the rules of no service in particular
 	 * @param lanes the service's lane settings, {@code atlas.gray.*} overlaid by
-	 * {@code atlas.services.<serviceId>.gray.*}; not {@code null}
-	 * @return never {@code null}
+	 * {@code atlas.services.<serviceId>.gray.*}
+	 * @return the rules
 	 * @throws IllegalArgumentException naming the weights property used when a percentage
 	 * is invalid
 	 */

@@ -40,7 +40,7 @@ public class LoadBalancerProperties {
 
 	/**
 	 * The strategy name, normalized.
-	 * @return kebab-case, lower-case, never {@code null} or blank
+	 * @return kebab-case, lower-case, never blank
 	 */
 	public String getStrategy() {
 		return this.strategy;

@@ -34,8 +34,7 @@ final class ServiceOverlay {
 
 	/**
 	 * Creates the overlay.
-	 * @param binder binds from the application's environment, with Atlas's converters;
-	 * not {@code null}
+	 * @param binder binds from the application's environment, with Atlas's converters
 	 */
 	ServiceOverlay(Binder binder) {
 		this.binder = binder;
@@ -43,10 +42,10 @@ final class ServiceOverlay {
 
 	/**
 	 * Binds a section for one service.
-	 * @param section the section; not {@code null}
+	 * @param section the section
 	 * @param serviceId the service id; empty for the global values alone
 	 * @param <T> the section's type
-	 * @return a new object, never {@code null}
+	 * @return a new object
 	 * @throws org.springframework.boot.context.properties.bind.BindException naming the
 	 * property when a value cannot be converted
 	 */
@@ -83,7 +82,7 @@ final class ServiceOverlay {
 	 * exactly), which an id with a dot needs. These are the names Spring Boot's map
 	 * binding gives the keys of {@link AtlasProperties#getServices()}.
 	 * @param serviceId the service id; empty for none
-	 * @return never {@code null}; empty for the empty id
+	 * @return empty for the empty id
 	 */
 	private static List<ConfigurationPropertyName> serviceNames(String serviceId) {
 		if (serviceId.isEmpty()) {

@@ -13,12 +13,12 @@ import dev.atlas.loadbalancer.weighting.WarmupRules;
  *
  * @param strategy name of the load-balancing strategy, normalized (kebab-case,
  * lower-case, e.g. {@code weighted-random}); not checked against the registered
- * strategies; never {@code null}
- * @param allZeroWeights what to do when every candidate has weight 0; never {@code null}
+ * strategies
+ * @param allZeroWeights what to do when every candidate has weight 0
  * @param grayEnabled whether requests are routed to lanes by gray tag
  * ({@code atlas.gray.enabled}); when {@code false}, {@link #gray()} is not applied
  * @param gray the gray rules (caller's header and own tag, the service's lane settings
- * and canary percentages); never {@code null}
+ * and canary percentages)
  * @param warmup the warmup rules; {@link WarmupRules#OFF} when warmup is disabled; never
  * {@code null}
  */

@@ -52,7 +52,7 @@ public class WarmupProperties implements InitializingBean {
 	 * The warmup rules of these values.
 	 * @param prefix where these values were bound, for the message, e.g.
 	 * {@code atlas.warmup} or {@code atlas.services.user-service.warmup}
-	 * @return never {@code null}; {@link WarmupRules#OFF} when disabled
+	 * @return {@link WarmupRules#OFF} when disabled
 	 * @throws IllegalArgumentException naming the property when a value is out of range
 	 * (checked even when disabled)
 	 */

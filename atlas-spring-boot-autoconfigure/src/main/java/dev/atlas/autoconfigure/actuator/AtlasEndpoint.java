@@ -62,7 +62,7 @@ public class AtlasEndpoint {
 
 	/**
 	 * Creates the endpoint.
-	 * @param clients Spring Cloud's load-balancer contexts; not {@code null}
+	 * @param clients Spring Cloud's load-balancer contexts
 	 * @param registration registration metadata, if lifecycle support is on
 	 * @param lossless register-when-ready, if on
 	 * @param shutdown the shutdown sequence, if on
@@ -77,7 +77,7 @@ public class AtlasEndpoint {
 
 	/**
 	 * Every service this application called, and its own lifecycle.
-	 * @return the view, never {@code null}
+	 * @return the view
 	 */
 	@ReadOperation
 	public Map<String, Object> atlas() {

@@ -111,7 +111,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 		/**
 		 * Waits for a duration, on the calling thread.
-		 * @param duration how long; not {@code null}, not negative
+		 * @param duration how long, not negative
 		 * @throws InterruptedException if the thread is interrupted while waiting
 		 */
 		void sleep(Duration duration) throws InterruptedException;
@@ -120,15 +120,15 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	/**
 	 * Creates the sequence.
-	 * @param context the root application context; not {@code null}
-	 * @param registrations the auto-registrations to stop; not {@code null}
+	 * @param context the root application context
+	 * @param registrations the auto-registrations to stop
 	 * @param drain wait after deregistration, not negative
 	 * @param deregisterTimeout longest wait for the registry to confirm deregistration,
 	 * not negative
 	 * @param meterRegistry where {@value #DRAIN_METER} is recorded, timed with this
-	 * registry's (monotonic) clock; not {@code null}
-	 * @param clock source of {@link #deregisteredAt()}; not {@code null}
-	 * @param sleeper waits out the drain; not {@code null}
+	 * registry's (monotonic) clock
+	 * @param clock source of {@link #deregisteredAt()}
+	 * @param sleeper waits out the drain
 	 */
 	public GracefulShutdown(ApplicationContext context, List<AbstractAutoServiceRegistration<?>> registrations,
 			Duration drain, Duration deregisterTimeout, MeterRegistry meterRegistry, Clock clock, Sleeper sleeper) {
@@ -231,7 +231,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	/**
 	 * Where the sequence is.
-	 * @return never {@code null}
+	 * @return the state
 	 */
 	public State state() {
 		return this.state;

@@ -55,8 +55,8 @@ public class LosslessRegistration implements ApplicationListener<AvailabilityCha
 	 * Called instead of the auto-registration's
 	 * {@code onApplicationEvent(WebServerInitializedEvent)}: runs it at once if the
 	 * application is already ready, else when it becomes ready.
-	 * @param target the auto-registration; not {@code null}
-	 * @param event the web server event; not {@code null}
+	 * @param target the auto-registration
+	 * @param event the web server event
 	 */
 	public void defer(AbstractAutoServiceRegistration<?> target, WebServerInitializedEvent event) {
 		boolean now;

@@ -21,7 +21,7 @@ public class PreStopEndpoint {
 
 	/**
 	 * Creates the endpoint.
-	 * @param shutdown the sequence; not {@code null}
+	 * @param shutdown the sequence
 	 */
 	public PreStopEndpoint(GracefulShutdown shutdown) {
 		this.shutdown = shutdown;

@@ -32,8 +32,8 @@ public class RegistrationMetadata {
 
 	/**
 	 * Creates the stamper.
-	 * @param extra metadata to add when missing (tag, cluster); not {@code null}
-	 * @param clock source of {@code atlas.registered-at}; not {@code null}
+	 * @param extra metadata to add when missing (tag, cluster)
+	 * @param clock source of {@code atlas.registered-at}
 	 */
 	public RegistrationMetadata(Map<String, String> extra, Clock clock) {
 		this.extra = Map.copyOf(extra);
@@ -42,7 +42,7 @@ public class RegistrationMetadata {
 
 	/**
 	 * Stamps a registration about to be registered.
-	 * @param registration not {@code null}
+	 * @param registration the registration
 	 */
 	public void stamp(Registration registration) {
 		long now = this.clock.millis();

@@ -11,7 +11,7 @@ public interface InstanceChangeSource {
 
 	/**
 	 * Subscribes to changes of one service.
-	 * @param serviceId the service id; not {@code null}
+	 * @param serviceId the service id
 	 * @param onChange run (on a registry client thread) after each change; must be quick
 	 * and thread-safe
 	 */

@@ -10,12 +10,13 @@ import org.springframework.cloud.loadbalancer.core.CachingServiceInstanceListSup
 import org.springframework.context.ApplicationListener;
 
 /**
- * Event-driven refresh (field case C01): a registry change event — Spring Cloud's
- * {@link HeartbeatEvent}, which ZooKeeper's watch publishes on every change and other
- * registries publish on their own schedule — evicts every cached instance list, so the
- * next call of each service reads the registry instead of waiting up to the cache TTL.
- * The TTL ({@code spring.cloud.loadbalancer.cache.ttl}) stays as a safety net, measured
- * from write. Thread-safe.
+ * Event-driven refresh (a stale instance must not be chosen after it left the registry):
+ * a registry change event — Spring Cloud's {@link HeartbeatEvent}, which ZooKeeper's
+ * watch publishes on every change and other registries publish on their own schedule —
+ * evicts every cached instance list, so the next call of each service reads the registry
+ * instead of waiting up to the cache TTL. The TTL
+ * ({@code spring.cloud.loadbalancer.cache.ttl}) stays as a safety net, measured from
+ * write. Thread-safe.
  */
 public class RegistryEventRefresher implements ApplicationListener<HeartbeatEvent> {
 
@@ -38,7 +39,7 @@ public class RegistryEventRefresher implements ApplicationListener<HeartbeatEven
 
 	/**
 	 * Evicts the cached instance list of one service (after a per-service change event).
-	 * @param serviceId not {@code null}
+	 * @param serviceId the service
 	 */
 	public void evict(String serviceId) {
 		caches().forEach((cache) -> cache.evict(serviceId));

@@ -24,8 +24,8 @@ public class NacosInstanceChangeSource implements InstanceChangeSource {
 
 	/**
 	 * Creates the source.
-	 * @param nacos Spring Cloud Alibaba's naming-service holder; not {@code null}
-	 * @param properties gives the group; not {@code null}
+	 * @param nacos Spring Cloud Alibaba's naming-service holder
+	 * @param properties gives the group
 	 */
 	public NacosInstanceChangeSource(NacosServiceManager nacos, NacosDiscoveryProperties properties) {
 		this.nacos = nacos;

@@ -21,7 +21,7 @@ public final class PropagatedHeaders {
 
 	/**
 	 * Creates the set.
-	 * @param names header names, lower-case; not {@code null}
+	 * @param names header names, lower-case
 	 */
 	public PropagatedHeaders(Set<String> names) {
 		this.names = names.toArray(new String[0]);
@@ -29,7 +29,7 @@ public final class PropagatedHeaders {
 
 	/**
 	 * The header names.
-	 * @return lower-case names, never {@code null}
+	 * @return lower-case names
 	 */
 	public List<String> names() {
 		return List.of(this.names);

@@ -22,7 +22,7 @@ public class RoutingContextExchangeFilter implements ExchangeFilterFunction {
 
 	/**
 	 * Creates the filter.
-	 * @param headers what to write; not {@code null}
+	 * @param headers what to write
 	 */
 	public RoutingContextExchangeFilter(PropagatedHeaders headers) {
 		this.headers = headers;

@@ -14,7 +14,7 @@ public class RoutingContextFeignInterceptor implements RequestInterceptor {
 
 	/**
 	 * Creates the interceptor.
-	 * @param headers what to write; not {@code null}
+	 * @param headers what to write
 	 */
 	public RoutingContextFeignInterceptor(PropagatedHeaders headers) {
 		this.headers = headers;

@@ -20,7 +20,7 @@ public class RoutingContextRequestTransformer implements LoadBalancerRequestTran
 
 	/**
 	 * Creates the transformer.
-	 * @param headers what to write; not {@code null}
+	 * @param headers what to write
 	 */
 	public RoutingContextRequestTransformer(PropagatedHeaders headers) {
 		this.headers = headers;

@@ -23,7 +23,7 @@ public class RoutingContextServletFilter extends OncePerRequestFilter {
 
 	/**
 	 * Creates the filter.
-	 * @param headers what to capture; not {@code null}
+	 * @param headers what to capture
 	 */
 	public RoutingContextServletFilter(PropagatedHeaders headers) {
 		this.headers = headers;

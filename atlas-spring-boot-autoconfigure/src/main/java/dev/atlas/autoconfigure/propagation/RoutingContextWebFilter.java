@@ -21,7 +21,7 @@ public class RoutingContextWebFilter implements WebFilter, Ordered {
 
 	/**
 	 * Creates the filter.
-	 * @param headers what to capture; not {@code null}
+	 * @param headers what to capture
 	 */
 	public RoutingContextWebFilter(PropagatedHeaders headers) {
 		this.headers = headers;

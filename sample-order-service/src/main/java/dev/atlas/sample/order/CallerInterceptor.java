@@ -11,8 +11,8 @@ import org.springframework.http.client.ClientHttpResponse;
 /**
  * The application's own RestTemplate interceptor: adds {@code X-Caller: order-service} to
  * every call. It is ordered first, before Spring Cloud's load-balancer interceptor, which
- * is the set-up of field case C14(d): an interceptor that runs before the balancer must
- * not hide the gray tag from the routing decision (Atlas writes {@code X-Service-Version}
+ * is the set-up of a known failure: an interceptor that runs before the balancer must not
+ * hide the gray tag from the routing decision (Atlas writes {@code X-Service-Version}
  * only after the choice, and decides from the propagated routing context).
  */
 public class CallerInterceptor implements ClientHttpRequestInterceptor, Ordered {

@@ -8,8 +8,8 @@ import org.springframework.stereotype.Service;
 /**
  * Calls user-service's two-hop endpoint through Feign from an {@code @Async} method, i.e.
  * on a thread of Spring Boot's {@code applicationTaskExecutor}, not on the thread serving
- * the inbound request (field case C14(a) and (b)). Nothing here copies the gray header by
- * hand.
+ * the inbound request (the gray header must survive the @Async hop and never leak into a
+ * reused thread). Nothing here copies the gray header by hand.
  */
 @Service
 public class ChainService {

@@ -22,9 +22,10 @@ import org.springframework.web.reactive.function.client.WebClient;
  * user again from {@code http://user-service/users/{id}} through a {@code @LoadBalanced}
  * WebClient, <em>after</em> the Reactor chain has moved to
  * {@link Schedulers#boundedElastic()}, i.e. on a thread that is not the one serving the
- * inbound request (field case C14(c)). The answer names that thread and nests the second
- * hop's user, with its own {@code servedBy}. The Mono is returned to Spring MVC; with
- * {@code ?block=true} the servlet thread blocks on it instead.
+ * inbound request (the gray header must survive a hop to another scheduler). The answer
+ * names that thread and nests the second hop's user, with its own {@code servedBy}. The
+ * Mono is returned to Spring MVC; with {@code ?block=true} the servlet thread blocks on
+ * it instead.
  */
 @RestController
 public class UserController {

@@ -1,0 +1,9 @@
+/**
+ * Makes Atlas the load balancer of every load-balancer client context: the built-in
+ * pipeline steps as conditional beans, the strategy registry, event-driven refresh of
+ * cached instance lists, request statistics, startup diagnostics.
+ */
+@NullMarked
+package dev.atlas.autoconfigure.loadbalancer;
+
+import org.jspecify.annotations.NullMarked;
