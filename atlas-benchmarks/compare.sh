@@ -78,17 +78,27 @@ echo "- load average $load_before before, $load_after after"
 echo "- $rounds rounds, interleaved; each side per round: one fork, 4 x 1 s warmup, 3 x 1 s measurement, \`-prof gc\`"
 echo "- selection: \`${selection[*]}\`"
 echo
-echo "| benchmark | params | base ns/op | this ns/op | this/base | base B/op | this B/op |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-awk -F, -v rounds="$rounds" '
+echo "| benchmark | params | base ns/op | this ns/op | this/base (mean) | this/base per round | base B/op | this B/op |"
+echo "|---|---|---:|---:|---:|---|---:|---:|"
+awk -F, '
   function unq(s) { gsub(/"/, "", s); return s }
-  FNR == 1 { side = (FILENAME ~ /\/base-[0-9]+\.csv$/) ? "base" : "this"; next }
+  FNR == 1 {
+    side = (FILENAME ~ /\/base-[0-9]+\.csv$/) ? "base" : "this"
+    round = FILENAME; sub(/^.*-/, "", round); sub(/\.csv$/, "", round); rounds[round] = 1
+    next
+  }
   {
     name = unq($1); params = ""
     for (i = 8; i <= NF; i++) params = params (params == "" ? "" : " ") unq($i)
     score = unq($5) + 0
-    if (name ~ /:gc\.alloc\.rate\.norm$/) { sub(/:gc\.alloc\.rate\.norm$/, "", name); key = name SUBSEP params; alloc[side, key] += score; nalloc[side, key]++ }
-    else if (name !~ /:/) { key = name SUBSEP params; keys[key] = 1; time[side, key] += score; ntime[side, key]++ }
+    if (name ~ /:gc\.alloc\.rate\.norm$/) {
+      sub(/:gc\.alloc\.rate\.norm$/, "", name); key = name SUBSEP params
+      alloc[side, key] += score; nalloc[side, key]++
+    }
+    else if (name !~ /:/) {
+      key = name SUBSEP params; keys[key] = 1
+      time[side, key] += score; ntime[side, key]++; byround[side, key, round] = score
+    }
   }
   END {
     for (key in keys) {
@@ -97,6 +107,12 @@ awk -F, -v rounds="$rounds" '
       b = time["base", key] / ntime["base", key]; t = time["this", key] / ntime["this", key]
       ba = (nalloc["base", key] ? alloc["base", key] / nalloc["base", key] : 0)
       ta = (nalloc["this", key] ? alloc["this", key] / nalloc["this", key] : 0)
-      printf "| %s | %s | %.1f | %.1f | %.3f | %.0f | %.0f |\n", short, part[2], b, t, t / b, ba, ta
+      per = ""
+      for (r = 1; (r "") in rounds; r++) {
+        if ((("base", key, r "") in byround) && (("this", key, r "") in byround)) {
+          per = per (per == "" ? "" : ", ") sprintf("%.2f", byround["this", key, r ""] / byround["base", key, r ""])
+        }
+      }
+      printf "| %s | %s | %.1f | %.1f | %.3f | %s | %.0f | %.0f |\n", short, part[2], b, t, t / b, per, ba, ta
     }
   }' "$work"/base-*.csv "$work"/this-*.csv | sort
