@@ -155,8 +155,8 @@ public final class Contenders {
 	 * {@code choose}: no contender pays for them here.
 	 */
 	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, StrategyFactory strategy) {
-		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, balancer(strategy), new SnapshotCache(parser()),
-				new InstanceStats());
+		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, strategy.name(), balancer(strategy),
+				new SnapshotCache(parser()), new InstanceStats());
 	}
 
 	private Balancer balancer(StrategyFactory strategy) {

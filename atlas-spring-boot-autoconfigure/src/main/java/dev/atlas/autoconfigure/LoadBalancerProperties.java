@@ -49,10 +49,13 @@ public class LoadBalancerProperties {
 	/**
 	 * Sets the strategy name; it is normalized ({@link #normalizeStrategy(String)}), not
 	 * checked: strategies are registered by name elsewhere.
-	 * @param strategy a name; {@code null} or blank for {@link #DEFAULT_STRATEGY}
+	 * @param strategy a name; {@code null} or blank leaves the value as it is (the
+	 * default, or under {@code atlas.services.<service-id>} the global value)
 	 */
 	public void setStrategy(@Nullable String strategy) {
-		this.strategy = normalizeStrategy(strategy);
+		if (strategy != null && !strategy.isBlank()) {
+			this.strategy = normalizeStrategy(strategy);
+		}
 	}
 
 	public AllZeroWeightsPolicy getAllZeroWeights() {

@@ -46,6 +46,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final ObjectProvider<ServiceInstanceListSupplier> supplierProvider;
 
+	private final String strategyName;
+
 	private final LoadBalancingStrategy strategy;
 
 	private final Function<List<ServiceInstance>, InstanceSnapshot> snapshots;
@@ -63,7 +65,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
 			Balancer balancer) {
-		this(serviceId, supplierProvider, balancer, balancer::snapshotOf, LiveStats.NONE);
+		this(serviceId, supplierProvider, balancer.name(), balancer, balancer::snapshotOf, LiveStats.NONE);
 	}
 
 	/**
@@ -71,20 +73,22 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * @param serviceId the service
 	 * @param supplierProvider the supplier chain; when it yields nothing, every request
 	 * gets an empty response
+	 * @param strategyName the name the strategy is registered and selected under
 	 * @param strategy the algorithm
 	 * @param snapshots parses lists that are not snapshots yet (when no Atlas stage is in
 	 * the chain)
 	 * @param stats this service's live per-instance statistics, given to the strategy
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
-			LoadBalancingStrategy strategy, SnapshotCache snapshots, LiveStats stats) {
-		this(serviceId, supplierProvider, strategy, snapshots::snapshotOf, stats);
+			String strategyName, LoadBalancingStrategy strategy, SnapshotCache snapshots, LiveStats stats) {
+		this(serviceId, supplierProvider, strategyName, strategy, snapshots::snapshotOf, stats);
 	}
 
 	private AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
-			LoadBalancingStrategy strategy, Function<List<ServiceInstance>, InstanceSnapshot> snapshots,
-			LiveStats stats) {
+			String strategyName, LoadBalancingStrategy strategy,
+			Function<List<ServiceInstance>, InstanceSnapshot> snapshots, LiveStats stats) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
+		this.strategyName = Objects.requireNonNull(strategyName, "strategyName");
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.strategy = Objects.requireNonNull(strategy, "strategy");
 		this.snapshots = snapshots;
@@ -169,9 +173,17 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		return this.strategy;
 	}
 
+	/**
+	 * The name of the strategy in use, as registered and configured.
+	 * @return e.g. {@code weighted-random}
+	 */
+	public String strategyName() {
+		return this.strategyName;
+	}
+
 	@Override
 	public String toString() {
-		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + this.strategy.name() + ']';
+		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + this.strategyName + ']';
 	}
 
 	/**

@@ -34,8 +34,11 @@ public interface CandidateFilter {
 	/** Order of the cluster-affinity filter. */
 	int AFFINITY_ORDER = 2000;
 
-	/** Order of retry avoidance (leave out the instance that just failed). */
-	int RETRY_AVOIDANCE_ORDER = 3000;
+	/**
+	 * Order of retry avoidance (leave out the instance that just failed); the stage runs
+	 * it after every other filter in any case.
+	 */
+	int RETRY_AVOIDANCE_ORDER = Integer.MAX_VALUE;
 
 	/**
 	 * The candidates of one request.

@@ -29,11 +29,12 @@ public interface LoadBalancingStrategy {
 	int choose(InstanceSnapshot candidates, PickContext context);
 
 	/**
-	 * The name this strategy is registered under.
-	 * @return e.g. {@code weighted-random}; the default is the class's simple name
+	 * A name for this strategy in messages. The name a strategy is selected by is its
+	 * {@link StrategyFactory#name() factory's}; Atlas's own strategies return the same.
+	 * @return e.g. {@code weighted-random}; the default is the class's name
 	 */
 	default String name() {
-		return getClass().getSimpleName();
+		return getClass().getName();
 	}
 
 }

@@ -19,7 +19,8 @@ public interface PickContext extends CandidateRequest {
 
 	/**
 	 * This caller's recent latency to a candidate: an exponentially weighted moving
-	 * average of completed requests' durations.
+	 * average of completed requests' durations, failed ones included (an instance that
+	 * fails fast looks fast here; combine with its error rate before trusting it).
 	 * @param position {@code 0 <= position < candidates.size()}
 	 * @return ms, {@code >= 0}, or {@link Double#NaN} before any request completed
 	 */

@@ -4,8 +4,9 @@
  * applied in order to each instance-list snapshot, and
  * {@link dev.atlas.loadbalancer.spi.LoadBalancingStrategy strategies} registered by name
  * through a {@link dev.atlas.loadbalancer.spi.StrategyFactory}. Depends on
- * {@code instance} only; every concern package ({@code choice}, {@code routing},
- * {@code weighting}, {@code stats}) implements these, and {@code pipeline} composes them.
+ * {@code instance} and {@code support} only; every concern package ({@code choice},
+ * {@code routing}, {@code weighting}, {@code stats}) implements these, and
+ * {@code pipeline} composes them.
  */
 @NullMarked
 package dev.atlas.loadbalancer.spi;

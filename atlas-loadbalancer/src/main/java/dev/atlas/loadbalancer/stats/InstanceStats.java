@@ -141,13 +141,13 @@ public final class InstanceStats implements LiveStats {
 
 	@Override
 	public int inFlight(InstanceSnapshot candidates, int position) {
-		Counts counts = candidates.derive(this, this.cells).at(candidates, position);
+		Counts counts = candidates.derive(this, this.cells).at(position);
 		return (counts != null) ? counts.inFlight.get() : 0;
 	}
 
 	@Override
 	public double latencyMillis(InstanceSnapshot candidates, int position) {
-		Counts counts = candidates.derive(this, this.cells).at(candidates, position);
+		Counts counts = candidates.derive(this, this.cells).at(position);
 		return (counts != null) ? counts.latencyMillis() : Double.NaN;
 	}
 
@@ -231,26 +231,34 @@ public final class InstanceStats implements LiveStats {
 
 	/**
 	 * The statistics of a snapshot's instances by position, resolved once per snapshot;
-	 * an instance first called (or forgotten and called again) after that is looked up
-	 * again on the next read and its slot updated (a benign race: every writer stores the
-	 * current entry).
+	 * instance keys are computed once too. An instance first called (or forgotten and
+	 * called again) after that is looked up by its key on each read until it has an
+	 * entry, which is then stored in its slot (a benign race: every writer stores the
+	 * current entry); reads write nothing otherwise.
 	 */
 	private final class Cells {
+
+		private final String[] keys;
 
 		private final @Nullable Counts[] byPosition;
 
 		Cells(InstanceSnapshot snapshot) {
+			this.keys = new String[snapshot.size()];
 			this.byPosition = new Counts[snapshot.size()];
 			for (int i = 0; i < this.byPosition.length; i++) {
-				this.byPosition[i] = InstanceStats.this.view.get(InstanceKey.of(snapshot.get(i)));
+				this.keys[i] = InstanceKey.of(snapshot.get(i));
+				this.byPosition[i] = InstanceStats.this.view.get(this.keys[i]);
 			}
 		}
 
-		@Nullable Counts at(InstanceSnapshot snapshot, int position) {
+		@Nullable Counts at(int position) {
 			Counts counts = this.byPosition[position];
 			if (counts == null || counts.retired) {
-				counts = InstanceStats.this.view.get(InstanceKey.of(snapshot.get(position)));
-				this.byPosition[position] = counts;
+				Counts current = InstanceStats.this.view.get(this.keys[position]);
+				if (current != null && current != counts) {
+					this.byPosition[position] = current;
+				}
+				return current;
 			}
 			return counts;
 		}

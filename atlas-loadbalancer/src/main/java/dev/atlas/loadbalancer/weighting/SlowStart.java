@@ -176,8 +176,9 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	}
 
 	/**
-	 * The warmup factor of an instance of the list seen last, now: what its configured
-	 * weight is multiplied by (for the actuator view).
+	 * The warmup factor of an instance of the list resolved last: what its configured
+	 * weight is multiplied by in the effective weights computed at the last tick, so that
+	 * it matches the effective weight shown beside it (for the actuator view).
 	 * @param instance an instance, matched by {@link InstanceKey}
 	 * @return a factor in (0, 1]; {@code 1} for a warm instance, one not in that list,
 	 * and when warmup is off
@@ -187,13 +188,16 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		if (holder == null || !this.rules.enabled()) {
 			return 1.0;
 		}
-		String key = InstanceKey.of(instance);
-		for (int i = 0; i < holder.keys.length; i++) {
-			if (holder.keys[i].equals(key)) {
-				return factorAt(holder.starts[i], this.clock.millis());
-			}
+		Integer position = holder.positions().get(InstanceKey.of(instance));
+		if (position == null) {
+			return 1.0;
 		}
-		return 1.0;
+		State state = holder.state;
+		if (state == null) {
+			return factorAt(holder.starts[position], this.clock.millis());
+		}
+		double[] factors = state.factors;
+		return (factors != null) ? factors[position] : 1.0;
 	}
 
 	private double factorAt(long start, long now) {
@@ -269,9 +273,26 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 		volatile @Nullable State state;
 
+		private volatile @Nullable Map<String, Integer> positions;
+
 		Holder(String[] keys, long[] starts) {
 			this.keys = keys;
 			this.starts = starts;
+		}
+
+		/**
+		 * Position by instance key, built on first use by the report (never per request).
+		 */
+		Map<String, Integer> positions() {
+			Map<String, Integer> map = this.positions;
+			if (map == null) {
+				map = new HashMap<>(Math.max(16, this.keys.length * 2));
+				for (int i = 0; i < this.keys.length; i++) {
+					map.putIfAbsent(this.keys[i], i);
+				}
+				this.positions = map;
+			}
+			return map;
 		}
 
 	}

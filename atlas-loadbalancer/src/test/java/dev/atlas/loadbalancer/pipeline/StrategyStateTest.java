@@ -70,8 +70,8 @@ class StrategyStateTest {
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", TestStages.stage(discovery, new SnapshotCache(parser), null, null,
 				new GrayRouter(SERVICE, rules, this.meters), null));
-		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class), strategy,
-				new SnapshotCache(parser), stats);
+		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class), "test",
+				strategy, new SnapshotCache(parser), stats);
 	}
 
 	private static Request<RequestDataContext> request(String version) {
@@ -121,7 +121,8 @@ class StrategyStateTest {
 
 			@Override
 			public int inFlight(InstanceSnapshot candidates, int position) {
-				return "S2".equals(candidates.get(position).getInstanceId()) ? 5 : 1;
+				String id = candidates.get(position).getInstanceId();
+				return ("S2".equals(id) || "C1".equals(id)) ? 5 : 1;
 			}
 
 			@Override
@@ -143,7 +144,7 @@ class StrategyStateTest {
 		};
 		AtlasLoadBalancer loadBalancer = loadBalancer(leastLoaded, stats);
 		assertThat(choose(loadBalancer, request(null)).getInstanceId()).isEqualTo("S1");
-		assertThat(choose(loadBalancer, request("v2")).getInstanceId()).isEqualTo("C1");
+		assertThat(choose(loadBalancer, request("v2")).getInstanceId()).isEqualTo("C2");
 		assertThat(seen).containsExactly("null/40.0", "v2/10.0");
 	}
 

@@ -105,7 +105,7 @@ public class AtlasEndpoint {
 		Map<String, Object> view = new LinkedHashMap<>();
 		ReactiveLoadBalancer<ServiceInstance> balancer = this.clients.getInstance(serviceId);
 		AtlasLoadBalancer atlas = (balancer instanceof AtlasLoadBalancer a) ? a : null;
-		view.put("strategy", (atlas != null) ? atlas.strategy().name()
+		view.put("strategy", (atlas != null) ? atlas.strategyName()
 				: (balancer != null) ? balancer.getClass().getSimpleName() : null);
 		ServiceInstanceListSupplier supplier = this.clients.getInstance(serviceId, ServiceInstanceListSupplier.class);
 		AtlasServiceInstanceListSupplier stage = AtlasServiceInstanceListSupplier.find(supplier);

@@ -1,6 +1,8 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.GrayProperties;
@@ -93,14 +95,15 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	/**
-	 * Warmup (slow start), the built-in weight adjuster.
+	 * Warmup (slow start), the built-in weight adjuster; always declared, since a service
+	 * may turn warmup on under {@code atlas.services.<service-id>.warmup} while it is off
+	 * globally (then it passes every snapshot through unchanged).
 	 * @param environment the child context's environment (names the service)
 	 * @param settings the service's settings (its warmup rules)
 	 * @param meterRegistry where {@value #WARMING_METER} is registered
 	 * @return the adjuster
 	 */
 	@Bean
-	@ConditionalOnBooleanProperty(name = "atlas.warmup.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
 	SlowStart atlasSlowStart(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
@@ -183,7 +186,7 @@ public class AtlasLoadBalancerClientConfiguration {
 				}
 				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier,
 						new SnapshotCache(parser.getObject()), lastKnownGood.getIfAvailable(),
-						adjusters.orderedStream().toList(), filters.orderedStream().toList());
+						adjusters.orderedStream().toList(), retryAvoidanceLast(filters.orderedStream().toList()));
 				RegistryEventRefresher evictor = refresher.getIfAvailable();
 				if (evictor != null) {
 					String serviceId = supplier.getServiceId();
@@ -193,6 +196,20 @@ public class AtlasLoadBalancerClientConfiguration {
 				return stage;
 			}
 		};
+	}
+
+	/**
+	 * The filters in their order, with retry avoidance moved after every other one
+	 * (including filters without an order, which sort at the same lowest precedence): it
+	 * must see the final candidates, so that a failed instance that is the only one left
+	 * is retried rather than answered with "no instance available".
+	 */
+	static List<CandidateFilter> retryAvoidanceLast(List<CandidateFilter> ordered) {
+		List<CandidateFilter> filters = new ArrayList<>(ordered);
+		List<CandidateFilter> last = filters.stream().filter(RetryAvoidance.class::isInstance).toList();
+		filters.removeAll(last);
+		filters.addAll(last);
+		return filters;
 	}
 
 	/**
@@ -235,8 +252,8 @@ public class AtlasLoadBalancerClientConfiguration {
 			.tag("strategy", settings.strategy())
 			.register(meters);
 		return new AtlasLoadBalancer(serviceId,
-				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), strategy,
-				new SnapshotCache(parser), stats);
+				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class),
+				settings.strategy(), strategy, new SnapshotCache(parser), stats);
 	}
 
 }

@@ -4,8 +4,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
+import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
@@ -22,14 +22,17 @@ public final class StrategyRegistry {
 	/**
 	 * Creates the registry.
 	 * @param factories every registered factory
-	 * @throws IllegalStateException if a name is blank or two factories share one
+	 * @throws IllegalStateException if a name is blank or not lower-case kebab-case, or
+	 * two factories share one
 	 */
 	public StrategyRegistry(List<StrategyFactory> factories) {
 		Map<String, StrategyFactory> byName = new LinkedHashMap<>();
 		for (StrategyFactory factory : factories) {
 			String name = factory.name();
-			if (name == null || name.isBlank()) {
-				throw new IllegalStateException("StrategyFactory " + factory.getClass().getName() + " has no name");
+			if (name == null || name.isBlank() || !name.equals(LoadBalancerProperties.normalizeStrategy(name))) {
+				throw new IllegalStateException("StrategyFactory " + factory.getClass().getName() + " is named '" + name
+						+ "': a strategy name must be lower-case kebab-case, e.g. least-request, as "
+						+ "atlas.loadbalancer.strategy values are read");
 			}
 			StrategyFactory previous = byName.putIfAbsent(name, factory);
 			if (previous != null) {
@@ -38,14 +41,6 @@ public final class StrategyRegistry {
 			}
 		}
 		this.factories = Collections.unmodifiableMap(byName);
-	}
-
-	/**
-	 * The registered names, in registration order.
-	 * @return an unmodifiable set
-	 */
-	public Set<String> names() {
-		return this.factories.keySet();
 	}
 
 	/**
@@ -69,11 +64,15 @@ public final class StrategyRegistry {
 	 * @param name a registered name
 	 * @param settings the service and its settings
 	 * @return a new strategy
-	 * @throws IllegalArgumentException if the name is not registered
+	 * @throws IllegalStateException if the name is not registered (configured names are
+	 * checked at startup)
 	 */
 	public LoadBalancingStrategy create(String name, StrategySettings settings) {
-		requireRegistered("atlas.loadbalancer.strategy", name);
-		return this.factories.get(name).create(settings);
+		StrategyFactory factory = this.factories.get(name);
+		if (factory == null) {
+			throw new IllegalStateException("No load-balancing strategy is registered as '" + name + "'");
+		}
+		return factory.create(settings);
 	}
 
 }

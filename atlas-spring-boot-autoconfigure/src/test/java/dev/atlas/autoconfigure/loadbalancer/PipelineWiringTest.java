@@ -10,6 +10,9 @@ import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
+import dev.atlas.loadbalancer.spi.StrategyFactory;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
@@ -30,12 +33,13 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * The stage as the auto-configuration assembles it: the built-in concerns are beans of
  * their own, in their order; the application's filter and adjuster beans join in theirs
- * (an unordered one last); a bean of a built-in type replaces the built-in one; a concern
- * turned off is left out.
+ * (an unordered one after the built-in ones), retry avoidance always last; a bean of a
+ * built-in type replaces the built-in one; a concern turned off is left out.
  */
 class PipelineWiringTest {
 
@@ -69,7 +73,7 @@ class PipelineWiringTest {
 		this.runner.withUserConfiguration(OwnSteps.class).run((context) -> {
 			List<CandidateFilter> filters = stage(context).filters();
 			assertThat(types(filters)).startsWith(GrayRouter.class)
-				.endsWith(ClusterAffinity.class, RetryAvoidance.class, Unordered.class);
+				.endsWith(ClusterAffinity.class, Unordered.class, RetryAvoidance.class);
 			assertThat(filters.get(1)).isSameAs(context.getBean("betweenGrayAndAffinity"));
 			assertThat(stage(context).adjusters()).last().isSameAs(context.getBean("afterWarmup"));
 		});
@@ -84,13 +88,52 @@ class PipelineWiringTest {
 
 	@Test
 	void aConcernTurnedOffIsLeftOut() {
-		this.runner
-			.withPropertyValues("atlas.gray.enabled=false", "atlas.warmup.enabled=false",
-					"atlas.affinity.enabled=false")
-			.run((context) -> {
-				assertThat(stage(context).adjusters()).isEmpty();
-				assertThat(types(stage(context).filters())).containsExactly(RetryAvoidance.class);
-			});
+		this.runner.withPropertyValues("atlas.gray.enabled=false", "atlas.affinity.enabled=false")
+			.run((context) -> assertThat(types(stage(context).filters())).containsExactly(RetryAvoidance.class));
+	}
+
+	@Test
+	void warmupTurnedOnForOneServiceWhileOffGlobally() {
+		this.runner.withPropertyValues("atlas.warmup.enabled=false", "atlas.services.user-service.warmup.enabled=true")
+			.run((context) -> assertThat(((SlowStart) stage(context).adjusters().get(0)).rules().enabled()).isTrue());
+		this.runner.withPropertyValues("atlas.warmup.enabled=false")
+			.run((context) -> assertThat(((SlowStart) stage(context).adjusters().get(0)).rules().enabled()).isFalse());
+	}
+
+	@Test
+	void strategyNamesMustBeKebabCaseAndUnique() {
+		StrategyFactory camel = factory("leastRequest");
+		assertThatIllegalStateException().isThrownBy(() -> new StrategyRegistry(List.of(camel)))
+			.withMessageContaining("'leastRequest'")
+			.withMessageContaining("lower-case kebab-case");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> new StrategyRegistry(List.of(factory("least-request"), factory("least-request"))))
+			.withMessageContaining("Two load-balancing strategies are registered as 'least-request'");
+	}
+
+	@Test
+	void anUnknownPerServiceStrategyFailsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("atlas.services.user-service.loadbalancer.strategy=fastest").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("Invalid atlas.services.user-service.loadbalancer.strategy: 'fastest'");
+		});
+	}
+
+	private static StrategyFactory factory(String name) {
+		return new StrategyFactory() {
+
+			@Override
+			public String name() {
+				return name;
+			}
+
+			@Override
+			public LoadBalancingStrategy create(StrategySettings settings) {
+				return (candidates, context) -> -1;
+			}
+
+		};
 	}
 
 	@Configuration(proxyBeanMethods = false)
