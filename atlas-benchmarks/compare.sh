@@ -17,6 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 base_ref=${1:?usage: atlas-benchmarks/compare.sh BASE_REF [ROUNDS] [JMH args...]}
 rounds=${2:-3}
+if [[ ! "$rounds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "ROUNDS must be a whole number >= 1, was '$rounds' (usage: compare.sh BASE_REF [ROUNDS] [JMH args...])" >&2
+  exit 2
+fi
 shift $(( $# >= 2 ? 2 : 1 ))
 selection=("$@")
 if [[ ${#selection[@]} -eq 0 ]]; then
@@ -28,8 +32,7 @@ base_tree="$work/base"
 trap 'git worktree remove --force "$base_tree" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 base_commit=$(git rev-parse --short "$base_ref")
-this_commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo '+changes')"
-load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+this_commit="$(git rev-parse --short HEAD)$([[ -z "$(git status --porcelain)" ]] || echo '+changes')"
 
 # Copies what a tree built (benchmark classes, jars of the reactor) so that the run does not
 # depend on the tree afterwards; prints the classpath.
@@ -51,15 +54,18 @@ stage() {
 }
 
 echo ">> building base $base_commit" >&2
-git worktree add --detach "$base_tree" "$base_ref" >/dev/null 2>&1
+git worktree add --detach "$base_tree" "$base_ref" >/dev/null
 (cd "$base_tree" && ./mvnw -B -q -pl atlas-benchmarks -am package -DskipTests -Dspring-javaformat.skip=true >&2)
 base_cp=$(stage "$base_tree" "$work/base-run")
 echo ">> building this tree $this_commit" >&2
 ./mvnw -B -q -pl atlas-benchmarks -am package -DskipTests -Dspring-javaformat.skip=true >&2
 this_cp=$(stage "$PWD" "$work/this-run")
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 for ((round = 1; round <= rounds; round++)); do
-  for side in base this; do
+  order="base this"
+  (( round % 2 == 0 )) && order="this base"   # alternate which side runs first
+  for side in $order; do
     cp_var="${side}_cp"
     echo ">> round $round/$rounds: $side" >&2
     "$java_bin" -cp "${!cp_var}" org.openjdk.jmh.Main -f 1 -wi 4 -w 1s -i 3 -r 1s -prof gc \
@@ -75,7 +81,7 @@ echo "### Side by side: base \`$base_commit\` against \`$this_commit\`"
 echo
 echo "- machine: $(nproc) cores, $(uname -sr); JDK: $("$java_bin" -version 2>&1 | head -1)"
 echo "- load average $load_before before, $load_after after"
-echo "- $rounds rounds, interleaved; each side per round: one fork, 4 x 1 s warmup, 3 x 1 s measurement, \`-prof gc\`"
+echo "- $rounds rounds, interleaved (base first in odd rounds, this tree first in even ones); each side per round: one fork, 4 x 1 s warmup, 3 x 1 s measurement, \`-prof gc\`"
 echo "- selection: \`${selection[*]}\`"
 echo
 echo "| benchmark | params | base ns/op | this ns/op | this/base (mean) | this/base per round | base B/op | this B/op |"
@@ -88,20 +94,21 @@ awk -F, '
     next
   }
   {
-    name = unq($1); params = ""
+    name = unq($1) " [" unq($2) ", " unq($3) " thr]"; params = ""
     for (i = 8; i <= NF; i++) params = params (params == "" ? "" : " ") unq($i)
     score = unq($5) + 0
-    if (name ~ /:gc\.alloc\.rate\.norm$/) {
-      sub(/:gc\.alloc\.rate\.norm$/, "", name); key = name SUBSEP params
+    if (name ~ /:gc\.alloc\.rate\.norm /) {
+      sub(/:gc\.alloc\.rate\.norm /, " ", name); key = name SUBSEP params
       alloc[side, key] += score; nalloc[side, key]++
     }
-    else if (name !~ /:/) {
+    else if (name !~ /:/ && unq($7) == "ns/op") {
       key = name SUBSEP params; keys[key] = 1
       time[side, key] += score; ntime[side, key]++; byround[side, key, round] = score
     }
   }
   END {
     for (key in keys) {
+      if (!ntime["base", key] || !ntime["this", key]) continue
       split(key, part, SUBSEP)
       short = part[1]; sub(/^.*\.benchmarks\./, "", short)
       b = time["base", key] / ntime["base", key]; t = time["this", key] / ntime["this", key]
