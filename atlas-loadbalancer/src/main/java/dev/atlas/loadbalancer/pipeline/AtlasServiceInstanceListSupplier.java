@@ -126,8 +126,28 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 		if (this.lastSeen != candidates) {
 			this.lastSeen = candidates;
 		}
-		for (CandidateFilter filter : this.filters) {
-			candidates = filter.filter(candidates, request);
+		// One call site per position for the first filters: in an application each of
+		// them
+		// sees one filter class, so the JIT inlines it; a single loop call site would see
+		// every class and dispatch megamorphically on every pick (measured: about 10 % of
+		// a
+		// pick with the three built-in filters).
+		CandidateFilter[] filters = this.filters;
+		int count = filters.length;
+		if (count > 0) {
+			candidates = filters[0].filter(candidates, request);
+		}
+		if (count > 1) {
+			candidates = filters[1].filter(candidates, request);
+		}
+		if (count > 2) {
+			candidates = filters[2].filter(candidates, request);
+		}
+		if (count > 3) {
+			candidates = filters[3].filter(candidates, request);
+		}
+		for (int i = 4; i < count; i++) {
+			candidates = filters[i].filter(candidates, request);
 		}
 		return candidates;
 	}
