@@ -38,19 +38,7 @@ class AtlasServiceInstanceListSupplierTest {
 	private final List<ServiceInstance> fleet = List.of(instance("S1"), instance("C1", "version", "v2"),
 			instance("C3", "version", "v3"));
 
-	private final ServiceInstanceListSupplier discovery = new ServiceInstanceListSupplier() {
-
-		@Override
-		public String getServiceId() {
-			return SERVICE;
-		}
-
-		@Override
-		public Flux<List<ServiceInstance>> get() {
-			return Flux.just(AtlasServiceInstanceListSupplierTest.this.fleet);
-		}
-
-	};
+	private final ServiceInstanceListSupplier discovery = TestStages.discovery(this.fleet);
 
 	@AfterEach
 	void clear() {

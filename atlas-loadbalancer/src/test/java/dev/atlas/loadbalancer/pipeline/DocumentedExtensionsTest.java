@@ -14,7 +14,6 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.support.StaticListableBeanFactory;
@@ -86,19 +85,7 @@ class DocumentedExtensionsTest {
 	void theDocumentedExtensionsWorkThroughThePipeline() {
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", meters);
-		ServiceInstanceListSupplier discovery = new ServiceInstanceListSupplier() {
-
-			@Override
-			public String getServiceId() {
-				return SERVICE;
-			}
-
-			@Override
-			public Flux<List<ServiceInstance>> get() {
-				return Flux.just(DocumentedExtensionsTest.this.fleet);
-			}
-
-		};
+		ServiceInstanceListSupplier discovery = TestStages.discovery(this.fleet);
 		AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(discovery,
 				new SnapshotCache(parser), null, List.of(halveInstancesInZoneB()),
 				List.of(skipInstancesInMaintenance()));

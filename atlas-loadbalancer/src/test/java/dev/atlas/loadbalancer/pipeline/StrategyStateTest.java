@@ -19,7 +19,6 @@ import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.PickContext;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.support.StaticListableBeanFactory;
@@ -54,19 +53,7 @@ class StrategyStateTest {
 		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
 		GrayRules rules = new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true, Set.of(), Map.of(),
 				null);
-		ServiceInstanceListSupplier discovery = new ServiceInstanceListSupplier() {
-
-			@Override
-			public String getServiceId() {
-				return SERVICE;
-			}
-
-			@Override
-			public Flux<List<ServiceInstance>> get() {
-				return Flux.just(StrategyStateTest.this.fleet);
-			}
-
-		};
+		ServiceInstanceListSupplier discovery = TestStages.discovery(this.fleet);
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", TestStages.stage(discovery, new SnapshotCache(parser), null, null,
 				new GrayRouter(SERVICE, rules, this.meters), null));

@@ -11,14 +11,37 @@ import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.weighting.SlowStart;
+import dev.atlas.loadbalancer.TestInstances;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
 
+import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /** Atlas's stage with the built-in concerns in the order the auto-configuration uses. */
 final class TestStages {
 
 	private TestStages() {
+	}
+
+	/**
+	 * A discovery stand-in that always emits the same list object, as Spring's cache does
+	 * between refreshes.
+	 */
+	static ServiceInstanceListSupplier discovery(List<ServiceInstance> fleet) {
+		return new ServiceInstanceListSupplier() {
+
+			@Override
+			public String getServiceId() {
+				return TestInstances.SERVICE;
+			}
+
+			@Override
+			public Flux<List<ServiceInstance>> get() {
+				return Flux.just(fleet);
+			}
+
+		};
 	}
 
 	/**
