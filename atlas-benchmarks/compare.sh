@@ -34,32 +34,15 @@ trap 'git worktree remove --force "$base_tree" >/dev/null 2>&1 || true; rm -rf "
 base_commit=$(git rev-parse --short "$base_ref")
 this_commit="$(git rev-parse --short HEAD)$([[ -z "$(git status --porcelain)" ]] || echo '+changes')"
 
-# Copies what a tree built (benchmark classes, jars of the reactor) so that the run does not
-# depend on the tree afterwards; prints the classpath.
-stage() {
-  local tree=$1 into=$2 classpath entry
-  mkdir -p "$into"
-  cp -r "$tree/atlas-benchmarks/target/classes" "$into/classes"
-  classpath="$into/classes"
-  IFS=: read -ra entries < "$tree/atlas-benchmarks/target/classpath.txt" || true
-  for entry in "${entries[@]}"; do
-    if [[ "$entry" == "$tree"/* ]]; then
-      cp "$entry" "$into/"
-      classpath+=":$into/$(basename "$entry")"
-    else
-      classpath+=":$entry"
-    fi
-  done
-  echo "$classpath"
-}
+source atlas-benchmarks/stage-classpath.sh
 
 echo ">> building base $base_commit" >&2
 git worktree add --detach "$base_tree" "$base_ref" >/dev/null
 (cd "$base_tree" && ./mvnw -B -q -pl atlas-benchmarks -am package -DskipTests -Dspring-javaformat.skip=true >&2)
-base_cp=$(stage "$base_tree" "$work/base-run")
+base_cp=$(stage_classpath "$base_tree" "$work/base-run")
 echo ">> building this tree $this_commit" >&2
 ./mvnw -B -q -pl atlas-benchmarks -am package -DskipTests -Dspring-javaformat.skip=true >&2
-this_cp=$(stage "$PWD" "$work/this-run")
+this_cp=$(stage_classpath "$PWD" "$work/this-run")
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 for ((round = 1; round <= rounds; round++)); do

@@ -35,19 +35,10 @@ mkdir -p "$out"
 
 # Run from a private copy of what this working tree built (the benchmark classes, the engine jar), so that a
 # concurrent build in the same tree (mvn clean) cannot pull classes from under a running JMH fork.
+source atlas-benchmarks/stage-classpath.sh
 stage=$(mktemp -d "${TMPDIR:-/tmp}/atlas-benchmarks.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-cp -r atlas-benchmarks/target/classes "$stage/classes"
-classpath="$stage/classes"
-IFS=: read -ra entries < atlas-benchmarks/target/classpath.txt || true  # no trailing newline
-for entry in "${entries[@]}"; do
-  if [[ "$entry" == "$PWD"/* ]]; then
-    cp "$entry" "$stage/"
-    classpath+=":$stage/$(basename "$entry")"
-  else
-    classpath+=":$entry"
-  fi
-done
+classpath=$(stage_classpath "$PWD" "$stage")
 
 if [[ "$mode" == full ]]; then
   jmh_options=(-f 2 -wi 4 -w 1s -i 2 -r 1s -prof gc)
