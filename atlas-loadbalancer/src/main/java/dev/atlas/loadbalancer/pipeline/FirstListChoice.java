@@ -2,6 +2,7 @@ package dev.atlas.loadbalancer.pipeline;
 
 import java.util.List;
 
+import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import org.jspecify.annotations.Nullable;
@@ -220,7 +221,7 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		@Override
 		public @Nullable String header(String lowerCaseName) {
 			FirstListChoice p = this.parent;
-			return RoutingHeaders.value(p.request, RoutingHeaders.context(currentContext(), p.onCallingThread),
+			return RequestHeaders.resolve(p.request, RoutingHeaders.context(currentContext(), p.onCallingThread),
 					lowerCaseName);
 		}
 

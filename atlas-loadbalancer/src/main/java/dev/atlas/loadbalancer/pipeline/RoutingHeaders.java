@@ -1,12 +1,9 @@
 package dev.atlas.loadbalancer.pipeline;
 
-import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.ContextView;
-
-import org.springframework.cloud.client.loadbalancer.Request;
 
 /**
  * Where a routing header's value comes from, in this order: the outbound request's
@@ -34,17 +31,6 @@ final class RoutingHeaders {
 			return context;
 		}
 		return (onCallingThread != null) ? onCallingThread : RoutingContextHolder.get();
-	}
-
-	/**
-	 * A header's value.
-	 * @param request the load-balancing request, or {@code null}
-	 * @param context the routing context from {@link #context}, or {@code null}
-	 * @param name the header name
-	 * @return the value, or {@code null}
-	 */
-	static @Nullable String value(@Nullable Request<?> request, @Nullable RoutingContext context, String name) {
-		return RequestHeaders.resolve(request, context, name);
 	}
 
 }

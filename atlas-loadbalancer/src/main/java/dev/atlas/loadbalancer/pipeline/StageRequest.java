@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.pipeline;
 
+import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
 import org.jspecify.annotations.Nullable;
@@ -41,7 +42,7 @@ final class StageRequest implements CandidateRequest {
 			this.context = RoutingHeaders.context(this.reactorContext, this.onCallingThread);
 			this.resolved = true;
 		}
-		return RoutingHeaders.value(this.request, this.context, lowerCaseName);
+		return RequestHeaders.resolve(this.request, this.context, lowerCaseName);
 	}
 
 }
