@@ -22,7 +22,6 @@ import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestData;
-import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.http.HttpHeaders;
@@ -30,6 +29,7 @@ import org.springframework.http.HttpMethod;
 import org.springframework.util.LinkedMultiValueMap;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
+import static dev.atlas.loadbalancer.pipeline.TestStages.request;
 import static dev.atlas.loadbalancer.TestInstances.instance;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -52,15 +52,6 @@ class AtlasServiceInstanceListSupplierTest {
 		return TestStages.stage(this.discovery,
 				new SnapshotCache(new InstanceAttributesParser(SERVICE, "version", meters)), null, null,
 				new GrayRouter(SERVICE, rules, meters), null);
-	}
-
-	private static Request<RequestDataContext> request(String version) {
-		HttpHeaders headers = new HttpHeaders();
-		if (version != null) {
-			headers.add("X-Service-Version", version);
-		}
-		return new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
-				URI.create("http://user-service/users/1"), headers, new LinkedMultiValueMap<>(), Map.of())));
 	}
 
 	private static List<String> ids(Flux<List<ServiceInstance>> lane) {

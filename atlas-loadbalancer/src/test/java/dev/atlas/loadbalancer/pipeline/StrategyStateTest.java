@@ -1,6 +1,5 @@
 package dev.atlas.loadbalancer.pipeline;
 
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,16 +22,11 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Request;
-import org.springframework.cloud.client.loadbalancer.RequestData;
-import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpMethod;
-import org.springframework.util.LinkedMultiValueMap;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
+import static dev.atlas.loadbalancer.pipeline.TestStages.request;
 import static dev.atlas.loadbalancer.TestInstances.count;
 import static dev.atlas.loadbalancer.TestInstances.instance;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -59,15 +53,6 @@ class StrategyStateTest {
 				new GrayRouter(SERVICE, rules, this.meters), null));
 		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class), "test",
 				strategy, new SnapshotCache(parser), stats);
-	}
-
-	private static Request<RequestDataContext> request(String version) {
-		HttpHeaders headers = new HttpHeaders();
-		if (version != null) {
-			headers.add("X-Service-Version", version);
-		}
-		return new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
-				URI.create("http://user-service/users/1"), headers, new LinkedMultiValueMap<>(), Map.of())));
 	}
 
 	private static ServiceInstance choose(AtlasLoadBalancer loadBalancer, Request<?> request) {

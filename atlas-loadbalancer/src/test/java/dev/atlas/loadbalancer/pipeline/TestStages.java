@@ -1,7 +1,9 @@
 package dev.atlas.loadbalancer.pipeline;
 
+import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
@@ -16,7 +18,14 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.util.LinkedMultiValueMap;
 
 /** Atlas's stage with the built-in concerns in the order the auto-configuration uses. */
 final class TestStages {
@@ -42,6 +51,19 @@ final class TestStages {
 			}
 
 		};
+	}
+
+	/**
+	 * A GET to user-service, as Spring Cloud describes it to the load balancer.
+	 * @param version the {@code X-Service-Version} header, or {@code null} for none
+	 */
+	static Request<RequestDataContext> request(@Nullable String version) {
+		HttpHeaders headers = new HttpHeaders();
+		if (version != null) {
+			headers.add("X-Service-Version", version);
+		}
+		return new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
+				URI.create("http://user-service/users/1"), headers, new LinkedMultiValueMap<>(), Map.of())));
 	}
 
 	/**
