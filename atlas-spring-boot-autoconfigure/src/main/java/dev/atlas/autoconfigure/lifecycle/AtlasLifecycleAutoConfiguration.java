@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.cloud.client.serviceregistry.Registration;
@@ -101,9 +102,9 @@ public class AtlasLifecycleAutoConfiguration {
 		@Bean
 		GracefulShutdown atlasGracefulShutdown(ApplicationContext context, LifecycleProperties lifecycle,
 				ObjectProvider<AbstractAutoServiceRegistration<?>> registrations,
-				ObjectProvider<MeterRegistry> meterRegistry) {
-			return new GracefulShutdown(context, registrations.orderedStream().toList(), lifecycle.getDrain(),
-					lifecycle.getDeregisterTimeout(),
+				ObjectProvider<LosslessRegistration> lossless, ObjectProvider<MeterRegistry> meterRegistry) {
+			return new GracefulShutdown(context, registrations.orderedStream().toList(), lossless.getIfAvailable(),
+					lifecycle.getDrain(), lifecycle.getDeregisterTimeout(),
 					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new),
 					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP);
 		}
@@ -128,14 +129,17 @@ public class AtlasLifecycleAutoConfiguration {
 	static class RegisterWhenReadyConfiguration {
 
 		@Bean
-		LosslessRegistration atlasLosslessRegistration(LifecycleProperties lifecycle) {
-			return new LosslessRegistration(lifecycle.getRegisterDelay());
+		LosslessRegistration atlasLosslessRegistration(ApplicationContext context, LifecycleProperties lifecycle) {
+			return new LosslessRegistration(context, lifecycle.getRegisterDelay(),
+					LosslessRegistration.Scheduler.DELAYED_EXECUTOR);
 		}
 
 		/**
 		 * Routes the auto-registration's
 		 * {@code onApplicationEvent(WebServerInitializedEvent)} through
-		 * {@link LosslessRegistration#defer}.
+		 * {@link LosslessRegistration#defer}; the management server's event (with
+		 * {@code management.server.port} set), which the auto-registration ignores, goes
+		 * through unchanged.
 		 */
 		@Bean
 		static BeanPostProcessor atlasDeferredRegistration(ObjectProvider<LosslessRegistration> lossless) {
@@ -148,7 +152,9 @@ public class AtlasLifecycleAutoConfiguration {
 					return proxy(target, (MethodInterceptor) (invocation) -> {
 						if ("onApplicationEvent".equals(invocation.getMethod().getName())
 								&& invocation.getArguments().length == 1
-								&& invocation.getArguments()[0] instanceof WebServerInitializedEvent event) {
+								&& invocation.getArguments()[0] instanceof WebServerInitializedEvent event
+								&& !WebServerApplicationContext.hasServerNamespace(event.getApplicationContext(),
+										"management")) {
 							lossless.getObject().defer(target, event);
 							return null;
 						}

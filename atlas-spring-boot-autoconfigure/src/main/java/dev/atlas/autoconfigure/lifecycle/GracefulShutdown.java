@@ -10,12 +10,14 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
 import io.micrometer.core.instrument.Timer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationListener;
@@ -27,14 +29,21 @@ import org.springframework.core.Ordered;
  * SIGTERM (the root context's {@link ContextClosedEvent}, before any lifecycle bean
  * stops) or a preStop call ({@link #runAndWait()}):
  * <ol>
+ * <li>stop registering: a registration still waiting for readiness or for
+ * {@code atlas.lifecycle.register-delay} is cancelled, and one under way is waited for
+ * (bounded by {@code atlas.lifecycle.deregister-timeout}), so that step 2 comes after it
+ * ({@link LosslessRegistration#close});</li>
  * <li>deregister from the registry (every Spring Cloud auto-registration that registered;
  * bounded by {@code atlas.lifecycle.deregister-timeout} when the registry is unreachable:
  * one ERROR, no longer wait);</li>
- * <li>readiness {@code REFUSING_TRAFFIC}, so Kubernetes and health checks stop routing
- * here;</li>
+ * <li>readiness {@code REFUSING_TRAFFIC}, so Kubernetes (which takes the pod out of its
+ * endpoints by readiness) and health checks stop routing here;</li>
  * <li>drain: wait {@code atlas.lifecycle.drain} while still serving, so callers refresh
- * their instance lists and in-flight calls arrive (skipped when the application was not
- * registered: no caller to wait for);</li>
+ * their instance lists (or Kubernetes its endpoints) and in-flight calls arrive. Also
+ * when nothing was registered (Kubernetes discovery, registration turned off), as long as
+ * the application serves HTTP (its context is a {@link WebServerApplicationContext}); a
+ * non-web application that registered nothing has no caller to wait for and does not
+ * drain;</li>
  * <li>then Spring continues: Spring Boot's graceful web-server shutdown finishes
  * in-flight requests, and the registry client, a plain bean, closes last.</li>
  * </ol>
@@ -46,7 +55,8 @@ import org.springframework.core.Ordered;
  * <p>
  * Time is injected: {@link #deregisteredAt()} comes from a {@link Clock}, the drain is
  * waited out by a {@link Sleeper}, and {@value #DRAIN_METER} is timed with the meter
- * registry's clock. Only the deregistration timeout is real waiting.
+ * registry's clock. Only the deregistration timeout and the wait for a registration under
+ * way are real waiting.
  *
  * <p>
  * Thread-safe; idempotent: concurrent and later calls wait for the first run and do
@@ -57,14 +67,17 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
 	/**
-	 * Timer of the drain: from when deregistration returned (or gave up) to the end of
-	 * the wait, so a slow registry does not count; tags none.
+	 * Timer of the drain: from when deregistration returned (or gave up; when nothing was
+	 * registered, from when traffic was refused) to the end of the wait, so a slow
+	 * registry does not count; tags none.
 	 */
 	public static final String DRAIN_METER = "atlas.lifecycle.drain";
 
 	private final ApplicationContext context;
 
 	private final List<AbstractAutoServiceRegistration<?>> registrations;
+
+	private final @Nullable LosslessRegistration lossless;
 
 	private final Duration drain;
 
@@ -122,6 +135,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 * Creates the sequence.
 	 * @param context the root application context
 	 * @param registrations the auto-registrations to stop
+	 * @param lossless the held-back registration to stop first, or {@code null} when
+	 * registration is not held back ({@code atlas.lifecycle.register-when-ready=false})
 	 * @param drain wait after deregistration, not negative
 	 * @param deregisterTimeout longest wait for the registry to confirm deregistration,
 	 * not negative
@@ -131,9 +146,11 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 * @param sleeper waits out the drain
 	 */
 	public GracefulShutdown(ApplicationContext context, List<AbstractAutoServiceRegistration<?>> registrations,
-			Duration drain, Duration deregisterTimeout, MeterRegistry meterRegistry, Clock clock, Sleeper sleeper) {
+			@Nullable LosslessRegistration lossless, Duration drain, Duration deregisterTimeout,
+			MeterRegistry meterRegistry, Clock clock, Sleeper sleeper) {
 		this.context = context;
 		this.registrations = registrations;
+		this.lossless = lossless;
 		this.drain = drain;
 		this.deregisterTimeout = deregisterTimeout;
 		this.meterRegistry = meterRegistry;
@@ -180,18 +197,25 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	}
 
 	private void sequence() {
-		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning);
 		this.state = State.DRAINING;
-		Timer.Sample drainTime = null;
+		if (this.lossless != null) {
+			this.lossless.close(this.deregisterTimeout);
+		}
+		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning);
+		boolean serving = this.context instanceof WebServerApplicationContext;
 		if (registered) {
 			log.info("Shutdown: deregistering, then draining for {} ms while still serving", this.drain.toMillis());
 			deregister();
 			this.deregisteredAt = this.clock.millis();
-			drainTime = Timer.start(this.meterRegistry);
 		}
+		else if (serving) {
+			log.info("Shutdown: this instance is not registered in a registry (e.g. Kubernetes discovery); "
+					+ "refusing traffic, then draining for {} ms while still serving", this.drain.toMillis());
+		}
+		Timer.Sample drainTime = Timer.start(this.meterRegistry);
 		AvailabilityChangeEvent.publish(this.context, ReadinessState.REFUSING_TRAFFIC);
-		if (!registered) {
-			log.info("Shutdown: this instance is not registered, nothing to drain");
+		if (!registered && !serving) {
+			log.info("Shutdown: this application is not registered and serves no HTTP, nothing to drain");
 			this.state = State.DRAINED;
 			return;
 		}

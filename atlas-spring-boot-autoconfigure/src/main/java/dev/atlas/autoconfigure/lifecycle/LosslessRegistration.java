@@ -4,8 +4,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +15,10 @@ import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
-import org.springframework.context.ApplicationListener;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.context.event.SmartApplicationListener;
 
 /**
  * Lossless online: holds back Spring Cloud's auto-registration (Nacos, ZooKeeper, Consul,
@@ -31,77 +36,193 @@ import org.springframework.context.ApplicationListener;
  * {@code atlas.registered-at} on the registration when it finally happens.)
  *
  * <p>
+ * Once shutdown has begun ({@link #close(Duration)}: called first by the shutdown
+ * sequence, on SIGTERM or preStop, and on the root context's {@link ContextClosedEvent}
+ * when Atlas's sequence is off), nothing registers any more: a registration waiting for
+ * readiness or for the delay is dropped, later calls do nothing, and a registration
+ * already under way is waited for, so that the deregistration that follows comes after
+ * it. A registration that outlasts that wait deregisters itself as soon as it returns.
+ *
+ * <p>
  * Thread-safe.
  */
-public class LosslessRegistration implements ApplicationListener<AvailabilityChangeEvent<?>> {
+public class LosslessRegistration implements SmartApplicationListener {
 
 	private static final Logger log = LoggerFactory.getLogger(LosslessRegistration.class);
 
-	private final List<Deferred> deferred = new ArrayList<>();
+	private final ApplicationContext context;
 
 	private final Duration delay;
+
+	private final Scheduler scheduler;
+
+	/** Guards every field below. */
+	private final Object lock = new Object();
+
+	private final List<Deferred> deferred = new ArrayList<>();
+
+	private @Nullable Future<?> pending;
+
+	private int registering;
+
+	private boolean closed;
+
+	/** Set when {@link #close} stopped waiting for a registration under way. */
+	private boolean abandoned;
 
 	private volatile boolean ready;
 
 	/**
-	 * Creates the coordinator.
-	 * @param delay extra wait after readiness, not negative
+	 * Runs the delayed registration. Production uses {@link #DELAYED_EXECUTOR}; tests
+	 * pass one that only records the task, and run it when they choose.
 	 */
-	public LosslessRegistration(Duration delay) {
+	@FunctionalInterface
+	public interface Scheduler {
+
+		/**
+		 * Runs the task on the common fork-join pool after the delay
+		 * ({@link CompletableFuture#delayedExecutor}); cancelling the returned future
+		 * before then keeps the task from running.
+		 */
+		Scheduler DELAYED_EXECUTOR = (task, delay) -> CompletableFuture.runAsync(task,
+				CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS));
+
+		/**
+		 * Runs a task once, after a delay, on another thread.
+		 * @param task what to run
+		 * @param delay how long to wait first, positive
+		 * @return a future whose {@code cancel} keeps the task from starting if it has
+		 * not yet
+		 */
+		Future<?> schedule(Runnable task, Duration delay);
+
+	}
+
+	/**
+	 * Creates the coordinator.
+	 * @param context the root application context, whose {@link ContextClosedEvent}
+	 * closes this coordinator (those of child contexts are ignored)
+	 * @param delay extra wait after readiness, not negative
+	 * @param scheduler runs the registration after {@code delay} when it is not zero
+	 */
+	public LosslessRegistration(ApplicationContext context, Duration delay, Scheduler scheduler) {
+		this.context = context;
 		this.delay = delay;
+		this.scheduler = scheduler;
 	}
 
 	/**
 	 * Called instead of the auto-registration's
 	 * {@code onApplicationEvent(WebServerInitializedEvent)}: runs it at once if the
-	 * application is already ready, else when it becomes ready.
+	 * application is already ready, else when it becomes ready; never once shutdown has
+	 * begun.
 	 * @param target the auto-registration
 	 * @param event the web server event
 	 */
 	public void defer(AbstractAutoServiceRegistration<?> target, WebServerInitializedEvent event) {
-		boolean now;
-		synchronized (this.deferred) {
-			now = this.ready;
-			if (!now) {
+		synchronized (this.lock) {
+			if (this.closed) {
+				log.info("Not registering this instance: shutdown has begun");
+				return;
+			}
+			if (!this.ready) {
 				this.deferred.add(new Deferred(target, event));
 				log.info("Registration of this instance is held back until the application is ready "
 						+ "(atlas.lifecycle.register-when-ready=true)");
+				return;
 			}
 		}
-		if (now) {
-			register(List.of(new Deferred(target, event)));
-		}
+		register(List.of(new Deferred(target, event)));
 	}
 
 	@Override
-	public void onApplicationEvent(AvailabilityChangeEvent<?> event) {
-		if (event.getState() != ReadinessState.ACCEPTING_TRAFFIC) {
+	public boolean supportsEventType(Class<? extends ApplicationEvent> eventType) {
+		return AvailabilityChangeEvent.class.isAssignableFrom(eventType)
+				|| ContextClosedEvent.class.isAssignableFrom(eventType);
+	}
+
+	@Override
+	public void onApplicationEvent(ApplicationEvent event) {
+		if (event instanceof ContextClosedEvent closedEvent) {
+			if (closedEvent.getApplicationContext() == this.context) {
+				close(Duration.ZERO);
+			}
+			return;
+		}
+		if (!(event instanceof AvailabilityChangeEvent<?> availability)
+				|| availability.getState() != ReadinessState.ACCEPTING_TRAFFIC) {
 			return;
 		}
 		List<Deferred> toRegister;
-		synchronized (this.deferred) {
-			if (this.ready) {
+		synchronized (this.lock) {
+			if (this.ready || this.closed) {
 				return;
 			}
 			this.ready = true;
 			toRegister = new ArrayList<>(this.deferred);
 			this.deferred.clear();
+			if (toRegister.isEmpty()) {
+				return;
+			}
+			if (!this.delay.isZero()) {
+				log.info("Application ready; registering in {} ms (atlas.lifecycle.register-delay)",
+						this.delay.toMillis());
+				this.pending = this.scheduler.schedule(() -> register(toRegister), this.delay);
+				return;
+			}
 		}
-		if (toRegister.isEmpty()) {
-			return;
-		}
-		if (this.delay.isZero()) {
-			register(toRegister);
-		}
-		else {
-			log.info("Application ready; registering in {} ms (atlas.lifecycle.register-delay)", this.delay.toMillis());
-			CompletableFuture.runAsync(() -> register(toRegister),
-					CompletableFuture.delayedExecutor(this.delay.toMillis(), TimeUnit.MILLISECONDS));
+		register(toRegister);
+	}
+
+	/**
+	 * Shutdown has begun: from now on nothing registers. Drops a registration that waits
+	 * for readiness or for {@code atlas.lifecycle.register-delay}, then waits up to
+	 * {@code wait} for a registration under way to return, so that a deregistration after
+	 * this call finds it registered; one that returns later deregisters itself at once.
+	 * Idempotent.
+	 * @param wait longest wait for a registration under way, not negative; real time
+	 */
+	public void close(Duration wait) {
+		synchronized (this.lock) {
+			if (!this.closed) {
+				this.closed = true;
+				boolean dropped = !this.deferred.isEmpty() || (this.pending != null && this.pending.cancel(false));
+				this.deferred.clear();
+				if (dropped) {
+					log.info("Shutdown has begun: the pending registration of this instance is cancelled");
+				}
+			}
+			long deadline = System.nanoTime() + wait.toNanos();
+			while (this.registering > 0) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					this.abandoned = true;
+					log.warn("Shutdown has begun while this instance is registering; it deregisters "
+							+ "as soon as the registration returns");
+					return;
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this.lock, left);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					this.abandoned = true;
+					return;
+				}
+			}
 		}
 	}
 
 	private void register(List<Deferred> toRegister) {
 		for (Deferred call : toRegister) {
+			synchronized (this.lock) {
+				if (this.closed) {
+					log.info("Not registering this instance: shutdown has begun");
+					return;
+				}
+				this.registering++;
+			}
+			boolean deregister;
 			try {
 				call.target.onApplicationEvent(call.event);
 				log.info("Registered this instance after it became ready");
@@ -109,6 +230,26 @@ public class LosslessRegistration implements ApplicationListener<AvailabilityCha
 			catch (RuntimeException ex) {
 				log.error("Registration after readiness failed", ex);
 			}
+			finally {
+				synchronized (this.lock) {
+					this.registering--;
+					deregister = this.abandoned;
+					this.lock.notifyAll();
+				}
+			}
+			if (deregister) {
+				deregisterLate(call.target);
+			}
+		}
+	}
+
+	private static void deregisterLate(AbstractAutoServiceRegistration<?> target) {
+		try {
+			target.stop();
+			log.warn("Deregistered this instance: its registration returned after shutdown had begun");
+		}
+		catch (RuntimeException ex) {
+			log.error("Deregistration of a registration that returned after shutdown had begun failed", ex);
 		}
 	}
 

@@ -18,9 +18,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.availability.AvailabilityChangeEvent;
-import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
-import org.springframework.cloud.client.serviceregistry.AutoServiceRegistrationProperties;
-import org.springframework.cloud.client.serviceregistry.Registration;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.support.GenericApplicationContext;
@@ -60,29 +57,50 @@ class GracefulShutdownTest {
 	/** What happened, in order. */
 	private final List<String> steps = new CopyOnWriteArrayList<>();
 
-	private final GenericApplicationContext context = new GenericApplicationContext();
+	/** A web application's root context, unless a test uses {@link #nonWebContext}. */
+	private final GenericApplicationContext context = new WebContext();
+
+	private final GenericApplicationContext nonWebContext = new GenericApplicationContext();
 
 	@BeforeEach
 	void context() {
-		this.context.addApplicationListener((ApplicationListener<ApplicationEvent>) (event) -> {
-			if (event instanceof AvailabilityChangeEvent<?> availability) {
-				this.steps.add("readiness " + availability.getState());
-			}
-		});
-		this.context.refresh();
+		for (GenericApplicationContext each : List.of(this.context, this.nonWebContext)) {
+			each.addApplicationListener((ApplicationListener<ApplicationEvent>) (event) -> {
+				if (event instanceof AvailabilityChangeEvent<?> availability) {
+					this.steps.add("readiness " + availability.getState());
+				}
+			});
+			each.refresh();
+		}
 	}
 
 	@AfterEach
 	void close() {
 		this.context.close();
+		this.nonWebContext.close();
 	}
 
 	private GracefulShutdown shutdown(Duration drain, FakeRegistration... registrations) {
-		return new GracefulShutdown(this.context, List.of(registrations), drain, Duration.ofSeconds(30), this.meters,
+		return shutdown(this.context, drain, registrations);
+	}
+
+	private GracefulShutdown shutdown(GenericApplicationContext context, Duration drain,
+			FakeRegistration... registrations) {
+		return new GracefulShutdown(context, List.of(registrations), null, drain, Duration.ofSeconds(30), this.meters,
 				this.clock, (duration) -> {
 					this.steps.add("drain " + duration);
 					this.time.add(duration);
 				});
+	}
+
+	/**
+	 * A registration whose deregistration takes {@code stopTakes} of fake time.
+	 * @param running whether it is registered
+	 * @param stopTakes how long deregistering takes
+	 * @return the registration
+	 */
+	private FakeRegistration registration(boolean running, Duration stopTakes) {
+		return new FakeRegistration(this.context, this.steps, running).onStop(() -> this.time.add(stopTakes));
 	}
 
 	private Timer drainTimer() {
@@ -92,7 +110,7 @@ class GracefulShutdownTest {
 	@Test
 	void deregistersThenRefusesTrafficThenDrainsWithoutRealWaiting() {
 		long start = this.clock.millis();
-		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), new FakeRegistration(true, Duration.ZERO));
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), registration(true, Duration.ZERO));
 		assertThat(shutdown.runAndWait()).isTrue();
 		assertThat(this.steps).containsExactly("deregister", "readiness REFUSING_TRAFFIC", "drain PT30S");
 		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
@@ -104,16 +122,41 @@ class GracefulShutdownTest {
 	@Test
 	void theDrainTimerExcludesASlowDeregistration() {
 		long start = this.clock.millis();
-		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(3), new FakeRegistration(true, Duration.ofSeconds(5)));
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(3), registration(true, Duration.ofSeconds(5)));
 		shutdown.runAndWait();
 		assertThat(shutdown.deregisteredAt()).isEqualTo(start + 5_000);
 		assertThat(drainTimer().count()).isEqualTo(1);
 		assertThat(drainTimer().totalTime(TimeUnit.MILLISECONDS)).isEqualTo(3_000);
 	}
 
+	/**
+	 * Issue #12 item 7: Kubernetes discovery (or registration turned off) registers
+	 * nothing; Kubernetes takes the pod out of its endpoints by readiness, so the pod
+	 * must refuse traffic and still drain while that happens.
+	 */
 	@Test
-	void notRegisteredRefusesTrafficAndDoesNotDrain() {
-		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), new FakeRegistration(false, Duration.ZERO));
+	void aWebApplicationThatIsNotRegisteredRefusesTrafficAndStillDrains() {
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), registration(false, Duration.ZERO));
+		assertThat(shutdown.runAndWait()).isTrue();
+		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC", "drain PT30S");
+		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
+		assertThat(shutdown.deregisteredAt()).isEqualTo(-1);
+		assertThat(drainTimer().count()).isEqualTo(1);
+		assertThat(drainTimer().totalTime(TimeUnit.MILLISECONDS)).isEqualTo(30_000);
+	}
+
+	@Test
+	void aWebApplicationWithoutAnyRegistrationStillDrains() {
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(5));
+		assertThat(shutdown.runAndWait()).isTrue();
+		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC", "drain PT5S");
+		assertThat(drainTimer().count()).isEqualTo(1);
+	}
+
+	@Test
+	void aNonWebApplicationThatIsNotRegisteredRefusesTrafficAndDoesNotDrain() {
+		GracefulShutdown shutdown = shutdown(this.nonWebContext, Duration.ofSeconds(30),
+				registration(false, Duration.ZERO));
 		assertThat(shutdown.runAndWait()).isTrue();
 		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC");
 		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
@@ -123,7 +166,7 @@ class GracefulShutdownTest {
 
 	@Test
 	void aSecondRunDoesNothing() {
-		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(1), new FakeRegistration(true, Duration.ZERO));
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(1), registration(true, Duration.ZERO));
 		assertThat(shutdown.runAndWait()).isTrue();
 		assertThat(shutdown.runAndWait()).isFalse();
 		assertThat(this.steps).containsExactly("deregister", "readiness REFUSING_TRAFFIC", "drain PT1S");
@@ -132,9 +175,8 @@ class GracefulShutdownTest {
 
 	@Test
 	void anInterruptedDrainEndsTheDrainAndKeepsTheInterrupt() {
-		GracefulShutdown shutdown = new GracefulShutdown(this.context,
-				List.of(new FakeRegistration(true, Duration.ZERO)), Duration.ofSeconds(30), Duration.ofSeconds(30),
-				this.meters, this.clock, (duration) -> {
+		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(registration(true, Duration.ZERO)), null,
+				Duration.ofSeconds(30), Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
 					throw new InterruptedException();
 				});
 		try {
@@ -146,56 +188,6 @@ class GracefulShutdownTest {
 		}
 		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
 		assertThat(drainTimer().count()).isEqualTo(1);
-	}
-
-	/**
-	 * An auto-registration that only records its deregistration, which takes
-	 * {@code stopTakes} of fake time.
-	 */
-	private final class FakeRegistration extends AbstractAutoServiceRegistration<Registration> {
-
-		private final Duration stopTakes;
-
-		private volatile boolean running;
-
-		FakeRegistration(boolean running, Duration stopTakes) {
-			super(GracefulShutdownTest.this.context, null, new AutoServiceRegistrationProperties());
-			this.running = running;
-			this.stopTakes = stopTakes;
-		}
-
-		@Override
-		public boolean isRunning() {
-			return this.running;
-		}
-
-		@Override
-		public void stop() {
-			GracefulShutdownTest.this.steps.add("deregister");
-			GracefulShutdownTest.this.time.add(this.stopTakes);
-			this.running = false;
-		}
-
-		@Override
-		protected Object getConfiguration() {
-			return null;
-		}
-
-		@Override
-		protected boolean isEnabled() {
-			return true;
-		}
-
-		@Override
-		protected Registration getRegistration() {
-			return null;
-		}
-
-		@Override
-		protected Registration getManagementRegistration() {
-			return null;
-		}
-
 	}
 
 }

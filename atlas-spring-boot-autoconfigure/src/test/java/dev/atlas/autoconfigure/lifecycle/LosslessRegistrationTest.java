@@ -1,0 +1,199 @@
+package dev.atlas.autoconfigure.lifecycle;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.availability.AvailabilityChangeEvent;
+import org.springframework.boot.availability.ReadinessState;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.context.support.GenericApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Issue #12 item 6: once shutdown (SIGTERM or preStop) has begun, a held-back
+ * registration never happens, and one racing with shutdown does not leave the instance
+ * registered. Time is a fake scheduler that only records the delayed task (the test runs
+ * it when it chooses); "registering right now" is a registration blocked on a latch.
+ */
+class LosslessRegistrationTest {
+
+	private final List<String> steps = new CopyOnWriteArrayList<>();
+
+	private final WebContext context = new WebContext();
+
+	private final FakeScheduler scheduler = new FakeScheduler();
+
+	private final FakeRegistration registration = new FakeRegistration(this.context, this.steps, false);
+
+	@BeforeEach
+	void refresh() {
+		this.context.refresh();
+	}
+
+	@AfterEach
+	void close() {
+		this.context.close();
+	}
+
+	private LosslessRegistration lossless(Duration delay) {
+		LosslessRegistration lossless = new LosslessRegistration(this.context, delay, this.scheduler);
+		lossless.defer(this.registration, FakeRegistration.webServerStarted(this.context));
+		return lossless;
+	}
+
+	private GracefulShutdown shutdown(LosslessRegistration lossless, Duration deregisterTimeout) {
+		return new GracefulShutdown(this.context, List.of(this.registration), lossless, Duration.ZERO,
+				deregisterTimeout, new SimpleMeterRegistry(), java.time.Clock.systemUTC(), (duration) -> {
+				});
+	}
+
+	private void ready(LosslessRegistration lossless) {
+		lossless.onApplicationEvent(new AvailabilityChangeEvent<>(this.context, ReadinessState.ACCEPTING_TRAFFIC));
+	}
+
+	@Test
+	void registersAfterTheDelay() {
+		LosslessRegistration lossless = lossless(Duration.ofSeconds(5));
+		ready(lossless);
+		assertThat(this.scheduler.delays).containsExactly(Duration.ofSeconds(5));
+		assertThat(this.steps).isEmpty();
+		this.scheduler.runAll();
+		assertThat(this.steps).containsExactly("register");
+	}
+
+	@Test
+	void shutdownDuringTheDelayCancelsTheRegistration() {
+		LosslessRegistration lossless = lossless(Duration.ofSeconds(5));
+		ready(lossless);
+		// SIGTERM at 2 s of the 5 s delay.
+		shutdown(lossless, Duration.ofSeconds(3)).runAndWait();
+		assertThat(this.scheduler.futures).singleElement().satisfies((future) -> assertThat(future).isCancelled());
+		// Even if the delayed task still ran (it was already due), it must not register.
+		this.scheduler.runAll();
+		assertThat(this.steps).isEmpty();
+		assertThat(this.registration.isRunning()).isFalse();
+	}
+
+	@Test
+	void theRootContextClosingCancelsTheRegistrationWhenAtlasShutdownSequenceIsOff() {
+		LosslessRegistration lossless = lossless(Duration.ofSeconds(5));
+		ready(lossless);
+		lossless.onApplicationEvent(new ContextClosedEvent(new GenericApplicationContext()));
+		assertThat(this.scheduler.futures).singleElement().satisfies((future) -> assertThat(future).isNotCancelled());
+		lossless.onApplicationEvent(new ContextClosedEvent(this.context));
+		this.scheduler.runAll();
+		assertThat(this.steps).isEmpty();
+	}
+
+	@Test
+	void shutdownBeforeReadinessMeansNeverRegistering() {
+		LosslessRegistration lossless = lossless(Duration.ZERO);
+		shutdown(lossless, Duration.ofSeconds(3)).runAndWait();
+		ready(lossless);
+		lossless.defer(this.registration, FakeRegistration.webServerStarted(this.context));
+		this.scheduler.runAll();
+		assertThat(this.steps).isEmpty();
+	}
+
+	@Test
+	void aRegistrationUnderWayWhenShutdownBeginsIsDeregisteredAfterItReturns() throws Exception {
+		CountDownLatch registering = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		this.registration.onRegister(() -> {
+			registering.countDown();
+			block(release);
+		});
+		LosslessRegistration lossless = lossless(Duration.ofSeconds(5));
+		ready(lossless);
+		CompletableFuture<Void> registration = CompletableFuture.runAsync(this.scheduler::runAll);
+		assertThat(registering.await(10, TimeUnit.SECONDS)).isTrue();
+		Thread[] shutdownThread = new Thread[1];
+		CompletableFuture<Boolean> shutdown = CompletableFuture.supplyAsync(() -> {
+			shutdownThread[0] = Thread.currentThread();
+			return shutdown(lossless, Duration.ofSeconds(30)).runAndWait();
+		});
+		// The shutdown waits for the registration under way instead of deregistering
+		// nothing and letting it land afterwards.
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> shutdownThread[0] != null && shutdownThread[0].getState() == Thread.State.TIMED_WAITING);
+		assertThat(shutdown).isNotDone();
+		release.countDown();
+		assertThat(shutdown.get(10, TimeUnit.SECONDS)).isTrue();
+		registration.get(10, TimeUnit.SECONDS);
+		assertThat(this.steps).containsExactly("register", "deregister");
+		assertThat(this.registration.isRunning()).isFalse();
+	}
+
+	@Test
+	void aRegistrationThatOutlastsTheWaitDeregistersItselfWhenItReturns() throws Exception {
+		CountDownLatch registering = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		this.registration.onRegister(() -> {
+			registering.countDown();
+			block(release);
+		});
+		LosslessRegistration lossless = lossless(Duration.ZERO);
+		CompletableFuture<Void> registration = CompletableFuture.runAsync(() -> ready(lossless));
+		assertThat(registering.await(10, TimeUnit.SECONDS)).isTrue();
+		// The registry hangs longer than the shutdown waits for it.
+		shutdown(lossless, Duration.ofMillis(50)).runAndWait();
+		assertThat(this.steps).isEmpty();
+		release.countDown();
+		registration.get(10, TimeUnit.SECONDS);
+		assertThat(this.steps).containsExactly("register", "deregister");
+		assertThat(this.registration.isRunning()).isFalse();
+	}
+
+	private static void block(CountDownLatch latch) {
+		try {
+			if (!latch.await(10, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("the test never released the registration");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** Records delayed tasks; {@link #runAll()} runs the ones not cancelled. */
+	private static final class FakeScheduler implements LosslessRegistration.Scheduler {
+
+		private final List<Duration> delays = new CopyOnWriteArrayList<>();
+
+		private final List<Runnable> tasks = new CopyOnWriteArrayList<>();
+
+		private final List<CompletableFuture<Void>> futures = new CopyOnWriteArrayList<>();
+
+		@Override
+		public Future<?> schedule(Runnable task, Duration delay) {
+			this.delays.add(delay);
+			this.tasks.add(task);
+			CompletableFuture<Void> future = new CompletableFuture<>();
+			this.futures.add(future);
+			return future;
+		}
+
+		/** Runs every task, cancelled or not, as a timer that already fired would. */
+		void runAll() {
+			for (Runnable task : new ArrayList<>(this.tasks)) {
+				task.run();
+			}
+		}
+
+	}
+
+}
