@@ -47,6 +47,9 @@ public class LifecycleProperties implements InitializingBean {
 	 */
 	private Duration deregisterTimeout = Duration.ofSeconds(3);
 
+	/** The preStop endpoint, /actuator/prestop. */
+	private final Prestop prestop = new Prestop();
+
 	/**
 	 * Validates the durations.
 	 * @throws IllegalArgumentException naming the property when a duration is negative
@@ -96,6 +99,36 @@ public class LifecycleProperties implements InitializingBean {
 
 	public void setDeregisterTimeout(Duration deregisterTimeout) {
 		this.deregisterTimeout = deregisterTimeout;
+	}
+
+	public Prestop getPrestop() {
+		return this.prestop;
+	}
+
+	/**
+	 * The preStop endpoint, {@code atlas.lifecycle.prestop.*}. Mutable while being bound,
+	 * not thread-safe.
+	 */
+	public static class Prestop {
+
+		/**
+		 * Whether /actuator/prestop may be served on the application's own port (no
+		 * management.server.port of its own), where every client that reaches the
+		 * application can take the instance out of service. false by default: startup
+		 * then fails when prestop is exposed over HTTP on that port. Set true only when
+		 * clients cannot reach that port's /actuator paths (e.g. a gateway that does not
+		 * route them); Atlas logs one WARN at startup.
+		 */
+		private boolean allowOnServerPort = false;
+
+		public boolean isAllowOnServerPort() {
+			return this.allowOnServerPort;
+		}
+
+		public void setAllowOnServerPort(boolean allowOnServerPort) {
+			this.allowOnServerPort = allowOnServerPort;
+		}
+
 	}
 
 }

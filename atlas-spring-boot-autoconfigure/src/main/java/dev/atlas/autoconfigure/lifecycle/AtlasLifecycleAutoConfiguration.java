@@ -24,9 +24,13 @@ import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegis
 import org.springframework.cloud.client.serviceregistry.Registration;
 import org.springframework.cloud.client.serviceregistry.ServiceRegistry;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.core.env.Environment;
 
 /**
@@ -110,13 +114,29 @@ public class AtlasLifecycleAutoConfiguration {
 		}
 
 		@Configuration(proxyBeanMethods = false)
-		@ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+		@ConditionalOnClass(name = { "org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+				"org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType" })
 		static class PreStopEndpointConfiguration {
 
 			@Bean
 			@ConditionalOnAvailableEndpoint
 			PreStopEndpoint atlasPreStopEndpoint(GracefulShutdown shutdown) {
 				return new PreStopEndpoint(shutdown);
+			}
+
+			/**
+			 * Fails startup when the endpoint is exposed over HTTP on the application's
+			 * own port, unless {@code atlas.lifecycle.prestop.allow-on-server-port=true}
+			 * ({@link PreStopExposureGuard}). Never lazy, so that the check runs at
+			 * startup even with lazy initialization.
+			 */
+			@Bean
+			@Lazy(false)
+			@ConditionalOnWebApplication
+			@ConditionalOnAvailableEndpoint(endpoint = PreStopEndpoint.class, exposure = EndpointExposure.WEB)
+			PreStopExposureGuard atlasPreStopExposureGuard(Environment environment, LifecycleProperties lifecycle) {
+				return new PreStopExposureGuard(ManagementPortType.get(environment),
+						lifecycle.getPrestop().isAllowOnServerPort());
 			}
 
 		}

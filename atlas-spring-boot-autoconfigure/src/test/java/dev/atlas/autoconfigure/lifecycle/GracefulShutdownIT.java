@@ -38,7 +38,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Field case C12 against a real ZooKeeper (in-process) and a real Spring Boot
- * application.
+ * application, its actuator on a management port of its own; and issue #12 items 6 (a
+ * delayed registration never happens once shutdown began) and 7 (an application that does
+ * not register itself still refuses traffic and drains).
  */
 @ExtendWith(OutputCaptureExtension.class)
 class GracefulShutdownIT {
@@ -52,6 +54,8 @@ class GracefulShutdownIT {
 	private ConfigurableApplicationContext app;
 
 	private int port;
+
+	private int managementPort;
 
 	@BeforeEach
 	void registry() throws Exception {
@@ -71,6 +75,12 @@ class GracefulShutdownIT {
 	}
 
 	private void start(String... properties) throws IOException {
+		startUnregistered(properties);
+		await().atMost(Duration.ofSeconds(5)).until(() -> registered().size() == 1);
+	}
+
+	/** Starts the application without waiting for it to be registered. */
+	private void startUnregistered(String... properties) throws IOException {
 		try (ServerSocket socket = new ServerSocket(0)) {
 			this.port = socket.getLocalPort();
 		}
@@ -79,11 +89,12 @@ class GracefulShutdownIT {
 					"spring.cloud.zookeeper.connect-string=" + this.zookeeper.getConnectString(),
 					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
 					"spring.cloud.loadbalancer.enabled=false", "spring.cloud.nacos.discovery.enabled=false",
-					"spring.main.banner-mode=off", "management.endpoints.web.exposure.include=health,prestop",
+					"spring.main.banner-mode=off", "management.server.port=0",
+					"management.endpoints.web.exposure.include=health,prestop",
 					"management.endpoint.health.probes.enabled=true", "atlas.lifecycle.drain=3s")
 			.properties(properties)
 			.run();
-		await().atMost(Duration.ofSeconds(5)).until(() -> registered().size() == 1);
+		this.managementPort = this.app.getEnvironment().getRequiredProperty("local.management.port", Integer.class);
 	}
 
 	private List<String> registered() throws Exception {
@@ -92,8 +103,18 @@ class GracefulShutdownIT {
 				: this.curator.getChildren().forPath(path);
 	}
 
+	/** A request to the application's port. */
 	private HttpResponse<String> get(String path) throws Exception {
-		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+		return get(this.port, path);
+	}
+
+	/** A request to the management port. */
+	private HttpResponse<String> management(String path) throws Exception {
+		return get(this.managementPort, path);
+	}
+
+	private HttpResponse<String> get(int port, String path) throws Exception {
+		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
 			.timeout(Duration.ofSeconds(10))
 			.build(), HttpResponse.BodyHandlers.ofString());
 	}
@@ -112,7 +133,7 @@ class GracefulShutdownIT {
 		await().atMost(Duration.ofSeconds(1)).until(() -> registered().isEmpty());
 		// ...refusing traffic for health checks, yet still serving requests, with the
 		// registry client open.
-		assertThat(get("/actuator/health/readiness").body()).contains("OUT_OF_SERVICE");
+		assertThat(management("/actuator/health/readiness").body()).contains("OUT_OF_SERVICE");
 		assertThat(get("/ping").body()).isEqualTo("pong");
 		assertThat(shutdown).isNotDone();
 		assertThat(client.getState()).isEqualTo(CuratorFrameworkState.STARTED);
@@ -124,8 +145,10 @@ class GracefulShutdownIT {
 	@Test
 	void case12_preStopTwiceIsTheSameAsOnce() throws Exception {
 		start("atlas.lifecycle.drain=1s");
-		CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(() -> call("/actuator/prestop"));
-		CompletableFuture<HttpResponse<String>> second = CompletableFuture.supplyAsync(() -> call("/actuator/prestop"));
+		CompletableFuture<HttpResponse<String>> first = CompletableFuture
+			.supplyAsync(() -> call(this.managementPort, "/actuator/prestop"));
+		CompletableFuture<HttpResponse<String>> second = CompletableFuture
+			.supplyAsync(() -> call(this.managementPort, "/actuator/prestop"));
 		String bodies = first.get(30, TimeUnit.SECONDS).body() + second.get(30, TimeUnit.SECONDS).body();
 		assertThat(bodies).contains("\"started\":true").contains("\"started\":false");
 		assertThat(registered()).isEmpty();
@@ -169,13 +192,87 @@ class GracefulShutdownIT {
 		assertThat(registered()).isEmpty();
 	}
 
-	private HttpResponse<String> call(String path) {
+	private HttpResponse<String> call(int port, String path) {
 		try {
-			return get(path);
+			return get(port, path);
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	/**
+	 * Issue #12 item 6: {@code register-delay=3s}, SIGTERM during the delay, a drain
+	 * longer than the delay (the registry client stays open meanwhile): the instance must
+	 * never show up in the registry.
+	 */
+	@Test
+	void item6_sigtermDuringTheRegisterDelayMeansNeverRegistered() throws Exception {
+		startUnregistered("atlas.lifecycle.register-delay=3s", "atlas.lifecycle.drain=5s");
+		assertThat(registered()).isEmpty();
+		ConfigurableApplicationContext closing = this.app;
+		this.app = null;
+		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(closing::close);
+		await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(7)).until(() -> registered().isEmpty());
+		shutdown.get(30, TimeUnit.SECONDS);
+		assertThat(registered()).isEmpty();
+	}
+
+	/**
+	 * Issue #12 item 6 through preStop: the application keeps running (Kubernetes sends
+	 * SIGTERM only after the hook), so nothing but the cancelled registration keeps the
+	 * instance out of the registry.
+	 */
+	@Test
+	void item6_preStopDuringTheRegisterDelayMeansNeverRegistered() throws Exception {
+		startUnregistered("atlas.lifecycle.register-delay=3s", "atlas.lifecycle.drain=0s");
+		assertThat(management("/actuator/prestop").body()).contains("\"started\":true");
+		await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(7)).until(() -> registered().isEmpty());
+	}
+
+	/**
+	 * Issue #12 item 7: an application that registers nothing (Kubernetes discovery; here
+	 * ZooKeeper with registration turned off) on SIGTERM: readiness
+	 * {@code OUT_OF_SERVICE} at once, still serving, and the drain takes its time.
+	 */
+	@Test
+	void item7_notRegisteredStillRefusesTrafficAndDrainsOnSigterm() throws Exception {
+		startUnregistered("spring.cloud.zookeeper.discovery.register=false", "atlas.lifecycle.drain=3s");
+		ConfigurableApplicationContext closing = this.app;
+		MeterRegistry meters = closing.getBean(MeterRegistry.class);
+		long started = System.nanoTime();
+		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(closing::close);
+		await().atMost(Duration.ofSeconds(2))
+			.until(() -> management("/actuator/health/readiness").body().contains("OUT_OF_SERVICE"));
+		assertThat(get("/ping").body()).isEqualTo("pong");
+		assertThat(shutdown).isNotDone();
+		shutdown.get(30, TimeUnit.SECONDS);
+		this.app = null;
+		assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofSeconds(3));
+		assertThat(meters.timer("atlas.lifecycle.drain").count()).isEqualTo(1);
+		assertThat(meters.timer("atlas.lifecycle.drain").totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(3000);
+		assertThat(registered()).isEmpty();
+	}
+
+	/**
+	 * Issue #12 item 7 through preStop, with no registry at all: the call answers after
+	 * the drain, while requests are still served.
+	 */
+	@Test
+	void item7_noRegistryAtAllStillRefusesTrafficAndDrainsOnPreStop() throws Exception {
+		startUnregistered("spring.cloud.zookeeper.enabled=false", "atlas.lifecycle.drain=2s");
+		CompletableFuture<HttpResponse<String>> preStop = CompletableFuture
+			.supplyAsync(() -> call(this.managementPort, "/actuator/prestop"));
+		await().atMost(Duration.ofSeconds(2))
+			.until(() -> management("/actuator/health/readiness").body().contains("OUT_OF_SERVICE"));
+		assertThat(get("/ping").body()).isEqualTo("pong");
+		assertThat(preStop.get(30, TimeUnit.SECONDS).body()).contains("\"started\":true")
+			.contains("\"state\":\"DRAINED\"");
+		assertThat(drains()).isEqualTo(1);
+		assertThat(
+				this.app.getBean(MeterRegistry.class).timer("atlas.lifecycle.drain").totalTime(TimeUnit.MILLISECONDS))
+			.isGreaterThanOrEqualTo(2000);
+		assertThat(get("/ping").body()).as("still serving after the drain, until SIGTERM").isEqualTo("pong");
 	}
 
 	@FeignClient(name = "draining-app", contextId = "ping")
