@@ -171,19 +171,30 @@ fail_start() {
 # --- free ports --------------------------------------------------------------------------------
 TAKEN=" "
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# sets PORT to a port that nothing listens on and that this script has not handed out yet
-pick_port() {
+# sets FREE to a port that nothing listens on and that this script has not handed out yet
+free_port() {
   local attempt candidate
   for attempt in $(seq 1 200); do
     candidate=$((20000 + RANDOM % 30000))
     if [[ "$TAKEN" != *" $candidate "* ]] && ! port_in_use "$candidate"; then
       TAKEN+="$candidate "
-      PORT=$candidate
+      FREE=$candidate
       return 0
     fi
   done
   die "could not find a free port"
 }
+# The samples serve their actuator (health, prometheus, atlas, prestop) on a management port of its
+# own, never on the application port that callers reach: MGMT_OF[port] is the management port of the
+# application listening on port.
+MGMT_OF=()
+# sets PORT to a free port for an application, and MGMT_OF[PORT] to a free one for its actuator
+pick_port() {
+  free_port; PORT=$FREE
+  free_port; MGMT_OF[PORT]=$FREE
+}
+# management_args PORT : the option that puts the actuator of the application on PORT on its own port
+management_args() { echo "--management.server.port=${MGMT_OF[$1]}"; }
 
 # --- waiting -----------------------------------------------------------------------------------
 # wait_until NAME DESCRIPTION command... : polls the command until it succeeds, the process dies
@@ -199,7 +210,8 @@ wait_until() {
   done
 }
 
-http_ready() { curl -fsS --max-time 2 "http://127.0.0.1:$1/actuator/health/readiness" 2>/dev/null | grep -q '"UP"'; }
+# http_ready PORT : the application on PORT reports ready (asked on its management port)
+http_ready() { curl -fsS --max-time 2 "http://127.0.0.1:${MGMT_OF[$1]}/actuator/health/readiness" 2>/dev/null | grep -q '"UP"'; }
 registry_ready() { grep -q '^ZooKeeper ready on' "$DEMO_DIR/registry.log" 2>/dev/null; }
 discovered_count() {
   curl -fsS --max-time 2 "http://127.0.0.1:$1/discovery/user-service" 2>/dev/null \
@@ -240,7 +252,7 @@ USER_RUN=$(extracted "$USER_JAR") || die "could not extract $USER_JAR (see .demo
 ORDER_RUN=$(extracted "$ORDER_JAR") || die "could not extract $ORDER_JAR (see .demo/extract.log)"
 
 # --- start -------------------------------------------------------------------------------------
-pick_port; ZK_PORT=$PORT
+free_port; ZK_PORT=$FREE
 # shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
 start registry "$DEMO_DIR/registry.log" java $DEMO_JAVA_OPTS -jar "$REGISTRY_JAR" --port="$ZK_PORT"
 wait_until registry "the registry" registry_ready
@@ -253,18 +265,18 @@ for i in "${!USER_TAGS[@]}"; do
   # shellcheck disable=SC2086
   start "user-service-$((i + 1))" "$DEMO_DIR/user-service-$((i + 1)).log" \
     env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
-    --server.port="$PORT" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
+    --server.port="$PORT" "$(management_args "$PORT")" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
     "${USER_ARGS[@]}"
 done
 pick_port; ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service "$DEMO_DIR/order-service.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$ORDER_PORT" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$ORDER_PORT" "$(management_args "$ORDER_PORT")" \
   "${ORDER_COMMON_ARGS[@]}" $ORDER_ARGS
 pick_port; CANARY_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-canary "$DEMO_DIR/order-service-canary.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$CANARY_PORT" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$CANARY_PORT" "$(management_args "$CANARY_PORT")" \
   "${ORDER_COMMON_ARGS[@]}" --atlas.services.user-service.gray.weights.v2="$CANARY_PERCENT"
 
 say "starting ${#USER_TAGS[@]} user-service instances (tags ${USER_TAGS[*]}, weights ${USER_WEIGHTS[*]}) and two order-services; logs in .demo/ ..."
@@ -361,7 +373,7 @@ for i in "${!USER_TAGS[@]}"; do
   # shellcheck disable=SC2086
   start "$new" "$DEMO_DIR/$new.log" \
     env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
-    --server.port="$PORT" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
+    --server.port="$PORT" "$(management_args "$PORT")" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
     "${USER_ARGS[@]}"
   USER_PORTS[i]=$PORT
   deadline=$((SECONDS + 30))
@@ -399,12 +411,12 @@ for i in "${!AFF_CLUSTERS[@]}"; do
   # shellcheck disable=SC2086
   start "user-service-${AFF_CLUSTERS[i]}$((i + 1))" "$DEMO_DIR/user-service-${AFF_CLUSTERS[i]}$((i + 1)).log" \
     env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
-    --server.port="$PORT" --sample.cluster="${AFF_CLUSTERS[i]}" --atlas.lifecycle.drain="$ROLL_DRAIN"
+    --server.port="$PORT" "$(management_args "$PORT")" --sample.cluster="${AFF_CLUSTERS[i]}" --atlas.lifecycle.drain="$ROLL_DRAIN"
 done
 pick_port; AFF_ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-a "$DEMO_DIR/order-service-a.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$AFF_ORDER_PORT" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$AFF_ORDER_PORT" "$(management_args "$AFF_ORDER_PORT")" \
   --sample.cluster=a --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false
 say "affinity: starting user-services in clusters ${AFF_CLUSTERS[*]} (untagged) and order-service-a in cluster a ..."
 for i in "${!AFF_CLUSTERS[@]}"; do
@@ -416,7 +428,7 @@ wait_until order-service-a "its DiscoveryClient to see $aff_total user-service i
   sees_instances "$AFF_ORDER_PORT" "$aff_total"
 
 spillovers() {
-  curl -fsS --max-time 5 "http://127.0.0.1:$AFF_ORDER_PORT/actuator/prometheus" 2>/dev/null \
+  curl -fsS --max-time 5 "http://127.0.0.1:${MGMT_OF[AFF_ORDER_PORT]}/actuator/prometheus" 2>/dev/null \
     | sed -n 's/^atlas_affinity_spillover_total{[^}]*service="user-service"[^}]*} \([0-9.E]*\)$/\1/p' \
     | head -n 1 || true
 }
@@ -472,7 +484,7 @@ echo
 pick_port; WARM_ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-warm "$DEMO_DIR/order-service-warm.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$WARM_ORDER_PORT" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$WARM_ORDER_PORT" "$(management_args "$WARM_ORDER_PORT")" \
   --atlas.lifecycle.drain=0s --atlas.warmup.duration="${WARMUP}s"
 wait_until order-service-warm "readiness" http_ready "$WARM_ORDER_PORT"
 wait_until order-service-warm "its DiscoveryClient to see $((aff_total - 2)) user-service instances" \
@@ -482,7 +494,7 @@ curl -fsS --max-time 60 "http://127.0.0.1:$WARM_ORDER_PORT/traffic?client=feign&
 pick_port; NEW_PORT=$PORT
 # shellcheck disable=SC2086
 start user-service-new "$DEMO_DIR/user-service-new.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$NEW_PORT" \
+  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$NEW_PORT" "$(management_args "$NEW_PORT")" \
   --sample.cluster=b --atlas.lifecycle.drain=0s
 echo
 say "warmup: a new untagged instance joins the two b instances; order-service-warm ramps it up over ${WARMUP} s (min 10 %)"

@@ -40,7 +40,15 @@ class UserServiceApplicationTest {
 				.containsEntry("cluster", "hz")
 				.containsEntry("weight", 3.0)
 				.hasEntrySatisfying("instanceId", id -> assertThat((String) id).startsWith("user-service-"));
-			assertThat(http.get().uri("/actuator/health/readiness").retrieve().body(String.class)).contains("UP");
+			// the actuator answers on the management port only, never on the
+			// application's
+			int managementPort = context.getEnvironment().getRequiredProperty("local.management.port", Integer.class);
+			assertThat(managementPort).isNotEqualTo(port);
+			RestClient management = RestClient.create("http://127.0.0.1:" + managementPort);
+			assertThat(management.get().uri("/actuator/health/readiness").retrieve().body(String.class)).contains("UP");
+			assertThat(http.get()
+				.uri("/actuator/prestop")
+				.exchange((request, response) -> response.getStatusCode().value())).isEqualTo(404);
 		}
 	}
 
