@@ -46,9 +46,10 @@ class UserServiceApplicationTest {
 			assertThat(managementPort).isNotEqualTo(port);
 			RestClient management = RestClient.create("http://127.0.0.1:" + managementPort);
 			assertThat(management.get().uri("/actuator/health/readiness").retrieve().body(String.class)).contains("UP");
-			assertThat(http.get()
+			Integer status = http.get()
 				.uri("/actuator/prestop")
-				.exchange((request, response) -> response.getStatusCode().value())).isEqualTo(404);
+				.exchange((request, response) -> response.getStatusCode().value());
+			assertThat(status).isEqualTo(404);
 		}
 	}
 
