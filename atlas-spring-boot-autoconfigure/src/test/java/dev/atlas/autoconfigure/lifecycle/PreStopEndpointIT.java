@@ -92,6 +92,16 @@ class PreStopEndpointIT {
 	}
 
 	@Test
+	void exposedOnTheApplicationPortRefusesToStartWithLazyInitializationToo() {
+		assertThatException()
+			.isThrownBy(() -> start("spring.main.lazy-initialization=true",
+					"management.endpoints.web.exposure.include=health,prestop"))
+			.havingRootCause()
+			.withMessage(PreStopExposureGuard.REFUSAL);
+		this.app = null;
+	}
+
+	@Test
 	void aManagementPortEqualToTheApplicationPortIsTheApplicationPort() throws IOException {
 		int port;
 		try (ServerSocket socket = new ServerSocket(0)) {
