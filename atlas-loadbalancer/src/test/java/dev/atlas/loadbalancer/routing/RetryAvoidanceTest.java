@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.routing;
 
+import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Map;
 
@@ -46,6 +47,28 @@ class RetryAvoidanceTest {
 		// The only candidate stays, so the caller sees its own error.
 		InstanceSnapshot single = InstanceSnapshot.of(List.of(at("a", "h", 1)), this.parser);
 		assertThat(RetryAvoidance.avoid(single, at("a", "h", 1))).isSameAs(single);
+	}
+
+	@Test
+	void aRetryOnAKnownSetAllocatesNothing() {
+		InstanceSnapshot fleet = InstanceSnapshot.of(List.of(at("a", "h", 1), at("b", "h", 2), at("c", "h", 3)),
+				this.parser);
+		ServiceInstance failed = at("c", "h", 3);
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		long thread = Thread.currentThread().getId();
+		InstanceSnapshot reduced = RetryAvoidance.avoid(fleet, failed);
+		for (int round = 0; round < 3; round++) {
+			long before = threads.getThreadAllocatedBytes(thread);
+			for (int i = 0; i < 100_000; i++) {
+				if (RetryAvoidance.avoid(fleet, failed) != reduced) {
+					throw new AssertionError("not memoized");
+				}
+			}
+			long allocated = threads.getThreadAllocatedBytes(thread) - before;
+			if (round > 0) {
+				assertThat(allocated).as("bytes allocated by 100,000 retries").isLessThan(4_096);
+			}
+		}
 	}
 
 	private static List<String> hosts(InstanceSnapshot snapshot) {
