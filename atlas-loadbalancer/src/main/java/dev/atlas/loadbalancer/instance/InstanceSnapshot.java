@@ -20,11 +20,12 @@ import org.springframework.cloud.client.ServiceInstance;
  * parses metadata again.
  *
  * <p>
- * Each element carries its parsed {@link InstanceAttributes} and an <em>effective
- * weight</em>: the configured weight, or what a stage (e.g. warmup) made of it. Work
- * derived from a snapshot (a filtered subset, a balancer's selection table) is memoized
- * on the snapshot itself with {@link #derive}, so the per-request cost of every stage is
- * a short scan by identity.
+ * Each element carries its parsed {@link InstanceAttributes}, its {@link InstanceKey}
+ * (id, host and port: what state that outlives the snapshot is keyed by) and an
+ * <em>effective weight</em>: the configured weight, or what a stage (e.g. warmup) made of
+ * it. Work derived from a snapshot (a filtered subset, a balancer's selection table) is
+ * memoized on the snapshot itself with {@link #derive}, so the per-request cost of every
+ * stage is a short scan by identity.
  *
  * <p>
  * <strong>Equality is identity</strong>, unlike {@link List#equals}: two snapshots are
