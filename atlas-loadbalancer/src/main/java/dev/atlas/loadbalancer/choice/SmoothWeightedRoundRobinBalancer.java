@@ -2,26 +2,54 @@ package dev.atlas.loadbalancer.choice;
 
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.atlas.loadbalancer.instance.CandidateSet;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 
 /**
  * The {@value #NAME} strategy: smooth weighted round robin as in nginx
  * ({@code ngx_http_upstream_get_peer}): weights 5, 1, 1 give {@code a a b a c a a}; every
- * Σw consecutive picks contain each instance exactly w times. The sequence is precomputed
- * once per snapshot ({@link SmoothWeightedRoundRobinSequence}) and walked by one
- * {@link AtomicLong} shared by all callers, so concurrent picks are lock-free and still
- * follow the exact sequence, whichever thread takes them.
+ * Σw consecutive picks <em>from one candidate set</em> contain each of its instances
+ * exactly w times.
  *
  * <p>
- * The position survives snapshot changes (it is not reset to 0), so a refresh does not
- * make every caller start the new sequence on the same instance. Thread-safe.
+ * <strong>One sequence per candidate set.</strong> Each set of candidates a request can
+ * meet (each gray lane, each affinity subset, each retry's set without the instance that
+ * failed) walks its own position, so requests of different sets that interleave do not
+ * take each other's turns: with two lanes of two instances served alternately, each
+ * instance still gets a quarter. A set is identified by its instances' identities (id,
+ * host and port; {@link CandidateSet}), not by the list object nor by weights, so its
+ * position survives refreshes that keep the same instances (a refresh does not make every
+ * caller start over on the same instance) and warmup's changes of effective weight (the
+ * position is an offset into whichever sequence the current weights give). A new set
+ * starts at a random position.
+ *
+ * <p>
+ * Positions are resolved once per snapshot, when its table is built
+ * ({@link SmoothWeightedRoundRobinSequence}, precomputed); a pick is one
+ * {@code getAndIncrement} of the set's {@link AtomicLong}, shared by all callers, so
+ * concurrent picks are lock-free and still follow the exact sequence, whichever thread
+ * takes them. Remembered sets are bounded: at most {@value #MAX_REMEMBERED_INSTANCES}
+ * instance entries summed over the sets (a Caffeine cache weighed by set size); a set
+ * that is evicted, or that disappears and comes back after that, starts at a new random
+ * position. Thread-safe.
  */
-public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<SmoothWeightedRoundRobinSequence> {
+public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<SmoothWeightedRoundRobinBalancer.Table> {
 
 	/** The name of this strategy in properties. */
 	public static final String NAME = "smooth-round-robin";
+
+	/**
+	 * Bound of the remembered positions, as the sum of the sizes of the candidate sets
+	 * they belong to: ample for a fleet of hundreds with its lanes and retry sets, a few
+	 * hundred kilobytes at most.
+	 */
+	public static final long MAX_REMEMBERED_INSTANCES = 100_000;
 
 	/** Registers this strategy under {@value #NAME}, starting at a random position. */
 	public static final StrategyFactory FACTORY = new StrategyFactory() {
@@ -38,42 +66,82 @@ public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<Smo
 
 	};
 
-	private final AtomicLong position;
+	private final LongSupplier start;
+
+	private final Cache<CandidateSet, AtomicLong> positions;
 
 	/**
-	 * Creates a balancer starting at a random position in {@code [0, 1000)}, as Spring's
-	 * {@code RoundRobinLoadBalancer} does, so that callers started together do not move
-	 * in lockstep.
+	 * Creates a balancer in which each candidate set starts at a random position in
+	 * {@code [0, 1000)}, as Spring's {@code RoundRobinLoadBalancer} does, so that callers
+	 * started together do not move in lockstep.
 	 * @param settings the service and its settings
 	 */
 	public SmoothWeightedRoundRobinBalancer(StrategySettings settings) {
-		this(settings, ThreadLocalRandom.current().nextInt(1000));
+		this(settings, () -> ThreadLocalRandom.current().nextInt(1000), MAX_REMEMBERED_INSTANCES);
 	}
 
 	/**
-	 * Creates a balancer starting at a chosen position ({@code 0} reproduces nginx from
-	 * its first pick).
+	 * Creates a balancer in which each candidate set starts at a chosen position
+	 * ({@code 0} reproduces nginx from its first pick).
 	 * @param settings the service and its settings
-	 * @param initialPosition the position of the first pick, {@code >= 0}
+	 * @param initialPosition the position of the first pick of every candidate set,
+	 * {@code >= 0}
 	 */
 	public SmoothWeightedRoundRobinBalancer(StrategySettings settings, long initialPosition) {
+		this(settings, () -> initialPosition, MAX_REMEMBERED_INSTANCES);
+	}
+
+	SmoothWeightedRoundRobinBalancer(StrategySettings settings, LongSupplier start, long maxRememberedInstances) {
 		super(settings);
-		this.position = new AtomicLong(initialPosition);
+		this.start = start;
+		this.positions = Caffeine.newBuilder()
+			.maximumWeight(maxRememberedInstances)
+			.<CandidateSet, AtomicLong>weigher((set, position) -> Math.max(1, set.size()))
+			// Maintenance on the caller, which builds a table (never a pick).
+			.executor(Runnable::run)
+			.build();
 	}
 
 	@Override
-	protected SmoothWeightedRoundRobinSequence buildTable(double[] weights) {
-		return SmoothWeightedRoundRobinSequence.of(weights);
+	protected Table buildTable(InstanceSnapshot candidates, double[] weights) {
+		AtomicLong position = this.positions.get(CandidateSet.of(candidates),
+				(set) -> new AtomicLong(this.start.getAsLong()));
+		return new Table(SmoothWeightedRoundRobinSequence.of(weights), position);
 	}
 
 	@Override
-	protected int pick(SmoothWeightedRoundRobinSequence table) {
-		return table.at(this.position.getAndIncrement());
+	protected int pick(Table table) {
+		return table.sequence.at(table.position.getAndIncrement());
+	}
+
+	/**
+	 * Number of candidate sets whose position is remembered (tests, diagnostics).
+	 * @return {@code >= 0}
+	 */
+	long rememberedSets() {
+		this.positions.cleanUp();
+		return this.positions.estimatedSize();
 	}
 
 	@Override
 	public String name() {
 		return NAME;
+	}
+
+	/**
+	 * One snapshot's table: the sequence of its weights and its candidate set's position.
+	 */
+	static final class Table {
+
+		final SmoothWeightedRoundRobinSequence sequence;
+
+		final AtomicLong position;
+
+		Table(SmoothWeightedRoundRobinSequence sequence, AtomicLong position) {
+			this.sequence = sequence;
+			this.position = position;
+		}
+
 	}
 
 }

@@ -104,7 +104,7 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 			java.util.Arrays.fill(weights, 1.0);
 		}
 		int only = singlePositive(weights);
-		return new Prepared<>((only >= 0) ? null : buildTable(weights), only, allZero);
+		return new Prepared<>((only >= 0) ? null : buildTable(snapshot, weights), only, allZero);
 	}
 
 	private static int singlePositive(double[] weights) {
@@ -123,15 +123,18 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 	/**
 	 * Builds the selection table for one snapshot. Called once per snapshot, never per
 	 * request.
+	 * @param candidates the snapshot, e.g. for state kept per candidate set
+	 * ({@link dev.atlas.loadbalancer.instance.CandidateSet})
 	 * @param weights one finite weight {@code >= 0} per instance, in snapshot order, at
-	 * least two of them positive; the array is owned by the callee
+	 * least two of them positive (all-zero weights already replaced by the policy); the
+	 * array is owned by the callee
 	 * @return the table
 	 */
-	protected abstract T buildTable(double[] weights);
+	protected abstract T buildTable(InstanceSnapshot candidates, double[] weights);
 
 	/**
-	 * Picks an index from a table built by {@link #buildTable(double[])}. Must be
-	 * thread-safe and take no lock.
+	 * Picks an index from a table built by {@link #buildTable}. Must be thread-safe and
+	 * take no lock.
 	 * @param table a table
 	 * @return an index of an instance whose weight is positive
 	 */

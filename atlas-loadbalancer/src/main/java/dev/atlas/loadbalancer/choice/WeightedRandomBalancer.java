@@ -5,6 +5,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 
@@ -60,7 +61,7 @@ public final class WeightedRandomBalancer extends SnapshotBalancer<AliasTable> {
 	}
 
 	@Override
-	protected AliasTable buildTable(double[] weights) {
+	protected AliasTable buildTable(InstanceSnapshot candidates, double[] weights) {
 		return AliasTable.of(weights);
 	}
 

@@ -1,8 +1,13 @@
 package dev.atlas.loadbalancer.instance;
 
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.StringJoiner;
 
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
@@ -21,20 +26,27 @@ import org.springframework.cloud.client.ServiceInstance;
  * Rules (see {@link MetadataKeys} for the keys and their precedence):
  * <ul>
  * <li>weight: {@code nacos.weight}, then {@code weight}; int or float, surrounding blanks
- * ignored. Missing gives {@code 1}. Unparsable, NaN or infinite gives {@code 1}, one WARN
- * per instance and value, and one increment of the {@code atlas.weights.invalid} counter.
- * Negative gives {@code 0} (drained, never promoted to the default), with the same WARN
- * and counter.</li>
+ * trimmed ({@code " 2 "} is 2). A {@link Number} value (a raw-typed map of a custom
+ * {@code ServiceInstance}) is taken as the weight it holds. Missing gives {@code 1}.
+ * Unparsable, NaN or infinite gives {@code 1}, one WARN per instance and value, and one
+ * increment of the {@value #INVALID_WEIGHTS_METER} counter. Negative gives {@code 0}
+ * (drained, never promoted to the default), with the same WARN and counter.</li>
  * <li>cluster: {@code nacos.cluster}, then {@code zone}; blank counts as missing;
  * lower-cased.</li>
  * <li>tag: the configured key (default {@code version}); blank counts as untagged;
  * lower-cased.</li>
- * <li>registered-at: {@code atlas.registered-at} in epoch ms; unparsable or negative
- * counts as missing (one WARN).</li>
+ * <li>registered-at: {@code atlas.registered-at} in epoch ms (a string, or a
+ * {@link Number}); unparsable or negative counts as missing (one WARN).</li>
  * <li>healthy: {@code false} only for an explicit {@code nacos.healthy=false}.</li>
  * </ul>
- * {@code null} metadata, and {@code null} values in it, count as missing. Parsing never
- * throws.
+ * {@code null} metadata, and {@code null} values in it, count as missing.
+ *
+ * <p>
+ * <strong>Parsing never throws.</strong> Metadata that cannot be read (the map, or
+ * {@code getMetadata()} itself, throws) gives {@link InstanceAttributes#DEFAULTS} (weight
+ * 1, no cluster, untagged, healthy); a value that is neither a string nor, where a number
+ * is meant, a {@link Number} counts as missing. Either way: one WARN per instance and
+ * problem, and one increment of the {@value #INVALID_METADATA_METER} counter.
  *
  * <p>
  * Thread-safe.
@@ -46,6 +58,13 @@ public final class InstanceAttributesParser {
 	/** Name of the counter of invalid weights; tags {@code service}. */
 	public static final String INVALID_WEIGHTS_METER = "atlas.weights.invalid";
 
+	/**
+	 * Name of the counter of instances whose metadata could not be read or held a value
+	 * of the wrong type under a key Atlas reads (counted once per instance and problem);
+	 * tags {@code service}.
+	 */
+	public static final String INVALID_METADATA_METER = "atlas.metadata.invalid";
+
 	private final String serviceId;
 
 	private final String tagKey;
@@ -54,13 +73,15 @@ public final class InstanceAttributesParser {
 
 	private final Counter invalidWeights;
 
+	private final Counter invalidMetadata;
+
 	/**
 	 * Creates a parser for one service.
 	 * @param serviceId the service whose instances are parsed, used in log lines and as
 	 * the {@code service} tag
 	 * @param tagKey metadata key of the gray tag, e.g. {@code version}; not blank
-	 * @param meterRegistry where {@value #INVALID_WEIGHTS_METER} is registered; not
-	 * {@code null}
+	 * @param meterRegistry where {@value #INVALID_WEIGHTS_METER} and
+	 * {@value #INVALID_METADATA_METER} are registered; not {@code null}
 	 * @throws IllegalArgumentException if {@code tagKey} is blank
 	 */
 	public InstanceAttributesParser(String serviceId, String tagKey, MeterRegistry meterRegistry) {
@@ -73,57 +94,91 @@ public final class InstanceAttributesParser {
 			.description("Instances whose weight metadata was unparsable or negative (counted once each)")
 			.tag("service", serviceId)
 			.register(meterRegistry);
+		this.invalidMetadata = Counter.builder(INVALID_METADATA_METER)
+			.description("Instances whose metadata could not be read or held a value of the wrong type "
+					+ "(counted once each)")
+			.tag("service", serviceId)
+			.register(meterRegistry);
 	}
 
 	/**
-	 * Parses one instance.
+	 * Parses one instance. Never throws for anything its metadata does (see the class
+	 * documentation).
 	 * @param instance any {@link ServiceInstance}, its metadata may be {@code null}; not
 	 * {@code null} itself
 	 * @return the attributes
 	 */
 	public InstanceAttributes parse(ServiceInstance instance) {
-		Map<String, String> metadata = instance.getMetadata();
-		if (metadata == null || metadata.isEmpty()) {
+		Metadata metadata;
+		try {
+			// Raw types from a custom ServiceInstance: read values as Object, never as
+			// String, so that a wrong type is seen here and not as a ClassCastException.
+			Map<?, ?> map = instance.getMetadata();
+			if (map == null || map.isEmpty()) {
+				return InstanceAttributes.DEFAULTS;
+			}
+			metadata = new Metadata(map);
+		}
+		catch (RuntimeException ex) {
+			unreadable(instance, ex);
 			return InstanceAttributes.DEFAULTS;
 		}
-		String cluster = firstPresent(metadata, MetadataKeys.NACOS_CLUSTER, MetadataKeys.ZONE);
-		String tag = trimToNull(metadata.get(this.tagKey));
-		tag = (tag != null) ? tag.toLowerCase(Locale.ROOT) : null;
-		boolean healthy = !"false".equalsIgnoreCase(trimToNull(metadata.get(MetadataKeys.NACOS_HEALTHY)));
-		return new InstanceAttributes(weight(instance, metadata),
-				(cluster != null) ? cluster.toLowerCase(Locale.ROOT) : null, tag, registeredAt(instance, metadata),
-				healthy);
+		InstanceAttributes attributes;
+		try {
+			String cluster = metadata.text(MetadataKeys.NACOS_CLUSTER);
+			if (cluster == null) {
+				cluster = metadata.text(MetadataKeys.ZONE);
+			}
+			String tag = metadata.text(this.tagKey);
+			boolean healthy = !"false".equalsIgnoreCase(metadata.text(MetadataKeys.NACOS_HEALTHY));
+			attributes = new InstanceAttributes(weight(instance, metadata),
+					(cluster != null) ? cluster.toLowerCase(Locale.ROOT) : null,
+					(tag != null) ? tag.toLowerCase(Locale.ROOT) : null, registeredAt(instance, metadata), healthy);
+		}
+		catch (RuntimeException ex) {
+			unreadable(instance, ex);
+			return InstanceAttributes.DEFAULTS;
+		}
+		if (metadata.wrongTypes != null) {
+			wrongTypes(instance, metadata.wrongTypes);
+		}
+		return attributes;
 	}
 
-	private double weight(ServiceInstance instance, Map<String, String> metadata) {
+	private double weight(ServiceInstance instance, Metadata metadata) {
 		String key = MetadataKeys.NACOS_WEIGHT;
-		String raw = trimToNull(metadata.get(key));
-		if (raw == null) {
+		Object value = metadata.textOrNumber(key);
+		if (value == null) {
 			key = MetadataKeys.WEIGHT;
-			raw = trimToNull(metadata.get(key));
+			value = metadata.textOrNumber(key);
 		}
-		if (raw == null) {
+		if (value == null) {
 			return 1.0;
 		}
 		double weight;
-		try {
-			weight = Double.parseDouble(raw);
+		if (value instanceof Number number) {
+			weight = number.doubleValue();
 		}
-		catch (NumberFormatException ex) {
-			weight = Double.NaN;
+		else {
+			try {
+				weight = Double.parseDouble((String) value);
+			}
+			catch (NumberFormatException ex) {
+				weight = Double.NaN;
+			}
 		}
 		if (Double.isNaN(weight) || Double.isInfinite(weight)) {
-			invalid(instance, key, raw, "is not a finite number; using the default weight 1");
+			invalid(instance, key, value, "is not a finite number; using the default weight 1");
 			return 1.0;
 		}
 		if (weight < 0) {
-			invalid(instance, key, raw, "is negative; the instance is drained (weight 0)");
+			invalid(instance, key, value, "is negative; the instance is drained (weight 0)");
 			return 0.0;
 		}
 		return weight;
 	}
 
-	private void invalid(ServiceInstance instance, String key, String raw, String consequence) {
+	private void invalid(ServiceInstance instance, String key, Object raw, String consequence) {
 		String id = describe(instance);
 		this.warnings.once(id + '/' + key + '=' + raw, (k) -> {
 			this.invalidWeights.increment();
@@ -131,13 +186,32 @@ public final class InstanceAttributesParser {
 		});
 	}
 
-	private long registeredAt(ServiceInstance instance, Map<String, String> metadata) {
-		String raw = trimToNull(metadata.get(MetadataKeys.REGISTERED_AT));
+	private void unreadable(ServiceInstance instance, RuntimeException ex) {
+		String id = describe(instance);
+		this.warnings.once(id + "/metadata-unreadable", (k) -> {
+			this.invalidMetadata.increment();
+			log.warn("Service '{}', instance {}: metadata cannot be read ({}); using the defaults "
+					+ "(weight 1, no cluster, untagged)", this.serviceId, id, ex.toString());
+		});
+	}
+
+	private void wrongTypes(ServiceInstance instance, List<String> keys) {
+		String id = describe(instance);
+		String found = String.join(", ", keys);
+		this.warnings.once(id + "/metadata-types/" + found, (k) -> {
+			this.invalidMetadata.increment();
+			log.warn("Service '{}', instance {}: metadata values that are not strings are ignored: {}; "
+					+ "using the defaults for them", this.serviceId, id, found);
+		});
+	}
+
+	private long registeredAt(ServiceInstance instance, Metadata metadata) {
+		Object raw = metadata.textOrNumber(MetadataKeys.REGISTERED_AT);
 		if (raw == null) {
 			return InstanceAttributes.UNKNOWN_REGISTRATION_TIME;
 		}
 		try {
-			long value = Long.parseLong(raw);
+			long value = (raw instanceof Number number) ? number.longValue() : Long.parseLong((String) raw);
 			if (value >= 0) {
 				return value;
 			}
@@ -155,6 +229,44 @@ public final class InstanceAttributesParser {
 	}
 
 	/**
+	 * Reports instances of one list that share an instance id at different addresses: one
+	 * WARN per service and id (not per list, nor per refresh), naming the addresses.
+	 * Atlas tells them apart by id, host and port ({@link InstanceKey}).
+	 * @param keys the keys of one list, in list order
+	 */
+	void duplicateIds(InstanceKey[] keys) {
+		Map<String, InstanceKey> first = new HashMap<>(Math.max(16, keys.length * 2));
+		Map<String, List<InstanceKey>> duplicates = null;
+		for (InstanceKey key : keys) {
+			String id = key.id();
+			if (id == null) {
+				continue;
+			}
+			InstanceKey previous = first.putIfAbsent(id, key);
+			if (previous != null && !previous.equals(key)) {
+				if (duplicates == null) {
+					duplicates = new LinkedHashMap<>();
+				}
+				List<InstanceKey> sharing = duplicates.computeIfAbsent(id, (k) -> new ArrayList<>(List.of(previous)));
+				if (!sharing.contains(key)) {
+					sharing.add(key);
+				}
+			}
+		}
+		if (duplicates == null) {
+			return;
+		}
+		duplicates.forEach((id, sharing) -> this.warnings.once("duplicate-id/" + id, (k) -> {
+			StringJoiner addresses = new StringJoiner(", ");
+			sharing.forEach((key) -> addresses.add(key.address()));
+			log.warn(
+					"Service '{}': {} instances report the same instance id '{}' ({}); Atlas tells them apart "
+							+ "by id, host and port, but fix the registration: ids are meant to be unique",
+					this.serviceId, sharing.size(), id, addresses);
+		}));
+	}
+
+	/**
 	 * A short, stable description of an instance for log lines: {@code host:port}, plus
 	 * the instance id when there is one.
 	 * @param instance an instance
@@ -166,17 +278,61 @@ public final class InstanceAttributesParser {
 		return (instanceId == null || instanceId.equals(hostPort)) ? hostPort : hostPort + " (" + instanceId + ')';
 	}
 
-	private static @Nullable String firstPresent(Map<String, String> metadata, String first, String second) {
-		String value = trimToNull(metadata.get(first));
-		return (value != null) ? value : trimToNull(metadata.get(second));
-	}
-
 	private static @Nullable String trimToNull(@Nullable String value) {
 		if (value == null) {
 			return null;
 		}
 		String trimmed = value.trim();
 		return trimmed.isEmpty() ? null : trimmed;
+	}
+
+	/**
+	 * One instance's metadata, read as untyped values; remembers the keys whose value had
+	 * the wrong type. Used by one thread, for one parse.
+	 */
+	private static final class Metadata {
+
+		private final Map<?, ?> map;
+
+		@Nullable List<String> wrongTypes;
+
+		Metadata(Map<?, ?> map) {
+			this.map = map;
+		}
+
+		/** A string value, trimmed; {@code null} when missing, blank or not a string. */
+		@Nullable String text(String key) {
+			Object value = this.map.get(key);
+			if (value == null || value instanceof String) {
+				return trimToNull((String) value);
+			}
+			wrongType(key, value);
+			return null;
+		}
+
+		/**
+		 * A trimmed non-blank string or a {@link Number}; {@code null} when missing,
+		 * blank or of another type.
+		 */
+		@Nullable Object textOrNumber(String key) {
+			Object value = this.map.get(key);
+			if (value instanceof Number) {
+				return value;
+			}
+			if (value == null || value instanceof String) {
+				return trimToNull((String) value);
+			}
+			wrongType(key, value);
+			return null;
+		}
+
+		private void wrongType(String key, Object value) {
+			if (this.wrongTypes == null) {
+				this.wrongTypes = new ArrayList<>(2);
+			}
+			this.wrongTypes.add(key + " (" + value.getClass().getName() + ')');
+		}
+
 	}
 
 }

@@ -20,11 +20,12 @@ import org.springframework.cloud.client.ServiceInstance;
  * parses metadata again.
  *
  * <p>
- * Each element carries its parsed {@link InstanceAttributes} and an <em>effective
- * weight</em>: the configured weight, or what a stage (e.g. warmup) made of it. Work
- * derived from a snapshot (a filtered subset, a balancer's selection table) is memoized
- * on the snapshot itself with {@link #derive}, so the per-request cost of every stage is
- * a short scan by identity.
+ * Each element carries its parsed {@link InstanceAttributes}, its {@link InstanceKey}
+ * (id, host and port: what state that outlives the snapshot is keyed by) and an
+ * <em>effective weight</em>: the configured weight, or what a stage (e.g. warmup) made of
+ * it. Work derived from a snapshot (a filtered subset, a balancer's selection table) is
+ * memoized on the snapshot itself with {@link #derive}, so the per-request cost of every
+ * stage is a short scan by identity.
  *
  * <p>
  * <strong>Equality is identity</strong>, unlike {@link List#equals}: two snapshots are
@@ -42,13 +43,17 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 
 	private static final InstanceAttributes[] NO_ATTRIBUTES = {};
 
+	private static final InstanceKey[] NO_KEYS = {};
+
 	/** A snapshot without instances. */
-	public static final InstanceSnapshot EMPTY = new InstanceSnapshot(new ServiceInstance[0], NO_ATTRIBUTES,
+	public static final InstanceSnapshot EMPTY = new InstanceSnapshot(new ServiceInstance[0], NO_ATTRIBUTES, NO_KEYS,
 			new double[0]);
 
 	private final ServiceInstance[] instances;
 
 	private final InstanceAttributes[] attributes;
+
+	private final InstanceKey[] keys;
 
 	private final double[] weights;
 
@@ -72,15 +77,19 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	 */
 	private volatile Object[] derived = NOTHING_DERIVED;
 
-	private InstanceSnapshot(ServiceInstance[] instances, InstanceAttributes[] attributes, double[] weights) {
+	private InstanceSnapshot(ServiceInstance[] instances, InstanceAttributes[] attributes, InstanceKey[] keys,
+			double[] weights) {
 		this.instances = instances;
 		this.attributes = attributes;
+		this.keys = keys;
 		this.weights = weights;
 	}
 
 	/**
-	 * Builds a snapshot, parsing each instance once; a list that already is a snapshot is
-	 * returned as is. {@code null} elements are skipped.
+	 * Builds a snapshot, parsing each instance and computing its {@link InstanceKey}
+	 * once; a list that already is a snapshot is returned as is. {@code null} elements
+	 * are skipped. Instances that share an instance id at different addresses are
+	 * reported through the parser (one WARN per service and id).
 	 * @param source the list emitted by the supplier chain, may be empty
 	 * @param parser reads the attributes
 	 * @return the snapshot
@@ -93,23 +102,29 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 		ServiceInstance[] instances = new ServiceInstance[source.size()];
 		InstanceAttributes[] attributes = (instances.length == 0) ? NO_ATTRIBUTES
 				: new InstanceAttributes[instances.length];
+		InstanceKey[] keys = (instances.length == 0) ? NO_KEYS : new InstanceKey[instances.length];
 		for (ServiceInstance instance : source) {
 			if (instance == null) {
 				continue;
 			}
 			instances[size] = instance;
 			attributes[size] = parser.parse(instance);
+			keys[size] = InstanceKey.of(instance);
 			size++;
 		}
 		if (size < instances.length) {
 			instances = Arrays.copyOf(instances, size);
 			attributes = Arrays.copyOf(attributes, size);
+			keys = Arrays.copyOf(keys, size);
 		}
 		double[] weights = new double[size];
 		for (int i = 0; i < size; i++) {
 			weights[i] = attributes[i].weight();
 		}
-		return new InstanceSnapshot(instances, attributes, weights);
+		if (size > 1) {
+			parser.duplicateIds(keys);
+		}
+		return new InstanceSnapshot(instances, attributes, keys, weights);
 	}
 
 	/**
@@ -132,13 +147,15 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 		}
 		ServiceInstance[] instances = new ServiceInstance[size];
 		InstanceAttributes[] attributes = new InstanceAttributes[size];
+		InstanceKey[] keys = new InstanceKey[size];
 		double[] weights = new double[size];
 		for (int k = 0; k < size; k++) {
 			instances[k] = this.instances[kept[k]];
 			attributes[k] = this.attributes[kept[k]];
+			keys[k] = this.keys[kept[k]];
 			weights[k] = this.weights[kept[k]];
 		}
-		return new InstanceSnapshot(instances, attributes, weights);
+		return new InstanceSnapshot(instances, attributes, keys, weights);
 	}
 
 	/**
@@ -158,7 +175,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 				throw new IllegalArgumentException("weights must be finite and >= 0, found " + weight);
 			}
 		}
-		return new InstanceSnapshot(this.instances, this.attributes, effectiveWeights.clone());
+		return new InstanceSnapshot(this.instances, this.attributes, this.keys, effectiveWeights.clone());
 	}
 
 	/**
@@ -219,6 +236,16 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	 */
 	public InstanceAttributes attributes(int index) {
 		return this.attributes[index];
+	}
+
+	/**
+	 * The identity of the instance at an index (id, host and port), computed once when
+	 * the snapshot was built: what state that outlives the snapshot is keyed by.
+	 * @param index {@code 0 <= index < size()}
+	 * @return the key
+	 */
+	public InstanceKey key(int index) {
+		return this.keys[index];
 	}
 
 	/**

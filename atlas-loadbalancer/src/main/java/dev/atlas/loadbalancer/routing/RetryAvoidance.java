@@ -1,7 +1,9 @@
 package dev.atlas.loadbalancer.routing;
 
-import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Function;
 
+import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
@@ -15,15 +17,28 @@ import org.springframework.core.Ordered;
 /**
  * On a retry, leaves out the instance that just failed, whatever the strategy. The failed
  * instance comes from Spring Cloud's {@link RetryableRequestContext} and is matched by
- * instance id, else by host and port (not by object identity: the registry client may
- * have produced new objects since, and not every {@code ServiceInstance} implements
- * {@code equals}). When nothing would be left, the candidates stay as they are, so the
- * caller sees that instance's own error rather than "no instance available".
+ * its {@link InstanceKey}: instance id, host and port together (not by object identity:
+ * the registry client may have produced new objects since, and not every
+ * {@code ServiceInstance} implements {@code equals}; not by id alone: two instances that
+ * report one id are still two). When nothing would be left, the candidates stay as they
+ * are, so the caller sees that instance's own error rather than "no instance available".
  *
  * <p>
- * Stateless and thread-safe; a first attempt costs one type check.
+ * The reduced candidates are memoized per snapshot and left-out position, so a retry
+ * costs a scan for the failed instance and allocates nothing once its set is known; a
+ * strategy's per-snapshot tables (e.g. smooth round robin's position for the reduced set)
+ * stay memoized too.
+ *
+ * <p>
+ * Stateless but for that memo, and thread-safe; a first attempt costs one type check.
  */
 public final class RetryAvoidance implements CandidateFilter, Ordered {
+
+	/** Key of the memo: the candidates without the instance at each position. */
+	private static final Object MEMO = new Object();
+
+	private static final Function<InstanceSnapshot, AtomicReferenceArray<InstanceSnapshot>> WITHOUT = (
+			snapshot) -> new AtomicReferenceArray<>(snapshot.size());
 
 	@Override
 	public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
@@ -44,20 +59,30 @@ public final class RetryAvoidance implements CandidateFilter, Ordered {
 		if (previous == null) {
 			return candidates;
 		}
-		InstanceSnapshot others = candidates.filter((i) -> !sameInstance(candidates.get(i), previous));
-		return others.isEmpty() ? candidates : others;
-	}
-
-	static boolean sameInstance(ServiceInstance a, ServiceInstance b) {
-		if (a == b) {
-			return true;
+		int failed = -1;
+		for (int i = 0; i < candidates.size(); i++) {
+			if (candidates.key(i).matches(previous)) {
+				failed = i;
+				break;
+			}
 		}
-		String idA = a.getInstanceId();
-		String idB = b.getInstanceId();
-		if (idA != null && idB != null) {
-			return idA.equals(idB);
+		if (failed < 0) {
+			return candidates;
 		}
-		return a.getPort() == b.getPort() && Objects.equals(a.getHost(), b.getHost());
+		AtomicReferenceArray<InstanceSnapshot> without = candidates.derive(MEMO, WITHOUT);
+		InstanceSnapshot others = without.get(failed);
+		if (others == null) {
+			InstanceKey key = candidates.key(failed);
+			others = candidates.filter((i) -> !candidates.key(i).equals(key));
+			if (others.isEmpty()) {
+				others = candidates;
+			}
+			// Two threads may both compute it; the first one stored is kept.
+			if (!without.compareAndSet(failed, null, others)) {
+				others = without.get(failed);
+			}
+		}
+		return others;
 	}
 
 	/**

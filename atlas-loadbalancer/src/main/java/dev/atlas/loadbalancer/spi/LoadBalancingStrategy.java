@@ -11,8 +11,11 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
  * <p>
  * A strategy may keep state per service (its own fields) or per candidate set (memoized
  * on the candidate snapshot with {@link InstanceSnapshot#derive}: each gray lane, each
- * retry set is its own snapshot). Implementations must be thread-safe, take no lock and
- * should not allocate per pick.
+ * retry set is its own snapshot). State memoized on a snapshot ends with it; state that
+ * must survive refreshes is best keyed by
+ * {@link dev.atlas.loadbalancer.instance.CandidateSet#of CandidateSet.of(candidates)},
+ * resolved once per snapshot, in a bounded map. Implementations must be thread-safe, take
+ * no lock and should not allocate per pick.
  */
 @FunctionalInterface
 public interface LoadBalancingStrategy {

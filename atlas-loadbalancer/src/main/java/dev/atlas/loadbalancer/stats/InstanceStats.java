@@ -1,6 +1,6 @@
 package dev.atlas.loadbalancer.stats;
 
-import java.util.Map;
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,16 +31,18 @@ import org.springframework.cloud.client.ServiceInstance;
  * per-instance state anyway.)
  *
  * <p>
- * Instances are keyed by {@link InstanceKey} (instance id, else {@code host:port}).
- * Memory stays bounded under instance churn (every deployment brings new instance ids):
- * when a new instance appears while the table holds its threshold
- * ({@value #MAX_INSTANCES} at first), a clean-up forgets every instance without a request
- * since the previous clean-up and none in flight; the threshold then becomes twice what
- * is left (at least {@value #MAX_INSTANCES}), so clean-ups cost O(1) amortized and a
- * fleet larger than the threshold is tracked whole. Only one clean-up runs at a time; a
- * request that starts on an instance while it is being forgotten is counted again on its
- * fresh entry. Thread-safe; recording takes no lock and allocates nothing for a tracked
- * instance with an instance id.
+ * Instances are told apart by their {@link InstanceKey}: instance id, host and port, so
+ * two instances that report one id have counts of their own. The table is indexed by
+ * instance id (by host for an instance without one), each slot holding the few instances
+ * that share it, compared by id, host and port, so recording never builds a key. Memory
+ * stays bounded under instance churn (every deployment brings new instance ids): when a
+ * new instance appears while the table holds its threshold ({@value #MAX_INSTANCES} at
+ * first), a clean-up forgets every instance without a request since the previous clean-up
+ * and none in flight; the threshold then becomes twice what is left (at least
+ * {@value #MAX_INSTANCES}), so clean-ups cost O(1) amortized and a fleet larger than the
+ * threshold is tracked whole. Only one clean-up runs at a time; a request that starts on
+ * an instance while it is being forgotten is counted again on its fresh entry.
+ * Thread-safe; recording takes no lock and allocates nothing for a tracked instance.
  */
 public final class InstanceStats implements LiveStats {
 
@@ -49,7 +51,14 @@ public final class InstanceStats implements LiveStats {
 
 	private final int minThreshold;
 
-	private final Map<String, Counts> view = new ConcurrentHashMap<>();
+	/**
+	 * By instance id (host when there is none): the instances sharing it, as an array
+	 * replaced as a whole.
+	 */
+	private final ConcurrentHashMap<String, Counts[]> view = new ConcurrentHashMap<>();
+
+	/** Number of instances in {@link #view}. */
+	private final AtomicInteger tracked = new AtomicInteger();
 
 	/**
 	 * Requests to all instances: what {@code atlas.picks} reports (a monotonic counter).
@@ -119,7 +128,7 @@ public final class InstanceStats implements LiveStats {
 	 * the latency average is not updated)
 	 */
 	public void completed(ServiceInstance instance, long durationNanos) {
-		Counts counts = this.view.get(InstanceKey.of(instance));
+		Counts counts = find(instance);
 		if (counts != null) {
 			counts.inFlight.updateAndGet((n) -> Math.max(0, n - 1));
 			if (durationNanos >= 0) {
@@ -135,7 +144,7 @@ public final class InstanceStats implements LiveStats {
 	 * @return ms, or {@link Double#NaN} when no duration was recorded
 	 */
 	public double latencyMillis(ServiceInstance instance) {
-		Counts counts = this.view.get(InstanceKey.of(instance));
+		Counts counts = find(instance);
 		return (counts != null) ? counts.latencyMillis() : Double.NaN;
 	}
 
@@ -158,7 +167,7 @@ public final class InstanceStats implements LiveStats {
 	 * forgotten)
 	 */
 	public long requests(ServiceInstance instance) {
-		Counts counts = this.view.get(InstanceKey.of(instance));
+		Counts counts = find(instance);
 		return (counts != null) ? counts.started.sum() : 0;
 	}
 
@@ -168,7 +177,7 @@ public final class InstanceStats implements LiveStats {
 	 * @return {@code >= 0}
 	 */
 	public long inFlight(ServiceInstance instance) {
-		Counts counts = this.view.get(InstanceKey.of(instance));
+		Counts counts = find(instance);
 		return (counts != null) ? counts.inFlight.get() : 0;
 	}
 
@@ -185,19 +194,68 @@ public final class InstanceStats implements LiveStats {
 	 * @return {@code >= 0}
 	 */
 	public int size() {
-		return this.view.size();
+		return this.tracked.get();
+	}
+
+	/** The slot of an instance: its id, else its host. */
+	private static String slot(@Nullable String id, @Nullable String host) {
+		return (id != null) ? id : (host != null) ? host : "";
+	}
+
+	private @Nullable Counts find(ServiceInstance instance) {
+		Counts[] sharing = this.view.get(slot(instance.getInstanceId(), instance.getHost()));
+		if (sharing != null) {
+			for (Counts counts : sharing) {
+				if (counts.key.matches(instance)) {
+					return counts;
+				}
+			}
+		}
+		return null;
+	}
+
+	private @Nullable Counts find(InstanceKey key) {
+		Counts[] sharing = this.view.get(slot(key.id(), key.host()));
+		if (sharing != null) {
+			for (Counts counts : sharing) {
+				if (counts.key.equals(key)) {
+					return counts;
+				}
+			}
+		}
+		return null;
 	}
 
 	private Counts counts(ServiceInstance instance) {
-		String key = InstanceKey.of(instance);
-		Counts counts = this.view.get(key);
+		Counts counts = find(instance);
 		if (counts != null) {
 			return counts;
 		}
-		if (this.view.size() >= this.threshold) {
+		if (this.tracked.get() >= this.threshold) {
 			cleanUp();
 		}
-		return this.view.computeIfAbsent(key, (k) -> new Counts());
+		InstanceKey key = InstanceKey.of(instance);
+		Counts[] found = new Counts[1];
+		this.view.compute(slot(key.id(), key.host()), (slot, sharing) -> {
+			if (sharing != null) {
+				for (Counts existing : sharing) {
+					if (existing.key.equals(key)) {
+						found[0] = existing;
+						return sharing;
+					}
+				}
+			}
+			Counts created = new Counts(key);
+			found[0] = created;
+			this.tracked.incrementAndGet();
+			if (sharing == null) {
+				return new Counts[] { created };
+			}
+			Counts[] more = Arrays.copyOf(sharing, sharing.length + 1);
+			more[sharing.length] = created;
+			return more;
+		});
+		return found[0];
 	}
 
 	// O(tracked instances), then not again before the table doubles; one at a time (a
@@ -208,21 +266,28 @@ public final class InstanceStats implements LiveStats {
 			return;
 		}
 		try {
-			if (this.view.size() < this.threshold) {
+			if (this.tracked.get() < this.threshold) {
 				return;
 			}
-			for (Map.Entry<String, Counts> entry : this.view.entrySet()) {
-				Counts counts = entry.getValue();
-				long started = counts.started.sum();
-				if (started == counts.startedAtLastCleanUp && counts.inFlight.get() == 0) {
-					counts.retired = true;
-					this.view.remove(entry.getKey(), counts);
-				}
-				else {
-					counts.startedAtLastCleanUp = started;
-				}
+			for (String slot : this.view.keySet()) {
+				this.view.computeIfPresent(slot, (k, sharing) -> {
+					Counts[] kept = new Counts[sharing.length];
+					int size = 0;
+					for (Counts counts : sharing) {
+						long started = counts.started.sum();
+						if (started == counts.startedAtLastCleanUp && counts.inFlight.get() == 0) {
+							counts.retired = true;
+							this.tracked.decrementAndGet();
+						}
+						else {
+							counts.startedAtLastCleanUp = started;
+							kept[size++] = counts;
+						}
+					}
+					return (size == 0) ? null : (size == kept.length) ? sharing : Arrays.copyOf(kept, size);
+				});
 			}
-			this.threshold = Math.max(this.minThreshold, 2 * this.view.size());
+			this.threshold = Math.max(this.minThreshold, 2 * this.tracked.get());
 		}
 		finally {
 			this.cleaning.unlock();
@@ -238,23 +303,23 @@ public final class InstanceStats implements LiveStats {
 	 */
 	private final class Cells {
 
-		private final String[] keys;
+		private final InstanceKey[] keys;
 
 		private final @Nullable Counts[] byPosition;
 
 		Cells(InstanceSnapshot snapshot) {
-			this.keys = new String[snapshot.size()];
+			this.keys = new InstanceKey[snapshot.size()];
 			this.byPosition = new Counts[snapshot.size()];
 			for (int i = 0; i < this.byPosition.length; i++) {
-				this.keys[i] = InstanceKey.of(snapshot.get(i));
-				this.byPosition[i] = InstanceStats.this.view.get(this.keys[i]);
+				this.keys[i] = snapshot.key(i);
+				this.byPosition[i] = find(this.keys[i]);
 			}
 		}
 
 		@Nullable Counts at(int position) {
 			Counts counts = this.byPosition[position];
 			if (counts == null || counts.retired) {
-				Counts current = InstanceStats.this.view.get(this.keys[position]);
+				Counts current = find(this.keys[position]);
 				if (current != null && current != counts) {
 					this.byPosition[position] = current;
 				}
@@ -268,6 +333,9 @@ public final class InstanceStats implements LiveStats {
 	private static final class Counts {
 
 		private static final long UNKNOWN = Double.doubleToRawLongBits(Double.NaN);
+
+		/** The instance counted here. */
+		final InstanceKey key;
 
 		/** Latency average in ms, as {@code double} bits; NaN until the first sample. */
 		final AtomicLong latencyBits = new AtomicLong(UNKNOWN);
@@ -284,6 +352,10 @@ public final class InstanceStats implements LiveStats {
 
 		/** Set before a clean-up removes this entry. */
 		volatile boolean retired;
+
+		Counts(InstanceKey key) {
+			this.key = key;
+		}
 
 		void recordLatency(double millis) {
 			long current;

@@ -22,6 +22,8 @@ import org.springframework.core.Ordered;
  * is not handed its full share at once.
  *
  * <p>
+ * An instance is recognised across refreshes by its {@link InstanceKey} (id, host and
+ * port), so an instance that shows up with the id of another one has an age of its own.
  * An instance's age is measured from its {@code atlas.registered-at} metadata (a time in
  * the future counts as now), else from when this caller first saw it: instances in the
  * very first list this caller sees count as warm (a caller that starts does not treat its
@@ -56,7 +58,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 * Each instance seen within the horizon; replaced as a whole when a new snapshot is
 	 * resolved.
 	 */
-	private volatile @Nullable Map<String, Seen> known;
+	private volatile @Nullable Map<InstanceKey, Seen> known;
 
 	/**
 	 * Start times of the snapshot resolved last, for the report; never read per request.
@@ -179,7 +181,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 * The warmup factor of an instance of the list resolved last: what its configured
 	 * weight is multiplied by in the effective weights computed at the last tick, so that
 	 * it matches the effective weight shown beside it (for the actuator view).
-	 * @param instance an instance, matched by {@link InstanceKey}
+	 * @param instance an instance, matched by {@link InstanceKey} (id, host and port)
 	 * @return a factor in (0, 1]; {@code 1} for a warm instance, one not in that list,
 	 * and when warmup is off
 	 */
@@ -206,12 +208,12 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	private Holder holder(InstanceSnapshot snapshot) {
 		long now = this.clock.millis();
-		Map<String, Seen> previous = this.known;
-		Map<String, Seen> next = new HashMap<>(Math.max(16, snapshot.size() * 2));
+		Map<InstanceKey, Seen> previous = this.known;
+		Map<InstanceKey, Seen> next = new HashMap<>(Math.max(16, snapshot.size() * 2));
 		long[] starts = new long[snapshot.size()];
-		String[] keys = new String[starts.length];
+		InstanceKey[] keys = new InstanceKey[starts.length];
 		for (int i = 0; i < starts.length; i++) {
-			String key = InstanceKey.of(snapshot.get(i));
+			InstanceKey key = snapshot.key(i);
 			keys[i] = key;
 			Seen before = (previous != null) ? previous.get(key) : null;
 			long firstSeenAt = (before != null) ? before.firstSeen : ((previous == null) ? WARM : now);
@@ -267,15 +269,15 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 */
 	private static final class Holder {
 
-		final String[] keys;
+		final InstanceKey[] keys;
 
 		final long[] starts;
 
 		volatile @Nullable State state;
 
-		private volatile @Nullable Map<String, Integer> positions;
+		private volatile @Nullable Map<InstanceKey, Integer> positions;
 
-		Holder(String[] keys, long[] starts) {
+		Holder(InstanceKey[] keys, long[] starts) {
 			this.keys = keys;
 			this.starts = starts;
 		}
@@ -283,8 +285,8 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		/**
 		 * Position by instance key, built on first use by the report (never per request).
 		 */
-		Map<String, Integer> positions() {
-			Map<String, Integer> map = this.positions;
+		Map<InstanceKey, Integer> positions() {
+			Map<InstanceKey, Integer> map = this.positions;
 			if (map == null) {
 				map = new HashMap<>(Math.max(16, this.keys.length * 2));
 				for (int i = 0; i < this.keys.length; i++) {

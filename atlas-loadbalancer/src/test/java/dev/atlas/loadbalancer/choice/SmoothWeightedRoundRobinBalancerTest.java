@@ -190,6 +190,39 @@ class SmoothWeightedRoundRobinBalancerTest {
 		assertThat(sequence(balancer, refreshed, 1)).isEqualTo("b");
 	}
 
+	@Test
+	void eachCandidateSetKeepsItsOwnSequence() {
+		SmoothWeightedRoundRobinBalancer balancer = balancer(AllZeroWeightsPolicy.FAIL_OPEN);
+		List<ServiceInstance> lane = List.of(weighted("a", "1"), weighted("b", "1"));
+		List<ServiceInstance> other = List.of(weighted("c", "2"), weighted("d", "1"));
+		List<String> picks = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			picks.add(balancer.choose(lane).getInstanceId());
+			picks.add(balancer.choose(other).getInstanceId());
+		}
+		assertThat(String.join(" ", picks)).isEqualTo("a c b d a c b c a d b c");
+		assertThat(balancer.choose(lane).getInstanceId()).isEqualTo("a");
+		// The same instances in another order are the same set: the position goes on (7,
+		// the second of [b, a]; a new set would start at 0).
+		assertThat(balancer.choose(List.of(weighted("b", "1"), weighted("a", "1"))).getInstanceId()).isEqualTo("a");
+	}
+
+	@Test
+	void rememberedSetsAreBounded() {
+		// At most 10 instance entries: five sets of two. Sets that are gone are
+		// forgotten, so churn of instances (every deployment brings new ids) cannot grow
+		// the memory.
+		SmoothWeightedRoundRobinBalancer balancer = new SmoothWeightedRoundRobinBalancer(
+				new StrategySettings(SERVICE, new InstanceAttributesParser(SERVICE, "version", this.meters),
+						AllZeroWeightsPolicy.FAIL_OPEN, this.meters),
+				() -> 0, 10);
+		for (int deployment = 0; deployment < 1_000; deployment++) {
+			List<ServiceInstance> fleet = List.of(weighted("a" + deployment, "1"), weighted("b" + deployment, "1"));
+			assertThat(sequence(balancer, fleet, 2)).isEqualTo("a" + deployment + " b" + deployment);
+		}
+		assertThat(balancer.rememberedSets()).isBetween(1L, 5L);
+	}
+
 	private static List<ServiceInstance> pickAll(Balancer balancer, List<ServiceInstance> candidates, int n) {
 		List<ServiceInstance> picks = new ArrayList<>(n);
 		for (int i = 0; i < n; i++) {

@@ -68,6 +68,78 @@ class InstanceAttributesParserTest {
 	}
 
 	@Test
+	void surroundingBlanksAreTrimmed() {
+		assertThat(this.parser.parse(weighted("a", " 2 ")).weight()).isEqualTo(2.0);
+		assertThat(this.parser.parse(instance("b", "nacos.weight", "\t6.0\n")).weight()).isEqualTo(6.0);
+		InstanceAttributes parsed = this.parser.parse(instance("c", "version", " V2 ", "zone", " SH "));
+		assertThat(parsed.tag()).isEqualTo("v2");
+		assertThat(parsed.cluster()).isEqualTo("sh");
+		assertThat(this.meters.counter("atlas.weights.invalid", "service", "user-service").count()).isZero();
+	}
+
+	@Test
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	void aNumberUnderWeightIsItsValueAndOtherTypesAreMissing(CapturedOutput output) {
+		Map raw = new HashMap();
+		raw.put("weight", 3);
+		assertThat(this.parser.parse(custom("int", raw)).weight()).isEqualTo(3.0);
+		raw = new HashMap();
+		raw.put("nacos.weight", 0.5f);
+		raw.put("atlas.registered-at", 1_700_000_000_000L);
+		InstanceAttributes parsed = this.parser.parse(custom("float", raw));
+		assertThat(parsed.weight()).isEqualTo(0.5);
+		assertThat(parsed.registeredAtMillis()).isEqualTo(1_700_000_000_000L);
+		// An invalid number is an invalid weight, as the same text would be.
+		raw = new HashMap();
+		raw.put("weight", Double.NaN);
+		assertThat(this.parser.parse(custom("nan", raw)).weight()).isEqualTo(1.0);
+		raw = new HashMap();
+		raw.put("weight", -2);
+		assertThat(this.parser.parse(custom("negative", raw)).weight()).isZero();
+		assertThat(this.meters.counter("atlas.weights.invalid", "service", "user-service").count()).isEqualTo(2);
+		// Another type counts as missing: the next key is read.
+		raw = new HashMap();
+		raw.put("nacos.weight", new StringBuilder("9"));
+		raw.put("weight", "4");
+		raw.put("nacos.healthy", Boolean.FALSE);
+		for (int refresh = 0; refresh < 3; refresh++) {
+			parsed = this.parser.parse(custom("typed", raw));
+			assertThat(parsed.weight()).isEqualTo(4.0);
+			assertThat(parsed.healthy()).isTrue();
+		}
+		assertThat(this.meters.counter("atlas.metadata.invalid", "service", "user-service").count()).isEqualTo(1);
+		assertThat(output.getOut().lines().filter((line) -> line.contains("(typed)"))).singleElement()
+			.asString()
+			.contains("nacos.healthy (java.lang.Boolean)")
+			.contains("nacos.weight (java.lang.StringBuilder)");
+	}
+
+	@Test
+	void parsingNeverThrows() {
+		Map<String, String> throwing = new HashMap<>() {
+
+			@Override
+			public String get(Object key) {
+				throw new IllegalStateException("no");
+			}
+
+		};
+		throwing.put("weight", "5");
+		for (int refresh = 0; refresh < 3; refresh++) {
+			assertThat(this.parser.parse(custom("throwing", throwing))).isEqualTo(InstanceAttributes.DEFAULTS);
+		}
+		Map<String, String> nullKey = new HashMap<>();
+		nullKey.put(null, "x");
+		nullKey.put("weight", "5");
+		assertThat(this.parser.parse(custom("null-key", nullKey)).weight()).isEqualTo(5.0);
+		assertThat(this.meters.counter("atlas.metadata.invalid", "service", "user-service").count()).isEqualTo(1);
+	}
+
+	private static ServiceInstance custom(String id, Map<String, String> metadata) {
+		return new DefaultServiceInstance(id, "user-service", id + ".local", 8080, false, metadata);
+	}
+
+	@Test
 	void nullMetadataAndNullValuesAreMissing() {
 		ServiceInstance noMetadata = new DefaultServiceInstance("n", "user-service", "h", 1, false, null);
 		assertThat(this.parser.parse(noMetadata)).isEqualTo(InstanceAttributes.DEFAULTS);

@@ -22,6 +22,7 @@ import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -64,6 +65,15 @@ final class TestStages {
 		}
 		return new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
 				URI.create("http://user-service/users/1"), headers, new LinkedMultiValueMap<>(), Map.of())));
+	}
+
+	/**
+	 * A retry of a GET to user-service after a failure of {@code previous}, as Spring
+	 * Cloud's retrying interceptors describe it.
+	 */
+	static Request<RetryableRequestContext> retry(ServiceInstance previous) {
+		return new DefaultRequest<>(
+				new RetryableRequestContext(previous, request(null).getContext().getClientRequest(), "default"));
 	}
 
 	/**
