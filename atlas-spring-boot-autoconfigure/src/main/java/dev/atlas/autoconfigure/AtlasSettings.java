@@ -84,9 +84,10 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * The settings of calls to one service: its overrides under
-	 * {@code atlas.services.<serviceId>}, else the global values. Resolved on first use
-	 * and cached.
+	 * The settings of calls to one service: its overrides under every key of
+	 * {@code atlas.services} that {@link #matches(String, String) matches} its id (the
+	 * key spelled exactly as the id last, so it wins), else the global values. Resolved
+	 * on first use and cached per id as given.
 	 * @param serviceId the service id; empty for the global values (no service in
 	 * particular)
 	 * @return the same object for the same id
@@ -102,8 +103,8 @@ public class AtlasSettings {
 	/**
 	 * The affinity rules of this caller, the same for every service it calls.
 	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
-	 * set (the Nacos cluster name or {@code spring.cloud.loadbalancer.zone}), may be
-	 * {@code null}
+	 * set (the Nacos cluster name, else the zone of Spring Cloud's
+	 * {@code LoadBalancerZoneConfig}), may be {@code null}
 	 * @return without a cluster (affinity off) when disabled or when there is none
 	 * @throws IllegalArgumentException naming the property when a threshold is out of
 	 * range

@@ -137,7 +137,7 @@ public class AtlasLoadBalancerAutoConfiguration {
 		atlas.getServices()
 			.keySet()
 			.forEach((serviceId) -> registry.requireRegistered(
-					AtlasProperties.PREFIX + ".services." + serviceId + ".loadbalancer.strategy",
+					settings.propertyPrefix(serviceId) + ".loadbalancer.strategy",
 					settings.settingsFor(serviceId).strategy()));
 		return registry;
 	}

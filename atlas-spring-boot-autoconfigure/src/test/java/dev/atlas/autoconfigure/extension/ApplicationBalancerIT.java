@@ -7,6 +7,7 @@ import java.util.Map;
 
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
+import dev.atlas.autoconfigure.actuator.AtlasEndpoint;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import org.junit.jupiter.api.AfterAll;
@@ -62,7 +63,8 @@ class ApplicationBalancerIT {
 		otherBaseline = port(apps.start(WhoApp.class, "other"));
 		apps.start(WhoApp.class, "other", "spring.cloud.zookeeper.discovery.metadata.version=v2");
 		caller = apps.start(Caller.class, "caller", "atlas.warmup.enabled=false",
-				"atlas.services.svc.loadbalancer.strategy=smooth-round-robin");
+				"atlas.services.svc.loadbalancer.strategy=smooth-round-robin",
+				"management.endpoints.web.exposure.include=atlas");
 		ZooKeeperApps.awaitInstances(caller, "svc", 2);
 		ZooKeeperApps.awaitInstances(caller, "other", 2);
 	}
@@ -100,6 +102,9 @@ class ApplicationBalancerIT {
 		assertThat(AtlasServiceInstanceListSupplier.find(factory.getInstance("svc", ServiceInstanceListSupplier.class)))
 			.as("no Atlas stage")
 			.isNull();
+
+		Map<String, Object> view = caller.getBean(AtlasEndpoint.class).service("svc");
+		assertThat(view).containsEntry("strategy", "RoundRobinLoadBalancer").containsEntry("instances", List.of());
 
 		// Every other service still goes through Atlas: untagged calls stay in the
 		// baseline lane.
