@@ -22,9 +22,11 @@ public class AffinityProperties implements InitializingBean {
 
 	/**
 	 * The caller's own cluster or zone. Defaults to
-	 * spring.cloud.nacos.discovery.cluster-name when set, else
-	 * spring.cloud.loadbalancer.zone; empty turns affinity off. Compared
-	 * case-insensitively with the instances' nacos.cluster or zone metadata.
+	 * spring.cloud.nacos.discovery.cluster-name when set, else the zone of Spring Cloud's
+	 * LoadBalancerZoneConfig (spring.cloud.loadbalancer.zone, or what a registry
+	 * integration such as Eureka's sets), read once at the first call; no cluster turns
+	 * affinity off. Compared case-insensitively with the instances' nacos.cluster or zone
+	 * metadata.
 	 */
 	private @Nullable String cluster;
 
@@ -53,8 +55,8 @@ public class AffinityProperties implements InitializingBean {
 	/**
 	 * The affinity rules of this caller.
 	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
-	 * set (the Nacos cluster name or {@code spring.cloud.loadbalancer.zone}), may be
-	 * {@code null}
+	 * set (the Nacos cluster name, else the zone of Spring Cloud's
+	 * {@code LoadBalancerZoneConfig}), may be {@code null}
 	 * @return without a cluster when disabled or when there is none (affinity off)
 	 * @throws IllegalArgumentException naming the property when a threshold is out of
 	 * range

@@ -35,9 +35,12 @@ public class AtlasProperties {
 
 	/**
 	 * Per-service overrides, keyed by service id (e.g.
-	 * atlas.services.user-service.loadbalancer.strategy). Each section (loadbalancer,
+	 * atlas.services.user-service.loadbalancer.strategy), matched ignoring case; an id
+	 * with dots is written in brackets
+	 * (atlas.services[user.service].loadbalancer.strategy). Each section (loadbalancer,
 	 * gray, warmup) is overlaid on the global section of the same name: a value not set
-	 * for the service is the global one.
+	 * for the service is the global one. A key that matches no called service is reported
+	 * with a WARN.
 	 */
 	private final Map<String, ServiceProperties> services = new LinkedHashMap<>();
 

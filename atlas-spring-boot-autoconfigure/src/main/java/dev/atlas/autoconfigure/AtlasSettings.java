@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure;
 
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,13 +24,14 @@ import org.springframework.core.env.ConfigurableEnvironment;
  * A service's settings are resolved once, generically, for every section a service can
  * override ({@code loadbalancer}, {@code gray}, {@code warmup}): the global section
  * {@code atlas.<section>} is bound into a fresh object, then
- * {@code atlas.services.<serviceId>.<section>} onto the same instance, with Spring Boot's
- * {@link Binder}; properties that only exist per service (the canary
- * {@code gray.weights}) are never read from the global section. The result is cached per
- * service id: later changes of the environment are not seen. Every service configured
- * under {@code atlas.services} (or under the deprecated {@code atlas.gray.weights}) is
- * resolved at startup, so an invalid value fails startup with a message naming the
- * property.
+ * {@code atlas.services.<key>.<section>} onto the same instance, with Spring Boot's
+ * {@link Binder}, for every configured key that {@link #matches(String, String) matches}
+ * the service id (its own spelling last, so it wins); properties that only exist per
+ * service (the canary {@code gray.weights}) are never read from the global section. The
+ * result is cached per service id: later changes of the environment are not seen. Every
+ * service configured under {@code atlas.services} (or under the deprecated
+ * {@code atlas.gray.weights}) is resolved at startup, so an invalid value fails startup
+ * with a message naming the property.
  *
  * <p>
  * Thread-safe.
@@ -82,9 +84,10 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * The settings of calls to one service: its overrides under
-	 * {@code atlas.services.<serviceId>}, else the global values. Resolved on first use
-	 * and cached.
+	 * The settings of calls to one service: its overrides under every key of
+	 * {@code atlas.services} that {@link #matches(String, String) matches} its id (the
+	 * key spelled exactly as the id last, so it wins), else the global values. Resolved
+	 * on first use and cached per id as given.
 	 * @param serviceId the service id; empty for the global values (no service in
 	 * particular)
 	 * @return the same object for the same id
@@ -100,8 +103,8 @@ public class AtlasSettings {
 	/**
 	 * The affinity rules of this caller, the same for every service it calls.
 	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
-	 * set (the Nacos cluster name or {@code spring.cloud.loadbalancer.zone}), may be
-	 * {@code null}
+	 * set (the Nacos cluster name, else the zone of Spring Cloud's
+	 * {@code LoadBalancerZoneConfig}), may be {@code null}
 	 * @return without a cluster (affinity off) when disabled or when there is none
 	 * @throws IllegalArgumentException naming the property when a threshold is out of
 	 * range
@@ -121,10 +124,40 @@ public class AtlasSettings {
 		return ids;
 	}
 
+	/**
+	 * Whether the settings written under a configured key apply to a service: the key
+	 * equals the service id ignoring case, or (ids without dots) Spring Boot's relaxed
+	 * forms of both are equal (case, {@code -} and {@code _} ignored).
+	 * @param key a key of {@link #configuredServiceIds()}
+	 * @param serviceId the service id a client calls
+	 * @return whether {@link #settingsFor(String) settingsFor(serviceId)} reads that
+	 * key's settings
+	 */
+	public static boolean matches(String key, String serviceId) {
+		return ServiceOverlay.matches(Objects.requireNonNull(key, "key"),
+				Objects.requireNonNull(serviceId, "serviceId"));
+	}
+
+	/**
+	 * How a configured key is written, for messages.
+	 * @param key a key of {@link #configuredServiceIds()}
+	 * @return e.g. {@code atlas.services.user-service},
+	 * {@code atlas.services[user.service]} or (deprecated canary weights only)
+	 * {@code atlas.gray.weights.user-service}
+	 */
+	public String propertyPrefix(String key) {
+		if (!this.atlas.getServices().containsKey(key) && this.gray.deprecatedWeightsServiceIds().contains(key)) {
+			return GrayProperties.PREFIX + "." + ServiceGrayProperties.WEIGHTS + "." + key;
+		}
+		String name = ServiceOverlay.propertyName(key, "x");
+		return name.substring(0, name.length() - 2);
+	}
+
 	private ServiceSettings resolve(String serviceId) {
-		LoadBalancerProperties loadbalancer = this.overlay.bind(LOADBALANCER, serviceId);
-		ServiceGrayProperties lanes = this.overlay.bind(GRAY, serviceId);
-		WarmupProperties warmup = this.overlay.bind(WARMUP, serviceId);
+		List<String> keys = ServiceOverlay.keysFor(this.atlas.getServices().keySet(), serviceId);
+		LoadBalancerProperties loadbalancer = this.overlay.bind(LOADBALANCER, keys);
+		ServiceGrayProperties lanes = this.overlay.bind(GRAY, keys);
+		WarmupProperties warmup = this.overlay.bind(WARMUP, keys);
 		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(), this.gray.isEnabled(),
 				this.gray.rulesFor(serviceId, lanes),
 				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())));

@@ -149,9 +149,10 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	 * The gray rules of one service: this caller's header and own tag with the service's
 	 * lane settings and canary percentages. The percentages are
 	 * {@code atlas.services.<serviceId>.gray.weights} when set, else the deprecated
-	 * {@code atlas.gray.weights.<serviceId>}; reading or ignoring the deprecated spelling
-	 * logs a WARN naming the replacement, once per call (callers resolve each service
-	 * once).
+	 * {@code atlas.gray.weights.<serviceId>} (the key matched as
+	 * {@link AtlasSettings#matches(String, String)} does); reading or ignoring the
+	 * deprecated spelling logs a WARN naming the replacement, once per call (callers
+	 * resolve each service once).
 	 * @param serviceId the service id; empty for the rules of no service in particular
 	 * @param lanes the service's lane settings, {@code atlas.gray.*} overlaid by
 	 * {@code atlas.services.<serviceId>.gray.*}
@@ -161,8 +162,11 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	 */
 	GrayRules rulesFor(String serviceId, ServiceGrayProperties lanes) {
 		String canonical = ServiceOverlay.propertyName(serviceId, "gray." + ServiceGrayProperties.WEIGHTS);
-		String alias = PREFIX + "." + ServiceGrayProperties.WEIGHTS + "." + serviceId;
-		@Nullable Map<String, Double> deprecated = serviceId.isEmpty() ? null : this.weights.get(serviceId);
+		Map.@Nullable Entry<String, Map<String, Double>> entry = serviceId.isEmpty() ? null
+				: ServiceOverlay.lookup(this.weights, serviceId);
+		String alias = PREFIX + "." + ServiceGrayProperties.WEIGHTS + "."
+				+ ((entry != null) ? entry.getKey() : serviceId);
+		@Nullable Map<String, Double> deprecated = (entry != null) ? entry.getValue() : null;
 		Map<String, Double> weights = lanes.getWeights();
 		String property = canonical;
 		if (deprecated != null && !deprecated.isEmpty()) {

@@ -1,7 +1,9 @@
 package dev.atlas.autoconfigure;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -50,14 +52,99 @@ final class ServiceOverlay {
 	 * property when a value cannot be converted
 	 */
 	<T> T bind(Section<T> section, String serviceId) {
+		return bind(section, List.of(serviceId));
+	}
+
+	/**
+	 * Binds a section for one service whose settings may be written under several keys.
+	 * @param section the section
+	 * @param keys the keys of {@code atlas.services} to read, in order (a later one wins
+	 * where two set the same value); none or only the empty key for the global values
+	 * alone
+	 * @param <T> the section's type
+	 * @return a new object
+	 * @throws org.springframework.boot.context.properties.bind.BindException naming the
+	 * property when a value cannot be converted
+	 */
+	<T> T bind(Section<T> section, List<String> keys) {
 		T target = section.factory().get();
 		Bindable<T> bindable = Bindable.ofInstance(target);
 		ConfigurationPropertyName global = ConfigurationPropertyName.of(AtlasProperties.PREFIX).append(section.name());
 		this.binder.bind(global, bindable, skipping(global, section.perServiceOnly()));
-		for (ConfigurationPropertyName service : serviceNames(serviceId)) {
-			this.binder.bind(service.append(section.name()), bindable);
+		for (String key : keys) {
+			for (ConfigurationPropertyName service : serviceNames(key)) {
+				this.binder.bind(service.append(section.name()), bindable);
+			}
 		}
 		return target;
+	}
+
+	/**
+	 * Whether the settings written under a key of {@code atlas.services} (or of the
+	 * deprecated {@code atlas.gray.weights}) apply to a service: when the key equals the
+	 * service id ignoring case (Eureka upper-cases ids; ids are case-insensitive in
+	 * Eureka and DNS), or, for ids without dots, when Spring Boot's relaxed names are
+	 * equal (case, {@code -} and {@code _} ignored: the environment variable
+	 * {@code ATLAS_SERVICES_USERSERVICE_...} gives the key {@code userservice}). Spring
+	 * Cloud LoadBalancer itself matches {@code spring.cloud.loadbalancer.clients.<id>}
+	 * only by the exact key; every id it matches, this matches too.
+	 * @param key a configured key, as bound (e.g. {@code user.service} from
+	 * {@code atlas.services[user.service]})
+	 * @param serviceId the service id a client calls
+	 * @return whether the key's settings apply to the service
+	 */
+	static boolean matches(String key, String serviceId) {
+		if (key.isEmpty() || serviceId.isEmpty()) {
+			return false;
+		}
+		if (key.equalsIgnoreCase(serviceId)) {
+			return true;
+		}
+		ConfigurationPropertyName relaxedKey = dashed(key);
+		return relaxedKey != null && relaxedKey.equals(dashed(serviceId));
+	}
+
+	/**
+	 * The keys whose settings apply to a service, in the order they are bound: the
+	 * matching keys other than the service id itself in their order, then the service id,
+	 * which so wins over keys that only match.
+	 * @param configured the configured keys, in configuration order
+	 * @param serviceId the service id; empty for none
+	 * @return empty for the empty id
+	 */
+	static List<String> keysFor(Collection<String> configured, String serviceId) {
+		if (serviceId.isEmpty()) {
+			return List.of();
+		}
+		List<String> keys = new ArrayList<>();
+		for (String key : configured) {
+			if (!key.equals(serviceId) && matches(key, serviceId)) {
+				keys.add(key);
+			}
+		}
+		keys.add(serviceId);
+		return keys;
+	}
+
+	/**
+	 * The value of a map keyed by service id for one service: under the id itself, else
+	 * under the first key that {@link #matches matches} it.
+	 * @param map keyed by configured keys
+	 * @param serviceId the service id
+	 * @param <V> the value type
+	 * @return the key and its value, or {@code null} when no key matches
+	 */
+	static <V> Map.@Nullable Entry<String, V> lookup(Map<String, V> map, String serviceId) {
+		V exact = map.get(serviceId);
+		if (exact != null) {
+			return Map.entry(serviceId, exact);
+		}
+		for (Map.Entry<String, V> entry : map.entrySet()) {
+			if (matches(entry.getKey(), serviceId)) {
+				return entry;
+			}
+		}
+		return null;
 	}
 
 	/**

@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
@@ -13,6 +14,7 @@ import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +40,13 @@ import org.springframework.core.Ordered;
  * </ul>
  *
  * <p>
+ * The rules may be given late
+ * ({@link #ClusterAffinity(String, Supplier, MeterRegistry, Clock)}): they are then asked
+ * for once, at the first request, so that a caller's cluster set up by a registry
+ * integration while the application starts (Spring Cloud's
+ * {@code LoadBalancerZoneConfig}) is seen.
+ *
+ * <p>
  * Computed once per input snapshot and memoized on it. Thread-safe and lock-free.
  */
 public final class ClusterAffinity implements CandidateFilter, Ordered {
@@ -55,7 +64,11 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	private final String serviceId;
 
-	private final AffinityRules rules;
+	private final Supplier<AffinityRules> rulesSource;
+
+	// Written once, at the first request; a racing second thread resolves the same
+	// rules again (the source memoizes), never different ones.
+	private volatile @Nullable AffinityRules rules;
 
 	private final Clock clock;
 
@@ -78,8 +91,24 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 * @param clock rate-limits the spill-over WARN
 	 */
 	public ClusterAffinity(String serviceId, AffinityRules rules, MeterRegistry meterRegistry, Clock clock) {
+		this(serviceId, constant(Objects.requireNonNull(rules, "rules")), meterRegistry, clock);
+		this.rules = rules;
+	}
+
+	/**
+	 * Creates the affinity of one service whose rules are known only at the first
+	 * request.
+	 * @param serviceId the service
+	 * @param rules asked once, at the first request (or the first {@link #rules()} call),
+	 * from whichever thread makes it; must not return {@code null}; should return the
+	 * same rules when asked twice (two threads may race on the first request)
+	 * @param meterRegistry where {@value #SPILLOVER_METER} is registered; not
+	 * {@code null}
+	 * @param clock rate-limits the spill-over WARN
+	 */
+	public ClusterAffinity(String serviceId, Supplier<AffinityRules> rules, MeterRegistry meterRegistry, Clock clock) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
-		this.rules = Objects.requireNonNull(rules, "rules");
+		this.rulesSource = Objects.requireNonNull(rules, "rules");
 		this.clock = Objects.requireNonNull(clock, "clock");
 		this.spillovers = Counter.builder(SPILLOVER_METER)
 			.description("Requests sent outside the caller's cluster because it had too few usable instances")
@@ -88,11 +117,21 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	}
 
 	/**
-	 * The rules in force.
+	 * The rules in force; the first call resolves rules given late.
 	 * @return the rules
+	 * @throws NullPointerException if the late rules' supplier returns {@code null}
 	 */
 	public AffinityRules rules() {
-		return this.rules;
+		AffinityRules resolved = this.rules;
+		if (resolved == null) {
+			resolved = Objects.requireNonNull(this.rulesSource.get(), "rules");
+			this.rules = resolved;
+		}
+		return resolved;
+	}
+
+	private static Supplier<AffinityRules> constant(AffinityRules rules) {
+		return () -> rules;
 	}
 
 	/**
@@ -102,7 +141,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 * {@code null}; empty only when {@code candidates} is
 	 */
 	public InstanceSnapshot apply(InstanceSnapshot candidates) {
-		if (this.rules.cluster() == null) {
+		AffinityRules rules = rules();
+		if (rules.cluster() == null) {
 			return candidates;
 		}
 		Decision decision = candidates.derive(this, this.decide);
@@ -115,8 +155,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 				log.warn(
 						"Service '{}': cluster '{}' has {} usable of {} registered instances (need at least {} and "
 								+ "{} %); spilling over to all clusters",
-						this.serviceId, this.rules.cluster(), decision.usableLocal, decision.registeredLocal,
-						this.rules.minInstances(), this.rules.minHealthyRatio() * 100);
+						this.serviceId, rules.cluster(), decision.usableLocal, decision.registeredLocal,
+						rules.minInstances(), rules.minHealthyRatio() * 100);
 			}
 		}
 		return decision.lane;
@@ -144,7 +184,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	}
 
 	private Decision decide(InstanceSnapshot candidates) {
-		String own = this.rules.cluster();
+		AffinityRules rules = rules();
+		String own = Objects.requireNonNull(rules.cluster(), "cluster");
 		int registeredLocal = 0;
 		int usableLocal = 0;
 		Set<String> seen = new TreeSet<>();
@@ -167,8 +208,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 							+ "'{}' (clusters seen: {}); check atlas.affinity.cluster and the instances' cluster names",
 							this.serviceId, own, seen));
 		}
-		boolean enough = usableLocal >= Math.max(1, this.rules.minInstances())
-				&& usableLocal >= this.rules.minHealthyRatio() * registeredLocal;
+		boolean enough = usableLocal >= Math.max(1, rules.minInstances())
+				&& usableLocal >= rules.minHealthyRatio() * registeredLocal;
 		if (enough) {
 			InstanceSnapshot local = candidates
 				.filter((i) -> own.equals(candidates.attributes(i).cluster()) && candidates.attributes(i).healthy());

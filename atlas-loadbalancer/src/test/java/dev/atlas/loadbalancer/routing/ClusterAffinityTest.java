@@ -61,6 +61,20 @@ class ClusterAffinityTest {
 	}
 
 	@Test
+	void rulesGivenLateAreAskedOnceAtTheFirstRequest() {
+		List<String> asked = new ArrayList<>();
+		ClusterAffinity affinity = new ClusterAffinity(SERVICE, () -> {
+			asked.add("asked");
+			return AffinityRules.of("BJ");
+		}, this.meters, this.clock);
+		assertThat(asked).as("not at construction").isEmpty();
+		assertThat(ids(affinity.apply(shBj()))).containsExactly("bj1", "bj2");
+		assertThat(ids(affinity.apply(shBj()))).containsExactly("bj1", "bj2");
+		assertThat(affinity.rules().cluster()).isEqualTo("bj");
+		assertThat(asked).hasSize(1);
+	}
+
+	@Test
 	void case07_ownClusterOnlyCaseInsensitively() {
 		assertThat(ids(affinity(AffinityRules.of("sh")).apply(shBj()))).containsExactly("sh1", "sh2");
 		assertThat(ids(affinity(AffinityRules.of("Sh")).apply(shBj()))).containsExactly("sh1", "sh2");

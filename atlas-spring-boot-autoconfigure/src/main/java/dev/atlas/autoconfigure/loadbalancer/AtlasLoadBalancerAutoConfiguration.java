@@ -24,8 +24,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.ConfigurableEnvironment;
@@ -77,6 +79,28 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	/**
+	 * Reports per-service settings that are not used: at startup, properties under
+	 * {@code atlas.services} that bind to nothing; a grace period after the first call,
+	 * configured keys that match no called service.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ServiceKeyAudit atlasServiceKeyAudit(AtlasSettings settings, Environment environment) {
+		return new ServiceKeyAudit(settings, environment);
+	}
+
+	/**
+	 * This caller's own cluster for cluster affinity: {@code atlas.affinity.cluster},
+	 * else the Nacos cluster name, else the zone of Spring Cloud's
+	 * {@link LoadBalancerZoneConfig} (read at the first request).
+	 */
+	@Bean
+	CallerCluster atlasCallerCluster(AtlasSettings settings, AffinityProperties affinity, Environment environment,
+			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
+		return new CallerCluster(settings, affinity, environment, zoneConfig);
+	}
+
+	/**
 	 * Registers the {@code weighted-random} strategy (Atlas's default).
 	 * @return the factory
 	 */
@@ -113,16 +137,18 @@ public class AtlasLoadBalancerAutoConfiguration {
 		atlas.getServices()
 			.keySet()
 			.forEach((serviceId) -> registry.requireRegistered(
-					AtlasProperties.PREFIX + ".services." + serviceId + ".loadbalancer.strategy",
+					settings.propertyPrefix(serviceId) + ".loadbalancer.strategy",
 					settings.settingsFor(serviceId).strategy()));
 		return registry;
 	}
 
 	@Bean
 	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasSettings settings, AtlasProperties atlas,
-			GrayProperties gray, LifecycleProperties lifecycle, RegistryProperties registry, Environment environment) {
+			GrayProperties gray, LifecycleProperties lifecycle, RegistryProperties registry, Environment environment,
+			CallerCluster callerCluster, ObjectProvider<LoadBalancerClientSpecification> specifications) {
 		return () -> {
-			log.info(StartupReport.features(settings, atlas, gray, lifecycle, registry, environment));
+			log.info(StartupReport.features(settings, atlas, gray, lifecycle, registry, callerCluster,
+					StartupReport.ownBalancers(specifications)));
 			StartupReport.conflicts(lifecycle, registry, environment).forEach(log::warn);
 		};
 	}

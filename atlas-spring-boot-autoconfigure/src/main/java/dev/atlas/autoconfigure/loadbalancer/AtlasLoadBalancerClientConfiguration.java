@@ -29,6 +29,7 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.cloud.client.ServiceInstance;
@@ -57,9 +58,11 @@ import org.springframework.core.env.Environment;
  * configuration (one service).
  *
  * <p>
- * Atlas's balancer steps aside for a balancer that the application declares for one
- * service with {@code @LoadBalancerClient(name = ..., configuration = ...)}. It does not
- * step aside for Spring Cloud Alibaba's {@code NacosLoadBalancer} (turned on by
+ * Atlas steps aside completely for a balancer that the application declares for one
+ * service with {@code @LoadBalancerClient(name = ..., configuration = ...)}: that
+ * service's context gets none of Atlas's beans and no stage on its supplier, and one INFO
+ * line at its first use says so ({@link ServiceFirstUse}). It does not step aside for
+ * Spring Cloud Alibaba's {@code NacosLoadBalancer} (turned on by
  * {@code spring.cloud.loadbalancer.nacos.enabled=true}): with Atlas enabled, Atlas is in
  * charge, whatever order the two default configurations are registered in, and startup
  * says so.
@@ -89,6 +92,7 @@ public class AtlasLoadBalancerClientConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, GrayProperties gray,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		return new InstanceAttributesParser(serviceId(environment), gray.getMetadataKey(), meters(meterRegistry));
@@ -105,6 +109,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	 */
 	@Bean
 	@ConditionalOnMissingBean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	SlowStart atlasSlowStart(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		SlowStart slowStart = new SlowStart(settings.settingsFor(serviceId(environment)).warmup(), Clock.systemUTC());
@@ -125,6 +130,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.gray.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	GrayRouter atlasGrayRouter(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
@@ -133,20 +139,21 @@ public class AtlasLoadBalancerClientConfiguration {
 
 	/**
 	 * Cluster affinity, within the gray lane; passes every candidate through when the
-	 * caller has no cluster.
+	 * caller has no cluster. The caller's cluster is read at the first request
+	 * ({@link CallerCluster}), when a registry integration has set Spring Cloud's
+	 * {@code LoadBalancerZoneConfig}.
 	 * @param environment the child context's environment (names the service)
-	 * @param settings the caller's affinity rules
+	 * @param callerCluster the caller's affinity rules
 	 * @param meterRegistry where the spill-over counter is registered
 	 * @return the filter
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.affinity.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
-	ClusterAffinity atlasClusterAffinity(Environment environment, AtlasSettings settings,
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	ClusterAffinity atlasClusterAffinity(Environment environment, CallerCluster callerCluster,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		String defaultCluster = environment.getProperty("spring.cloud.nacos.discovery.cluster-name",
-				environment.getProperty("spring.cloud.loadbalancer.zone"));
-		return new ClusterAffinity(serviceId(environment), settings.affinity(defaultCluster), meters(meterRegistry),
+		return new ClusterAffinity(serviceId(environment), callerCluster::rules, meters(meterRegistry),
 				Clock.systemUTC());
 	}
 
@@ -156,12 +163,14 @@ public class AtlasLoadBalancerClientConfiguration {
 	 */
 	@Bean
 	@ConditionalOnMissingBean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	RetryAvoidance atlasRetryAvoidance() {
 		return new RetryAvoidance();
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	LastKnownGood atlasLastKnownGood(Environment environment, RegistryProperties registry,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		return new LastKnownGood(serviceId(environment), registry.getStaleLimit(), Clock.systemUTC(),
@@ -171,17 +180,19 @@ public class AtlasLoadBalancerClientConfiguration {
 	/**
 	 * Puts {@link AtlasServiceInstanceListSupplier} on top of every supplier bean of the
 	 * context, so Atlas keeps whatever chain the context has (Spring's discovery + cache,
-	 * a registry's own filters, or the application's supplier).
+	 * a registry's own filters, or the application's supplier); not when the application
+	 * declares its own balancer for the service (Atlas steps aside for it).
 	 */
 	@Bean
-	static BeanPostProcessor atlasSupplierStages(ObjectProvider<InstanceChangeSource> changeSources,
-			ObjectProvider<RegistryEventRefresher> refresher, ObjectProvider<InstanceAttributesParser> parser,
-			ObjectProvider<LastKnownGood> lastKnownGood, ObjectProvider<WeightAdjuster> adjusters,
-			ObjectProvider<CandidateFilter> filters) {
+	static BeanPostProcessor atlasSupplierStages(ConfigurableListableBeanFactory beanFactory,
+			ObjectProvider<InstanceChangeSource> changeSources, ObjectProvider<RegistryEventRefresher> refresher,
+			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<LastKnownGood> lastKnownGood,
+			ObjectProvider<WeightAdjuster> adjusters, ObjectProvider<CandidateFilter> filters) {
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (!(bean instanceof ServiceInstanceListSupplier supplier) || containsAtlasStage(supplier)) {
+				if (!(bean instanceof ServiceInstanceListSupplier supplier) || containsAtlasStage(supplier)
+						|| OnNoApplicationLoadBalancerCondition.applicationBalancer(beanFactory) != null) {
 					return bean;
 				}
 				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier,
@@ -223,13 +234,31 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceStats atlasInstanceStats() {
 		return new InstanceStats();
 	}
 
 	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceStatsLifecycle atlasInstanceStatsLifecycle(InstanceStats stats) {
 		return new InstanceStatsLifecycle(stats);
+	}
+
+	/**
+	 * Once per service, when its context is created: records the call (for the check of
+	 * configured per-service keys) and says when Atlas steps aside for the application's
+	 * own balancer.
+	 * @param environment the child context's environment (names the service)
+	 * @param beanFactory the child context
+	 * @param settings the configured keys
+	 * @param audit the check of configured keys, if any
+	 * @return the hook
+	 */
+	@Bean
+	ServiceFirstUse atlasServiceFirstUse(Environment environment, ConfigurableListableBeanFactory beanFactory,
+			AtlasSettings settings, ObjectProvider<ServiceKeyAudit> audit) {
+		return new ServiceFirstUse(serviceId(environment), beanFactory, settings, audit.getIfAvailable());
 	}
 
 	@Bean

@@ -2,6 +2,8 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.annotation.AnnotatedBeanDefinition;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -21,12 +23,20 @@ import org.springframework.core.type.MethodMetadata;
  * {@code NacosLoadBalancerClientConfiguration} declares does not. Bean types cannot tell
  * them apart (both factory methods return {@code ReactorLoadBalancer<ServiceInstance>}),
  * so the declaring class does.
+ *
+ * <p>
+ * When the application declares a balancer for a service, Atlas steps aside for that
+ * service completely: none of its beans are in that context (no stage on the supplier, no
+ * filters, warmup or meters), and {@link ServiceFirstUse} says so once.
  */
 class OnNoApplicationLoadBalancerCondition extends SpringBootCondition implements ConfigurationCondition {
 
 	/** Configurations whose balancers Atlas replaces when it is enabled. */
 	static final Set<String> REPLACED = Set
 		.of("com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancerClientConfiguration");
+
+	/** The bean name of Atlas's own balancer. */
+	static final String ATLAS_BALANCER = "atlasLoadBalancer";
 
 	@Override
 	public ConfigurationPhase getConfigurationPhase() {
@@ -36,12 +46,27 @@ class OnNoApplicationLoadBalancerCondition extends SpringBootCondition implement
 	@Override
 	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
 		ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
-		for (String name : beanFactory.getBeanNamesForType(ReactorLoadBalancer.class, true, false)) {
-			if (!beanFactory.containsBeanDefinition(name) || !isReplaced(beanFactory.getBeanDefinition(name))) {
-				return ConditionOutcome.noMatch("the application declares load balancer '" + name + "'");
-			}
+		String name = (beanFactory != null) ? applicationBalancer(beanFactory) : null;
+		if (name != null) {
+			return ConditionOutcome.noMatch("the application declares load balancer '" + name + "'");
 		}
 		return ConditionOutcome.match("no load balancer declared by the application");
+	}
+
+	/**
+	 * The balancer the application declares in a service's load-balancer context, if any.
+	 * @param beanFactory the load-balancer context's own bean factory (not its parent)
+	 * @return the bean name, or {@code null} when Atlas balances the service
+	 */
+	static @Nullable String applicationBalancer(ConfigurableListableBeanFactory beanFactory) {
+		for (String name : beanFactory.getBeanNamesForType(ReactorLoadBalancer.class, true, false)) {
+			if (!beanFactory.containsBeanDefinition(name) || !isReplaced(beanFactory.getBeanDefinition(name))) {
+				if (!ATLAS_BALANCER.equals(name)) {
+					return name;
+				}
+			}
+		}
+		return null;
 	}
 
 	private static boolean isReplaced(BeanDefinition definition) {

@@ -1,0 +1,150 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import dev.atlas.autoconfigure.AffinityProperties;
+import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.loadbalancer.routing.AffinityRules;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
+import org.springframework.core.env.Environment;
+
+/**
+ * This caller's own cluster, the one cluster affinity prefers, and the affinity rules
+ * with it. The first of these that names a cluster wins:
+ * <ol>
+ * <li>{@code atlas.affinity.cluster};</li>
+ * <li>{@code spring.cloud.nacos.discovery.cluster-name};</li>
+ * <li>the zone of Spring Cloud's {@link LoadBalancerZoneConfig} bean, which Spring Cloud
+ * LoadBalancer creates from {@code spring.cloud.loadbalancer.zone} and which registry
+ * integrations fill in while the application starts (Spring Cloud Netflix's
+ * {@code EurekaLoadBalancerClientConfiguration} sets it from
+ * {@code eureka.instance.metadata-map.zone} when each load-balancer context is created,
+ * if it is still empty);</li>
+ * <li>{@code spring.cloud.loadbalancer.zone}, when there is no such bean.</li>
+ * </ol>
+ * The rules are resolved once, at the first request of any service (after that service's
+ * load-balancer context, with the registry integration's configuration in it, is
+ * created), and kept: a zone set on the bean after that is not seen. When the cluster
+ * comes from the bean, one INFO line says so.
+ *
+ * <p>
+ * Thread-safe: the first resolution is synchronized, every later call reads a volatile
+ * field ({@link dev.atlas.loadbalancer.routing.ClusterAffinity} keeps the rules itself,
+ * so a request does not even do that).
+ */
+final class CallerCluster {
+
+	private static final Logger log = LoggerFactory.getLogger(CallerCluster.class);
+
+	static final String NACOS_CLUSTER = "spring.cloud.nacos.discovery.cluster-name";
+
+	static final String LOADBALANCER_ZONE = "spring.cloud.loadbalancer.zone";
+
+	private final AtlasSettings settings;
+
+	private final AffinityProperties affinity;
+
+	private final Environment environment;
+
+	private final ObjectProvider<LoadBalancerZoneConfig> zoneConfig;
+
+	private volatile @Nullable AffinityRules rules;
+
+	/**
+	 * Creates the caller's cluster; reads nothing yet.
+	 * @param settings the settings (the affinity thresholds)
+	 * @param affinity {@code atlas.affinity.*}
+	 * @param environment where the Nacos cluster name and the load-balancer zone are read
+	 * @param zoneConfig Spring Cloud's zone bean, if any
+	 */
+	CallerCluster(AtlasSettings settings, AffinityProperties affinity, Environment environment,
+			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
+		this.settings = settings;
+		this.affinity = affinity;
+		this.environment = environment;
+		this.zoneConfig = zoneConfig;
+	}
+
+	/**
+	 * The affinity rules of this caller, resolved at the first call and kept.
+	 * @return without a cluster (affinity off) when disabled or when nothing names one
+	 */
+	AffinityRules rules() {
+		AffinityRules resolved = this.rules;
+		if (resolved == null) {
+			synchronized (this) {
+				resolved = this.rules;
+				if (resolved == null) {
+					resolved = resolve();
+					this.rules = resolved;
+				}
+			}
+		}
+		return resolved;
+	}
+
+	private AffinityRules resolve() {
+		String named = namedByProperty();
+		if (named != null || !this.affinity.isEnabled()) {
+			return this.settings.affinity(named);
+		}
+		LoadBalancerZoneConfig bean = this.zoneConfig.getIfAvailable();
+		String zone = (bean != null) ? text(bean.getZone()) : text(this.environment.getProperty(LOADBALANCER_ZONE));
+		AffinityRules rules = this.settings.affinity(zone);
+		if (bean != null && rules.cluster() != null) {
+			log.info(
+					"Atlas cluster affinity: this caller's cluster is '{}', the zone of Spring Cloud's "
+							+ "LoadBalancerZoneConfig (no atlas.affinity.cluster or {} is set)",
+					rules.cluster(), NACOS_CLUSTER);
+		}
+		return rules;
+	}
+
+	/**
+	 * What the startup line says about affinity; reads the zone bean without keeping what
+	 * it holds (a registry integration may still set it before the first call).
+	 * @return e.g. {@code cluster 'a'}
+	 */
+	String describe() {
+		AffinityRules known = this.rules;
+		if (known != null) {
+			return describe(known);
+		}
+		String named = namedByProperty();
+		if (named != null || !this.affinity.isEnabled()) {
+			return describe(this.settings.affinity(named));
+		}
+		LoadBalancerZoneConfig bean = this.zoneConfig.getIfAvailable();
+		if (bean == null) {
+			return describe(this.settings.affinity(text(this.environment.getProperty(LOADBALANCER_ZONE))));
+		}
+		String zone = text(bean.getZone());
+		if (zone == null) {
+			return "off unless a registry integration sets the zone of LoadBalancerZoneConfig before the first call";
+		}
+		String described = describe(this.settings.affinity(zone));
+		return zone.equals(text(this.environment.getProperty(LOADBALANCER_ZONE))) ? described
+				: described + " (zone of LoadBalancerZoneConfig, read at the first call)";
+	}
+
+	private static String describe(AffinityRules rules) {
+		return (rules.cluster() != null) ? "cluster '" + rules.cluster() + "'" : "off (no cluster)";
+	}
+
+	/**
+	 * {@code atlas.affinity.cluster}, else the Nacos cluster name; {@code null} if
+	 * neither.
+	 */
+	private @Nullable String namedByProperty() {
+		String own = text(this.affinity.getCluster());
+		return (own != null) ? own : text(this.environment.getProperty(NACOS_CLUSTER));
+	}
+
+	private static @Nullable String text(@Nullable String value) {
+		return (value != null && !value.isBlank()) ? value : null;
+	}
+
+}
