@@ -15,7 +15,6 @@ import io.micrometer.context.ContextSnapshotFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Hooks;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -34,8 +33,9 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Carries the routing headers ({@code atlas.propagation.headers}, the gray header and the
- * hash-key header) of every inbound request to every outbound {@code @LoadBalanced} call
- * made on its behalf, on the same thread, on other threads and in reactive chains:
+ * hash-key header) of every inbound request to every outbound load-balanced call made on
+ * its behalf, on the same thread, on other threads and in reactive chains, and to no
+ * other call:
  * <ul>
  * <li>in: a servlet filter or a WebFlux {@code WebFilter} captures them (the servlet
  * filter restores the thread's previous context afterwards, so nothing leaks into a
@@ -43,9 +43,14 @@ import org.springframework.web.reactive.function.client.WebClient;
  * <li>across threads: Micrometer's context-propagation, through a {@link TaskDecorator}
  * (applied by Spring Boot, together with the application's own decorators, to its
  * {@code @Async} and task executors) and Reactor's automatic context propagation;</li>
- * <li>out: a {@link LoadBalancerRequestTransformer} (RestTemplate, RestClient), a
- * WebClient filter placed first on every {@code WebClient.Builder} bean, and a Feign
- * {@code RequestInterceptor}.</li>
+ * <li>out: Spring Cloud's load-balancer request transformers, which it applies only to
+ * load-balanced calls, once the instance is chosen, in its plain and its retrying
+ * variants: a {@link LoadBalancerRequestTransformer} (RestTemplate, RestClient), a
+ * {@code LoadBalancerClientRequestTransformer} (WebClient; a filter placed first on every
+ * {@code WebClient.Builder} bean captures the context into a request attribute, which
+ * never leaves the process) and a {@code LoadBalancerFeignRequestTransformer} (Feign). A
+ * call to a fixed URL (a plain client, a {@code @FeignClient} with {@code url}) gets no
+ * routing header.</li>
  * </ul>
  */
 @AutoConfiguration
@@ -154,14 +159,14 @@ public class AtlasPropagationAutoConfiguration {
 	static class WebClientConfiguration {
 
 		@Bean
-		static BeanPostProcessor atlasWebClientBuilderPostProcessor(ObjectProvider<PropagatedHeaders> headers) {
+		static BeanPostProcessor atlasWebClientBuilderPostProcessor() {
 			return new BeanPostProcessor() {
 				@Override
 				public Object postProcessAfterInitialization(Object bean, String beanName) {
 					if (bean instanceof WebClient.Builder builder) {
 						builder.filters((filters) -> {
 							if (filters.stream().noneMatch(RoutingContextExchangeFilter.class::isInstance)) {
-								filters.add(0, new RoutingContextExchangeFilter(headers.getObject()));
+								filters.add(0, new RoutingContextExchangeFilter());
 							}
 						});
 					}
@@ -170,15 +175,20 @@ public class AtlasPropagationAutoConfiguration {
 			};
 		}
 
+		@Bean
+		RoutingContextClientRequestTransformer atlasRoutingContextClientRequestTransformer(PropagatedHeaders headers) {
+			return new RoutingContextClientRequestTransformer(headers);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "feign.RequestInterceptor")
+	@ConditionalOnClass(name = "org.springframework.cloud.openfeign.loadbalancer.LoadBalancerFeignRequestTransformer")
 	static class FeignConfiguration {
 
 		@Bean
-		RoutingContextFeignInterceptor atlasRoutingContextFeignInterceptor(PropagatedHeaders headers) {
-			return new RoutingContextFeignInterceptor(headers);
+		RoutingContextFeignRequestTransformer atlasRoutingContextFeignRequestTransformer(PropagatedHeaders headers) {
+			return new RoutingContextFeignRequestTransformer(headers);
 		}
 
 	}

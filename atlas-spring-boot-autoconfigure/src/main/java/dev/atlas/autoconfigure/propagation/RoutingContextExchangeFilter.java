@@ -10,22 +10,24 @@ import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 
 /**
- * Writes the routing context's headers on outbound WebClient calls. Atlas puts it first
- * in the filter chain of every {@code WebClient.Builder} bean, so the load-balancer
- * filter sees the headers. The context comes from Reactor's {@code Context} (WebFlux, or
- * automatic context propagation), else from the subscribing thread's
- * {@link RoutingContextHolder}.
+ * Captures the routing context of an outbound WebClient call into the request's attribute
+ * {@link RoutingContextHolder#KEY}; it writes no header. Attributes never leave the
+ * process: only on a load-balanced call does Spring Cloud's load-balancer filter (plain
+ * or retrying) hand the request, attributes included, to
+ * {@link RoutingContextClientRequestTransformer}, which writes the headers once the
+ * instance is chosen, and Atlas's choice reads the context from that attribute on every
+ * attempt. A call that is not load-balanced therefore sends no routing header.
+ *
+ * <p>
+ * Atlas puts it first in the filter chain of every {@code WebClient.Builder} bean, so the
+ * load-balancer filter sees the attribute. The context comes from Reactor's
+ * {@code Context} (WebFlux, or automatic context propagation), else from the subscribing
+ * thread's {@link RoutingContextHolder}. Stateless and thread-safe.
  */
 public class RoutingContextExchangeFilter implements ExchangeFilterFunction {
 
-	private final PropagatedHeaders headers;
-
-	/**
-	 * Creates the filter.
-	 * @param headers what to write
-	 */
-	public RoutingContextExchangeFilter(PropagatedHeaders headers) {
-		this.headers = headers;
+	/** Creates the filter. */
+	public RoutingContextExchangeFilter() {
 	}
 
 	@Override
@@ -36,10 +38,7 @@ public class RoutingContextExchangeFilter implements ExchangeFilterFunction {
 			if (context == null || context.isEmpty()) {
 				return next.exchange(request);
 			}
-			ClientRequest.Builder builder = ClientRequest.from(request);
-			this.headers.write(context, request.headers()::containsHeader,
-					(name, value) -> builder.header(name, value));
-			return next.exchange(builder.build());
+			return next.exchange(ClientRequest.from(request).attribute(RoutingContextHolder.KEY, context).build());
 		});
 	}
 

@@ -10,7 +10,8 @@ import org.springframework.http.HttpRequest;
 
 /**
  * Writes the routing context's headers on outbound {@code @LoadBalanced} RestTemplate and
- * RestClient calls. Spring Cloud applies it after the instance is chosen, whatever the
+ * RestClient calls. Spring Cloud applies it (in its plain and its retrying load-balancer
+ * interceptor) only to load-balanced calls, after the instance is chosen, whatever the
  * order of the application's own interceptors; the routing decision itself reads the
  * context directly.
  */

@@ -1,7 +1,8 @@
 /**
  * Propagation of routing headers: captured from inbound requests (servlet, WebFlux),
- * carried across threads and reactive chains, written on outbound load-balanced calls
- * (RestTemplate, RestClient, WebClient, Feign).
+ * carried across threads and reactive chains, written only on outbound load-balanced
+ * calls (RestTemplate, RestClient, WebClient, Feign), by Spring Cloud's load-balancer
+ * request transformers.
  */
 @NullMarked
 package dev.atlas.autoconfigure.propagation;

@@ -8,7 +8,6 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
-import feign.RequestTemplate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -26,6 +25,7 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskExecutor;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -111,32 +111,75 @@ class PropagationTest {
 	}
 
 	@Test
-	void feignInterceptorAddsMissingHeadersOnly() {
+	void feignTransformerAddsMissingHeadersOnly() {
 		RoutingContextHolder.set(RoutingContext.of(V2));
-		RequestTemplate template = new RequestTemplate();
-		new RoutingContextFeignInterceptor(this.headers).apply(template);
+		RoutingContextFeignRequestTransformer transformer = new RoutingContextFeignRequestTransformer(this.headers);
+		feign.Request template = transformer.transformRequest(feignRequest(Map.of()), null);
 		assertThat(template.headers().get("x-service-version")).containsExactly("v2");
-		RequestTemplate explicit = new RequestTemplate().header("X-Service-Version", "v9");
-		new RoutingContextFeignInterceptor(this.headers).apply(explicit);
+		feign.Request explicit = transformer.transformRequest(feignRequest(Map.of("X-Service-Version", List.of("v9"))),
+				null);
 		assertThat(explicit.headers().get("X-Service-Version")).containsExactly("v9");
+		RoutingContextHolder.clear();
+		feign.Request none = feignRequest(Map.of());
+		assertThat(transformer.transformRequest(none, null)).isSameAs(none);
+	}
+
+	private static feign.Request feignRequest(Map<String, java.util.Collection<String>> headers) {
+		return feign.Request.create(feign.Request.HttpMethod.GET, "http://10.0.0.1:8080/who", headers, null, null,
+				null);
 	}
 
 	@Test
 	void webClientFilterReadsReactorContextThenTheThread() {
+		AtomicReference<ClientRequest> filtered = new AtomicReference<>();
 		AtomicReference<ClientRequest> sent = new AtomicReference<>();
-		RoutingContextExchangeFilter filter = new RoutingContextExchangeFilter(this.headers);
+		RoutingContextExchangeFilter filter = new RoutingContextExchangeFilter();
+		RoutingContextClientRequestTransformer transformer = new RoutingContextClientRequestTransformer(this.headers);
+		// What Spring Cloud's load-balancer filter does after Atlas's filter: apply the
+		// transformers to the request for the chosen instance.
+		ExchangeFunction loadBalanced = (r) -> {
+			filtered.set(r);
+			sent.set(transformer.transformRequest(r, null));
+			return Mono.just(ClientResponse.create(org.springframework.http.HttpStatus.OK).build());
+		};
 		ClientRequest request = ClientRequest.create(HttpMethod.GET, URI.create("http://user-service/")).build();
-		filter.filter(request, (r) -> {
-			sent.set(r);
-			return Mono.just(ClientResponse.create(org.springframework.http.HttpStatus.OK).build());
-		}).contextWrite((ctx) -> ctx.put(RoutingContextHolder.KEY, RoutingContext.of(V2))).block();
+		filter.filter(request, loadBalanced)
+			.contextWrite((ctx) -> ctx.put(RoutingContextHolder.KEY, RoutingContext.of(V2)))
+			.block();
 		assertThat(sent.get().headers().getFirst("x-service-version")).isEqualTo("v2");
+		assertThat(filtered.get().headers().containsHeader("x-service-version")).as("the filter writes no header")
+			.isFalse();
 		RoutingContextHolder.set(RoutingContext.of(Map.of("X-Service-Version", "v3")));
-		filter.filter(request, (r) -> {
-			sent.set(r);
-			return Mono.just(ClientResponse.create(org.springframework.http.HttpStatus.OK).build());
-		}).block();
+		filter.filter(request, loadBalanced).block();
 		assertThat(sent.get().headers().getFirst("x-service-version")).isEqualTo("v3");
+		assertThat(filtered.get().headers().containsHeader("x-service-version")).isFalse();
+	}
+
+	@Test
+	void webClientTransformerWritesOnlyTheCapturedContextAndLetsExplicitHeadersWin() {
+		RoutingContextClientRequestTransformer transformer = new RoutingContextClientRequestTransformer(this.headers);
+		RoutingContextHolder.set(RoutingContext.of(V2));
+		ClientRequest uncaptured = ClientRequest.create(HttpMethod.GET, URI.create("http://10.0.0.1:8080/")).build();
+		assertThat(transformer.transformRequest(uncaptured, null)).as("the thread's context is not read")
+			.isSameAs(uncaptured);
+		ClientRequest captured = ClientRequest.create(HttpMethod.GET, URI.create("http://10.0.0.1:8080/"))
+			.header("X-User-Id", "7")
+			.attribute(RoutingContextHolder.KEY,
+					RoutingContext.of(Map.of("X-Service-Version", "v2", "X-User-Id", "42")))
+			.build();
+		ClientRequest sent = transformer.transformRequest(captured, null);
+		assertThat(sent.headers().get("X-Service-Version")).containsExactly("v2");
+		assertThat(sent.headers().get("X-User-Id")).as("explicit header wins").containsExactly("7");
+	}
+
+	@Test
+	void headersAreWrittenByLoadBalancerTransformersOnlyNeverByAGlobalFeignInterceptor() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(RoutingContextRequestTransformer.class)
+				.hasSingleBean(RoutingContextClientRequestTransformer.class)
+				.hasSingleBean(RoutingContextFeignRequestTransformer.class)
+				.doesNotHaveBean(feign.RequestInterceptor.class);
+		});
 	}
 
 	@Test

@@ -1,0 +1,65 @@
+package dev.atlas.loadbalancer.context;
+
+import java.net.URI;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.util.LinkedMultiValueMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RequestHeadersTest {
+
+	private static final RoutingContext INBOUND = RoutingContext.of(Map.of("X-Service-Version", "v1"));
+
+	@Test
+	void aHeaderOfTheOutboundRequestWinsThenTheContextItCarriesThenTheInboundContext() {
+		RoutingContext carried = RoutingContext.of(Map.of("X-Service-Version", "v2", "X-User-Id", "42"));
+		HttpHeaders headers = new HttpHeaders();
+		headers.add("X-Service-Version", " v3 ");
+		assertThat(RequestHeaders.resolve(request(headers, carried), INBOUND, "x-service-version")).isEqualTo("v3");
+		assertThat(RequestHeaders.resolve(request(new HttpHeaders(), carried), INBOUND, "x-service-version"))
+			.isEqualTo("v2");
+		assertThat(RequestHeaders.resolve(request(new HttpHeaders(), carried), null, "X-User-Id")).isEqualTo("42");
+		assertThat(RequestHeaders.resolve(request(new HttpHeaders(), null), INBOUND, "x-service-version"))
+			.isEqualTo("v1");
+	}
+
+	@Test
+	void aCarriedContextWithoutTheHeaderFallsBackToTheInboundContext() {
+		RoutingContext carried = RoutingContext.of(Map.of("X-User-Id", "42"));
+		assertThat(RequestHeaders.resolve(request(new HttpHeaders(), carried), INBOUND, "x-service-version"))
+			.isEqualTo("v1");
+	}
+
+	@Test
+	void requestsWithoutDataOrAttributesCarryNoContext() {
+		assertThat(RequestHeaders.carried(null)).isNull();
+		assertThat(RequestHeaders.carried(new DefaultRequest<>())).isNull();
+		assertThat(RequestHeaders.carried(new DefaultRequest<>(new RequestDataContext()))).isNull();
+		assertThat(RequestHeaders.carried(request(new HttpHeaders(), null))).isNull();
+		Map<String, Object> other = Map.of(RoutingContextHolder.KEY, "not a context");
+		assertThat(RequestHeaders.carried(new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
+				URI.create("http://user-service/"), new HttpHeaders(), new LinkedMultiValueMap<>(), other)))))
+			.isNull();
+		assertThat(RequestHeaders.resolve(null, null, "x-service-version")).isNull();
+	}
+
+	private static Request<RequestDataContext> request(HttpHeaders headers, RoutingContext carried) {
+		Map<String, Object> attributes = new HashMap<>();
+		if (carried != null) {
+			attributes.put(RoutingContextHolder.KEY, carried);
+		}
+		return new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
+				URI.create("http://user-service/"), headers, new LinkedMultiValueMap<>(), attributes)));
+	}
+
+}
