@@ -10,6 +10,7 @@ import java.util.random.RandomGenerator;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
@@ -153,6 +154,16 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 	@Override
 	public int getOrder() {
 		return GRAY_ORDER;
+	}
+
+	/**
+	 * This filter leaves no candidate only when the request wants a tag no instance has
+	 * and the fallback is {@code none}.
+	 * @return {@link NoInstanceReason#GRAY_FALLBACK_NONE}
+	 */
+	@Override
+	public NoInstanceReason emptyReason() {
+		return NoInstanceReason.GRAY_FALLBACK_NONE;
 	}
 
 	/**
