@@ -225,7 +225,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 		return switch (fallback) {
 			case BASELINE -> "the baseline instances";
 			case ALL -> "all instances";
-			case NONE -> "no instance (503)";
+			case NONE -> "no instance (NoInstanceAvailableException)";
 		};
 	}
 
