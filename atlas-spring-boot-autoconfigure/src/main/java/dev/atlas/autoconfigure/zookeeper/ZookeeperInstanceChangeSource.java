@@ -18,8 +18,9 @@ import org.springframework.beans.factory.DisposableBean;
  * ZooKeeper watches as change events, for every caller: a {@link CuratorCache} on the
  * registry path of each service this application calls, started when the service is first
  * called, closed when the application context closes. Each creation, change or deletion
- * of an instance node after the cache's initial load runs the subscriber (which evicts
- * that service's cached instance list).
+ * of an instance node runs the subscriber (which evicts that service's cached instance
+ * list), the nodes found by the cache's initial load included: a change made while the
+ * watch starts is not lost, at the cost of a few evictions more at the first call.
  *
  * <p>
  * Spring Cloud ZooKeeper's own watch ({@code ZookeeperServiceWatch}, publishing
@@ -59,10 +60,11 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 
 	/**
 	 * Watches a service's path: each instance node created, changed or deleted below it
-	 * after the initial load runs {@code onChange} (on a Curator thread). A second
-	 * subscription to the same service adds no second watch; the first subscriber is the
-	 * one notified (Atlas subscribes once per service). Never throws: when the watch
-	 * cannot start, one WARN says that the service refreshes at the cache TTL.
+	 * (the nodes there when the watch starts included) runs {@code onChange} (on a
+	 * Curator thread). A second subscription to the same service adds no second watch;
+	 * the first subscriber is the one notified (Atlas subscribes once per service). Never
+	 * throws: when the watch cannot start, one WARN says that the service refreshes at
+	 * the cache TTL.
 	 * @param serviceId the service id, as called
 	 * @param onChange run after each change; must be quick and thread-safe
 	 */
@@ -78,10 +80,7 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 		String path = ZKPaths.makePath(this.root, this.servicePath.apply(serviceId));
 		CuratorCache cache = CuratorCache.build(this.curator, path);
 		cache.listenable()
-			.addListener(CuratorCacheListener.builder()
-				.forAll((type, oldData, data) -> onChange.run())
-				.afterInitialized()
-				.build());
+			.addListener(CuratorCacheListener.builder().forAll((type, oldData, data) -> onChange.run()).build());
 		try {
 			cache.start();
 		}
