@@ -17,7 +17,7 @@ public abstract class GrayLaneProperties {
 	/**
 	 * Where a request goes when no instance carries the tag it wants: baseline (untagged
 	 * or baseline-tag instances; all when there is none), all, or none (the caller gets a
-	 * 503). Counted in atlas.gray.fallback.
+	 * NoInstanceAvailableException). Counted in atlas.gray.fallback.
 	 */
 	private GrayFallback fallback = GrayFallback.BASELINE;
 

@@ -34,7 +34,8 @@ public class LoadBalancerProperties {
 	/**
 	 * What to do when every candidate has weight 0: fail-open (default; treat them as
 	 * equal weights, log one WARN, count in atlas.weights.all.zero) or reject (no
-	 * instance: the caller gets a 503, counted in atlas.weights.all.zero).
+	 * instance: the caller gets a NoInstanceAvailableException, counted in
+	 * atlas.weights.all.zero).
 	 */
 	private AllZeroWeightsPolicy allZeroWeights = AllZeroWeightsPolicy.FAIL_OPEN;
 

@@ -16,6 +16,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
+import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * The application the integration tests start with {@link ZooKeeperApps}, as provider and
@@ -26,7 +27,8 @@ import org.springframework.web.client.RestTemplate;
  * calls it served ({@link #served()}).</li>
  * <li>As caller, it calls {@code /who} of the service {@code app.target} (default
  * {@code provider}) through a load-balanced client: {@link #call()}, {@code GET /call},
- * or {@link #call(String)} to choose the client.</li>
+ * or {@link #call(String)} to choose the client (RestClient, RestTemplate, WebClient,
+ * Feign).</li>
  * </ul>
  * Thread-safe.
  */
@@ -46,12 +48,16 @@ public class WhoApp {
 
 	private final ObjectProvider<WhoClient> feign;
 
+	private final ObjectProvider<WebClient.Builder> webClient;
+
 	WhoApp(Environment environment, ObjectProvider<RestClient.Builder> restClient,
-			ObjectProvider<RestTemplate> restTemplate, ObjectProvider<WhoClient> feign) {
+			ObjectProvider<RestTemplate> restTemplate, ObjectProvider<WhoClient> feign,
+			ObjectProvider<WebClient.Builder> webClient) {
 		this.environment = environment;
 		this.restClient = restClient;
 		this.restTemplate = restTemplate;
 		this.feign = feign;
+		this.webClient = webClient;
 	}
 
 	@Bean
@@ -64,6 +70,12 @@ public class WhoApp {
 	@LoadBalanced
 	RestTemplate loadBalancedRestTemplate() {
 		return new RestTemplate();
+	}
+
+	@Bean
+	@LoadBalanced
+	WebClient.Builder loadBalancedWebClientBuilder() {
+		return WebClient.builder();
 	}
 
 	@GetMapping("/who")
@@ -87,7 +99,8 @@ public class WhoApp {
 
 	/**
 	 * Calls {@code /who} of {@code app.target} through a load-balanced client.
-	 * @param client {@code rest-client}, {@code rest-template} or {@code feign}
+	 * @param client {@code rest-client}, {@code rest-template}, {@code web-client}
+	 * (blocks for the answer) or {@code feign}
 	 * @return the answer
 	 */
 	public String call(String client) {
@@ -95,6 +108,8 @@ public class WhoApp {
 		return switch (client) {
 			case "rest-client" -> this.restClient.getObject().build().get().uri(url).retrieve().body(String.class);
 			case "rest-template" -> this.restTemplate.getObject().getForObject(url, String.class);
+			case "web-client" ->
+				this.webClient.getObject().build().get().uri(url).retrieve().bodyToMono(String.class).block();
 			case "feign" -> this.feign.getObject().who();
 			default -> throw new IllegalArgumentException(client);
 		};

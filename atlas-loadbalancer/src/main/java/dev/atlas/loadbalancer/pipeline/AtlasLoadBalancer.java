@@ -1,6 +1,7 @@
 package dev.atlas.loadbalancer.pipeline;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -10,6 +11,7 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.PickContext;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -34,15 +36,18 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  *
  * <p>
  * Never signals an error for a missing choice: an empty candidate list, an empty supplier
- * or a rejection by the strategy all give Spring's {@link EmptyResponse} (which the HTTP
- * integrations turn into a 503). The chosen instance is the very object the supplier
- * produced. Thread-safe.
+ * or a rejection by the strategy all give Spring's {@link EmptyResponse}, as a
+ * {@link NoInstanceResponse} naming the service and the {@link NoInstanceReason reason}
+ * (so every Spring Cloud client runs its own empty-response path: its {@code DISCARD}
+ * lifecycle callback, its error or 503; Atlas's client adapters then raise a
+ * {@link NoInstanceAvailableException}). The chosen instance is the very object the
+ * supplier produced. Thread-safe.
  */
 public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
-	static final EmptyResponse EMPTY = new EmptyResponse();
-
 	private final String serviceId;
+
+	private final Map<NoInstanceReason, NoInstanceResponse> noInstance;
 
 	private final ObjectProvider<ServiceInstanceListSupplier> supplierProvider;
 
@@ -88,6 +93,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			String strategyName, LoadBalancingStrategy strategy,
 			Function<List<ServiceInstance>, InstanceSnapshot> snapshots, LiveStats stats) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
+		this.noInstance = NoInstanceResponse.allFor(serviceId);
 		this.strategyName = Objects.requireNonNull(strategyName, "strategyName");
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.strategy = Objects.requireNonNull(strategy, "strategy");
@@ -100,9 +106,10 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * emits.
 	 * @param request the request, handed to the supplier chain (filters read its
 	 * headers); may be {@code null}
-	 * @return a {@code Mono} of exactly one response: the chosen instance, or an
-	 * {@code EmptyResponse} when there is none to choose; it signals an error if the
-	 * supplier chain does or if routing or choosing throws (a bug: bad input never does)
+	 * @return a {@code Mono} of exactly one response: the chosen instance, or a
+	 * {@link NoInstanceResponse} (an {@code EmptyResponse}) when there is none to choose;
+	 * it signals an error if the supplier chain does or if routing or choosing throws (a
+	 * bug: bad input never does)
 	 */
 	@Override
 	@SuppressWarnings({ "rawtypes", "unchecked" })
@@ -136,25 +143,54 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * The response for one candidate list.
 	 * @param supplier told the choice if it is a {@link SelectedInstanceCallback}
 	 * @param candidates the candidates, or {@code null} for none
-	 * @param context the request and live statistics; its candidates are set here
-	 * @return the chosen instance, or {@link #EMPTY}
+	 * @param context the request and live statistics; its candidates are set here, and it
+	 * knows why the candidates are empty when Atlas's stage ran inline
+	 * @return the chosen instance, or a {@link NoInstanceResponse}
 	 */
 	Response<ServiceInstance> respond(ServiceInstanceListSupplier supplier, @Nullable List<ServiceInstance> candidates,
 			Picking context) {
 		if (candidates == null) {
-			return EMPTY;
+			return noInstance(NoInstanceReason.NO_INSTANCES);
 		}
 		InstanceSnapshot snapshot = this.snapshots.apply(candidates);
 		context.candidates(snapshot);
 		int index = this.strategy.choose(snapshot, context);
 		if (index < 0) {
-			return EMPTY;
+			return noInstance(whyNone(snapshot, supplier, context));
 		}
 		ServiceInstance chosen = snapshot.get(index);
 		if (supplier instanceof SelectedInstanceCallback callback) {
 			callback.selectedServiceInstance(chosen);
 		}
 		return new DefaultResponse(chosen);
+	}
+
+	/**
+	 * Why a strategy chose none (only on that path: never on a request that gets an
+	 * instance).
+	 */
+	private static NoInstanceReason whyNone(InstanceSnapshot candidates, ServiceInstanceListSupplier supplier,
+			Picking context) {
+		if (!candidates.isEmpty()) {
+			return (candidates.totalEffectiveWeight() > 0) ? NoInstanceReason.NONE_CHOSEN
+					: NoInstanceReason.ALL_WEIGHTS_ZERO;
+		}
+		NoInstanceReason reason = context.emptyReason();
+		if (reason != null) {
+			return reason;
+		}
+		// Atlas's stage ran in a chain it does not top (not inline): it cannot say.
+		return (AtlasServiceInstanceListSupplier.find(supplier) != null) ? NoInstanceReason.NO_CANDIDATES
+				: NoInstanceReason.NO_INSTANCES;
+	}
+
+	/**
+	 * The empty response of this service for a reason.
+	 * @param reason why there is no instance
+	 * @return a shared, immutable response
+	 */
+	NoInstanceResponse noInstance(NoInstanceReason reason) {
+		return this.noInstance.get(reason);
 	}
 
 	/**
@@ -197,6 +233,19 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		 * @param candidates the snapshot the strategy is about to choose from
 		 */
 		void candidates(InstanceSnapshot candidates);
+
+		/**
+		 * Told by Atlas's stage, inline, why it leaves no candidate.
+		 * @param reason the reason
+		 */
+		void emptyBecause(NoInstanceReason reason);
+
+		/**
+		 * What {@link #emptyBecause} was told.
+		 * @return the reason, or {@code null} when the stage did not run inline or left
+		 * candidates
+		 */
+		@Nullable NoInstanceReason emptyReason();
 
 	}
 

@@ -5,6 +5,7 @@ import java.util.List;
 import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -139,6 +140,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 		private @Nullable Subscription upstream;
 
+		private @Nullable NoInstanceReason emptyReason;
+
 		private boolean done;
 
 		ChoiceSubscriber(CoreSubscriber<? super Response<ServiceInstance>> actual, FirstListChoice parent) {
@@ -201,7 +204,7 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 				return;
 			}
 			this.done = true;
-			complete(AtlasLoadBalancer.EMPTY);
+			complete(this.parent.loadBalancer.noInstance(NoInstanceReason.NO_INSTANCES));
 		}
 
 		@Override
@@ -228,6 +231,16 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		@Override
 		public void candidates(InstanceSnapshot candidates) {
 			this.candidates = candidates;
+		}
+
+		@Override
+		public void emptyBecause(NoInstanceReason reason) {
+			this.emptyReason = reason;
+		}
+
+		@Override
+		public @Nullable NoInstanceReason emptyReason() {
+			return this.emptyReason;
 		}
 
 		@Override

@@ -17,7 +17,10 @@ public enum GrayFallback {
 	/** To every instance, whatever its tag. */
 	ALL("all"),
 
-	/** Nowhere: the request gets an empty response (a 503 for HTTP clients). */
+	/**
+	 * Nowhere: the request gets an empty response (with Atlas's auto-configuration, a
+	 * {@code NoInstanceAvailableException} for every HTTP client).
+	 */
 	NONE("none");
 
 	private final String value;

@@ -10,6 +10,7 @@ import java.util.random.RandomGenerator;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
@@ -156,6 +157,16 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 	}
 
 	/**
+	 * This filter leaves no candidate only when the request wants a tag no instance has
+	 * and the fallback is {@code none}.
+	 * @return {@link NoInstanceReason#GRAY_FALLBACK_NONE}
+	 */
+	@Override
+	public NoInstanceReason emptyReason() {
+		return NoInstanceReason.GRAY_FALLBACK_NONE;
+	}
+
+	/**
 	 * The lane of one request.
 	 * @param candidates the service's instances
 	 * @param wantedTag the tag the request wants, any case, or {@code null}/blank for
@@ -214,7 +225,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 		return switch (fallback) {
 			case BASELINE -> "the baseline instances";
 			case ALL -> "all instances";
-			case NONE -> "no instance (503)";
+			case NONE -> "no instance (NoInstanceAvailableException)";
 		};
 	}
 

@@ -16,8 +16,9 @@ public enum AllZeroWeightsPolicy {
 	FAIL_OPEN("fail-open"),
 
 	/**
-	 * Choose nothing: the request gets an empty response (a 503 for HTTP clients) and the
-	 * {@code atlas.weights.all.zero} counter counts it.
+	 * Choose nothing: the request gets an empty response (with Atlas's
+	 * auto-configuration, a {@code NoInstanceAvailableException} for every HTTP client)
+	 * and the {@code atlas.weights.all.zero} counter counts it.
 	 */
 	REJECT("reject");
 

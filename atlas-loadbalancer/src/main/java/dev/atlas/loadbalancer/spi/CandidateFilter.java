@@ -53,6 +53,18 @@ public interface CandidateFilter {
 	InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request);
 
 	/**
+	 * Why a request gets no instance when this filter is the one that left no candidate
+	 * (its input was not empty, its result is): the reason named in the error the caller
+	 * sees. Called only then, never on a request that gets an instance. A filter that
+	 * takes instances out for a reason of its own (e.g. outlier ejection: every instance
+	 * ejected) returns that reason.
+	 * @return {@link NoInstanceReason#FILTERED_OUT} unless overridden; never {@code null}
+	 */
+	default NoInstanceReason emptyReason() {
+		return NoInstanceReason.FILTERED_OUT;
+	}
+
+	/**
 	 * A filter that leaves out the instances matching a predicate, whatever the request,
 	 * evaluated once per snapshot (never per request). Example: leave out instances whose
 	 * metadata says {@code maintenance=true}: <pre>

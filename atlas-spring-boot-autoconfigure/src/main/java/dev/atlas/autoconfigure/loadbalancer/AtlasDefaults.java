@@ -13,10 +13,16 @@ import org.springframework.core.env.MapPropertySource;
  * lowest-precedence property source (any value the application sets wins; nothing is
  * added when {@code atlas.enabled=false}):
  * <ul>
- * <li>{@code spring.cloud.loadbalancer.retry.retryable-status-codes=503}: Spring Cloud
- * LoadBalancer retries idempotent requests once on another instance on a connect failure
- * (with spring-retry on the classpath for RestTemplate, RestClient and Feign; always for
- * WebClient); Atlas adds 503, so a draining or overloaded instance's 503 is retried
+ * <li>{@code spring.cloud.loadbalancer.retry.enabled=true}: Spring Cloud LoadBalancer
+ * retries idempotent requests once on another instance on a connect failure, for
+ * RestTemplate, RestClient and Feign when the property is missing (with spring-retry on
+ * the classpath), but for WebClient only when it is set to {@code true} (Spring Cloud
+ * 2025.1 declares the retrying {@code RetryableLoadBalancerExchangeFilterFunction} only
+ * then); set explicitly, WebClient retries too, and the blocking clients behave as with
+ * the property missing. An application's {@code false} wins and turns retry off for every
+ * client;</li>
+ * <li>{@code spring.cloud.loadbalancer.retry.retryable-status-codes=503}: Atlas adds 503
+ * to the retryable status codes, so a draining or overloaded instance's 503 is retried
  * elsewhere;</li>
  * <li>{@code spring.cloud.loadbalancer.stats.micrometer.enabled=true}: Spring Cloud's own
  * {@code loadbalancer.requests.*} meters, on (unless
@@ -35,6 +41,7 @@ public class AtlasDefaults implements EnvironmentPostProcessor {
 			return;
 		}
 		Map<String, Object> defaults = new LinkedHashMap<>();
+		defaults.put("spring.cloud.loadbalancer.retry.enabled", "true");
 		defaults.put("spring.cloud.loadbalancer.retry.retryable-status-codes", "503");
 		// Spring Cloud's stats configuration needs the load balancer itself: not when it
 		// is turned off.

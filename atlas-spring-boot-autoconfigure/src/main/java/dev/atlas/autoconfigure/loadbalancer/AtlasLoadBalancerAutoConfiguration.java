@@ -18,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -25,10 +26,16 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
+import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerClientRequestTransformer;
+import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryPolicy;
+import org.springframework.cloud.client.loadbalancer.reactive.ReactorLoadBalancerExchangeFilterFunction;
+import org.springframework.cloud.client.loadbalancer.reactive.RetryableLoadBalancerExchangeFilterFunction;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
+import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalancerClient;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
@@ -59,6 +66,60 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToGrayFallback atlasGrayFallbackConverter() {
 		return new AtlasValueConverters.ToGrayFallback();
+	}
+
+	/**
+	 * Puts {@link AtlasBlockingLoadBalancerClient} in place of Spring Cloud's
+	 * {@code BlockingLoadBalancerClient} (matched by exact class: an application's own
+	 * {@code LoadBalancerClient} is kept), so that RestTemplate, RestClient and Feign
+	 * callers see a {@code NoInstanceAvailableException} naming the service and the
+	 * reason when Atlas chooses none.
+	 * @param factory the load balancers of every service
+	 * @return the post-processor
+	 */
+	@Bean
+	static BeanPostProcessor atlasNoInstanceBlockingClient(ObjectProvider<LoadBalancerClientFactory> factory) {
+		return new BeanPostProcessor() {
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean.getClass() == BlockingLoadBalancerClient.class) {
+					return new AtlasBlockingLoadBalancerClient(factory.getObject());
+				}
+				return bean;
+			}
+		};
+	}
+
+	/**
+	 * Puts Atlas's variants of Spring Cloud's WebClient load-balancer filters in place of
+	 * Spring Cloud's (matched by exact class), so that WebClient callers see a
+	 * {@code NoInstanceAvailableException} naming the service and the reason when Atlas
+	 * chooses none, instead of a 503.
+	 */
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
+	static class NoInstanceWebClientConfiguration {
+
+		@Bean
+		static BeanPostProcessor atlasNoInstanceWebClientFilters(ObjectProvider<LoadBalancerClientFactory> factory,
+				ObjectProvider<LoadBalancerClientRequestTransformer> transformers,
+				ObjectProvider<LoadBalancerRetryPolicy.Factory> retryPolicies) {
+			return new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (bean.getClass() == ReactorLoadBalancerExchangeFilterFunction.class) {
+						return new AtlasReactiveNoInstanceFilters.Plain(factory.getObject(),
+								transformers.orderedStream().toList());
+					}
+					if (bean.getClass() == RetryableLoadBalancerExchangeFilterFunction.class) {
+						return new AtlasReactiveNoInstanceFilters.Retrying(retryPolicies.getObject(),
+								factory.getObject(), transformers.orderedStream().toList());
+					}
+					return bean;
+				}
+			};
+		}
+
 	}
 
 	@Bean

@@ -1,11 +1,15 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 /**
- * A registry that can tell, per service, when its instances change (e.g. a Nacos
- * subscription), so that the cached instance list of that service is evicted at once
- * instead of at its TTL. Registries that publish Spring Cloud's {@code HeartbeatEvent} on
- * change (ZooKeeper's watch) need none. Implementations are beans of the application
- * context; Atlas subscribes once per service, when the service is first called.
+ * A registry that can tell, per service, when its instances change (a Nacos subscription,
+ * a ZooKeeper watch on the service's path), so that the cached instance list of that
+ * service is evicted at once instead of at its TTL. Unlike Spring Cloud's
+ * {@code HeartbeatEvent}, which some registry integrations publish only when the
+ * application registers itself (ZooKeeper's) or on a timer (Nacos, Eureka, Consul), a
+ * subscription works for every caller. Implementations are beans of the application
+ * context; Atlas subscribes once per service, when the service is first called (its
+ * load-balancer context is created), and an implementation releases its subscriptions
+ * when the application context closes.
  */
 public interface InstanceChangeSource {
 

@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.retry;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -15,6 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.client.HttpServerErrorException;
 
@@ -44,6 +46,10 @@ class RetryIT {
 
 	private static ConfigurableApplicationContext smoothRoundRobinCaller;
 
+	private static ConfigurableApplicationContext killedCaller;
+
+	private static String killedPort;
+
 	@BeforeAll
 	static void start() throws Exception {
 		apps = new ZooKeeperApps();
@@ -54,6 +60,17 @@ class RetryIT {
 		for (ConfigurableApplicationContext caller : List.of(weightedRandomCaller, smoothRoundRobinCaller)) {
 			ZooKeeperApps.awaitInstances(caller, "provider", 2);
 		}
+		// Three instances of "victim"; the web server of the first is stopped while its
+		// registration stays (a killed process until the registry notices): its port
+		// refuses connections, and every caller still lists it.
+		List<ConfigurableApplicationContext> victims = List.of(app("victim"), app("victim"), app("victim"));
+		killedCaller = app("victim-caller", "app.target=victim");
+		ZooKeeperApps.awaitInstances(killedCaller, "victim", 3);
+		for (String client : List.of("rest-template", "rest-client", "web-client", "feign")) {
+			killedCaller.getBean(WhoApp.class).call(client);
+		}
+		killedPort = String.valueOf(ZooKeeperApps.port(victims.get(0)));
+		((WebServerApplicationContext) victims.get(0)).getWebServer().stop();
 	}
 
 	@AfterAll
@@ -99,6 +116,42 @@ class RetryIT {
 		// Every request that first landed on A was retried once, on B: B served all 50.
 		assertThat(hitB).isEqualTo(50);
 		assertThat(hitA).as("some first attempts landed on A").isPositive().isLessThan(50);
+	}
+
+	/**
+	 * Item 11 of issue 12: one of three providers is killed (connection refused, still
+	 * registered); 60 concurrent GETs through each client all succeed, on the two live
+	 * instances: a connect failure is retried on another instance for WebClient as for
+	 * RestTemplate, RestClient and Feign (WebClient's retrying filter needs
+	 * {@code spring.cloud.loadbalancer.retry.enabled=true}, which Atlas sets by default).
+	 */
+	@ParameterizedTest(name = "{0}")
+	@CsvSource({ "rest-template", "rest-client", "web-client", "feign" })
+	void aKilledProviderFailsNoRequestOfAnyClient(String client) throws Exception {
+		WhoApp calls = killedCaller.getBean(WhoApp.class);
+		ExecutorService pool = Executors.newFixedThreadPool(20);
+		List<String> failures = new ArrayList<>();
+		List<String> answers = new ArrayList<>();
+		try {
+			List<Future<String>> results = new ArrayList<>();
+			for (int i = 0; i < 60; i++) {
+				results.add(pool.submit((Callable<String>) () -> calls.call(client)));
+			}
+			for (Future<String> result : results) {
+				try {
+					answers.add(result.get());
+				}
+				catch (java.util.concurrent.ExecutionException ex) {
+					failures.add(String.valueOf(ex.getCause()));
+				}
+			}
+		}
+		finally {
+			pool.shutdown();
+		}
+		assertThat(failures).as("failed calls through " + client).isEmpty();
+		assertThat(answers).hasSize(60).doesNotContain(killedPort);
+		assertThat(Set.copyOf(answers)).as("both live instances serve").hasSize(2);
 	}
 
 	@Test

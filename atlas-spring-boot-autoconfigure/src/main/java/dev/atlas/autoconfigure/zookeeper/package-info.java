@@ -1,0 +1,8 @@
+/**
+ * ZooKeeper: a watch per called service evicts its cached instance list on every change,
+ * whether or not this application registers itself.
+ */
+@NullMarked
+package dev.atlas.autoconfigure.zookeeper;
+
+import org.jspecify.annotations.NullMarked;
