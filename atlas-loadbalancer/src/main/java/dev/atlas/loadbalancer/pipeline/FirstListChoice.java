@@ -42,6 +42,9 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  */
 class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannable {
 
+	/** Every reason, by ordinal (read only on the empty path). */
+	private static final NoInstanceReason[] REASONS = NoInstanceReason.values();
+
 	private final Flux<List<ServiceInstance>> source;
 
 	final @Nullable Request<?> request;
@@ -140,7 +143,10 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 		private @Nullable Subscription upstream;
 
-		private @Nullable NoInstanceReason emptyReason;
+		// Why the stage left no candidate, as the reason's ordinal + 1 (0: not told). A
+		// byte packs next to {@code done}; a reference would make every subscriber, so
+		// every request, 8 bytes larger.
+		private byte emptyReason;
 
 		private boolean done;
 
@@ -235,12 +241,12 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 		@Override
 		public void emptyBecause(NoInstanceReason reason) {
-			this.emptyReason = reason;
+			this.emptyReason = (byte) (reason.ordinal() + 1);
 		}
 
 		@Override
 		public @Nullable NoInstanceReason emptyReason() {
-			return this.emptyReason;
+			return (this.emptyReason != 0) ? REASONS[this.emptyReason - 1] : null;
 		}
 
 		@Override
