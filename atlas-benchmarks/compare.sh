@@ -77,6 +77,8 @@ awk -F, '
     next
   }
   {
+    # JMH ends CSV lines with \r\n: without this the last parameter keeps the \r and breaks the table row.
+    sub(/\r$/, "")
     name = unq($1) " [" unq($2) ", " unq($3) " thr]"; params = ""
     for (i = 8; i <= NF; i++) params = params (params == "" ? "" : " ") unq($i)
     score = unq($5) + 0
