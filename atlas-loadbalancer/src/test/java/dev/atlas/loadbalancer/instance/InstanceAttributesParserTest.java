@@ -172,6 +172,32 @@ class InstanceAttributesParserTest {
 	}
 
 	@Test
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	void aRegistrationTimeNumberThatIsNoTimeIsMissingWithAWarningAndACount(CapturedOutput output) {
+		// Before, NaN became 0 (warm at once) and an infinity Long.MAX_VALUE (cold for
+		// ever), silently; now each is handled like the same text: missing, WARN, count.
+		Object[] invalid = { Double.NaN, Double.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN, -1.0, 1e19,
+				new java.math.BigInteger("100000000000000000000"), "-5", "soon" };
+		for (int i = 0; i < invalid.length; i++) {
+			Map raw = new HashMap();
+			raw.put("atlas.registered-at", invalid[i]);
+			assertThat(this.parser.parse(custom("r" + i, raw)).registeredAtMillis()).as("%s", invalid[i])
+				.isEqualTo(InstanceAttributes.UNKNOWN_REGISTRATION_TIME);
+		}
+		assertThat(this.meters.counter("atlas.metadata.invalid", "service", "user-service").count())
+			.isEqualTo(invalid.length);
+		assertThat(output.getOut()).contains("metadata atlas.registered-at='NaN' is not an epoch-millisecond time",
+				"metadata atlas.registered-at='Infinity' is not an epoch-millisecond time",
+				"metadata atlas.registered-at='-Infinity' is not an epoch-millisecond time");
+		// A finite number in range is its value, a fractional one truncated.
+		Map raw = new HashMap();
+		raw.put("atlas.registered-at", 1.7000000000005E12);
+		assertThat(this.parser.parse(custom("fractional", raw)).registeredAtMillis()).isEqualTo(1_700_000_000_000L);
+		assertThat(this.meters.counter("atlas.metadata.invalid", "service", "user-service").count())
+			.isEqualTo(invalid.length);
+	}
+
+	@Test
 	void tagKeyIsConfigurable() {
 		InstanceAttributesParser lane = new InstanceAttributesParser("s", "lane", this.meters);
 		assertThat(lane.parse(instance("a", "lane", "gray", "version", "v2")).tag()).isEqualTo("gray");
