@@ -282,14 +282,13 @@ public final class InstanceAttributesParser {
 
 	/**
 	 * A short, stable description of an instance for log lines: {@code host:port}, plus
-	 * the instance id when there is one.
+	 * the instance id when there is one that differs from it; the same text as
+	 * {@link InstanceKey#toString()} of its key.
 	 * @param instance an instance
 	 * @return the description
 	 */
 	public static String describe(ServiceInstance instance) {
-		String hostPort = instance.getHost() + ':' + instance.getPort();
-		String instanceId = instance.getInstanceId();
-		return (instanceId == null || instanceId.equals(hostPort)) ? hostPort : hostPort + " (" + instanceId + ')';
+		return InstanceKey.of(instance).toString();
 	}
 
 	private static @Nullable String trimToNull(@Nullable String value) {

@@ -198,6 +198,24 @@ class InstanceAttributesParserTest {
 	}
 
 	@Test
+	void anInstanceIsDescribedAsItsKey() {
+		ServiceInstance named = new DefaultServiceInstance("user-1", "user-service", "10.0.0.1", 8080, false);
+		ServiceInstance addressed = new DefaultServiceInstance("10.0.0.1:8080", "user-service", "10.0.0.1", 8080,
+				false);
+		ServiceInstance anonymous = new DefaultServiceInstance(null, "user-service", "10.0.0.1", 8080, false);
+		assertThat(InstanceAttributesParser.describe(named)).isEqualTo("10.0.0.1:8080 (user-1)")
+			.isEqualTo(InstanceKey.of(named).toString());
+		assertThat(InstanceAttributesParser.describe(addressed)).isEqualTo("10.0.0.1:8080")
+			.isEqualTo(InstanceKey.of(addressed).toString());
+		assertThat(InstanceAttributesParser.describe(anonymous)).isEqualTo("10.0.0.1:8080")
+			.isEqualTo(InstanceKey.of(anonymous).toString());
+		assertThat(InstanceKey.of(named).matches("user-1", "10.0.0.1", 8080)).isTrue();
+		assertThat(InstanceKey.of(named).matches("user-1", "10.0.0.1", 8081)).isFalse();
+		assertThat(InstanceKey.of(anonymous).matches(null, "10.0.0.1", 8080)).isTrue();
+		assertThat(InstanceKey.of(anonymous).matches("user-1", "10.0.0.1", 8080)).isFalse();
+	}
+
+	@Test
 	void tagKeyIsConfigurable() {
 		InstanceAttributesParser lane = new InstanceAttributesParser("s", "lane", this.meters);
 		assertThat(lane.parse(instance("a", "lane", "gray", "version", "v2")).tag()).isEqualTo("gray");
