@@ -30,14 +30,28 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * starts at a random position.
  *
  * <p>
+ * <strong>Short-lived sets.</strong> A retry's set (the candidates without the instance
+ * that just failed) is {@linkplain InstanceSnapshot#isShortLived() short-lived}: its
+ * position is kept on its snapshot only (memoized with {@link InstanceSnapshot#derive},
+ * the snapshot itself memoized by retry avoidance per parent snapshot and failed
+ * instance), so it lasts as long as the parent snapshot, and the next refresh or warmup
+ * tick starts it at a new random position. Remembering retry sets across refreshes would
+ * cost memory quadratic in the fleet (n sets of n − 1 instances: about 160,000 entries
+ * for 400 instances), and a bounded cache of them would evict the positions of the lanes
+ * that first attempts use; a retry's set needs its exact share only among the retries
+ * after one failure of one snapshot, which it still gets.
+ *
+ * <p>
  * Positions are resolved once per snapshot, when its table is built
  * ({@link SmoothWeightedRoundRobinSequence}, precomputed); a pick is one
  * {@code getAndIncrement} of the set's {@link AtomicLong}, shared by all callers, so
  * concurrent picks are lock-free and still follow the exact sequence, whichever thread
- * takes them. Remembered sets are bounded: at most {@value #MAX_REMEMBERED_INSTANCES}
- * instance entries summed over the sets (a Caffeine cache weighed by set size); a set
- * that is evicted, or that disappears and comes back after that, starts at a new random
- * position. Thread-safe.
+ * takes them. The sets remembered across refreshes (all but short-lived ones: one per
+ * gray lane, affinity subset or other candidate set first attempts meet, so a few times
+ * the fleet in all) are bounded: at most {@value #MAX_REMEMBERED_INSTANCES} instance
+ * entries summed over the sets (a Caffeine cache weighed by set size); a set that is
+ * evicted, or that disappears and comes back after that, starts at a new random position.
+ * Thread-safe.
  */
 public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<SmoothWeightedRoundRobinBalancer.Table> {
 
@@ -45,9 +59,17 @@ public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<Smo
 	public static final String NAME = "smooth-round-robin";
 
 	/**
-	 * Bound of the remembered positions, as the sum of the sizes of the candidate sets
-	 * they belong to: ample for a fleet of hundreds with its lanes and retry sets, a few
-	 * hundred kilobytes at most.
+	 * Bound of the positions remembered across refreshes, as the sum of the sizes of the
+	 * candidate sets they belong to (short-lived retry sets do not count: they are never
+	 * remembered there). Each entry keeps alive a {@link CandidateSet} (an array of one
+	 * reference per instance) and an {@link AtomicLong}, and through the set the
+	 * {@link dev.atlas.loadbalancer.instance.InstanceKey InstanceKey}s of its instances
+	 * (id and host strings), which are shared with the current snapshots while those
+	 * instances are registered but are kept by the cache after they leave, until their
+	 * set is evicted. A fleet of a few thousand instances with a handful of lanes uses a
+	 * small part of the bound, well under a megabyte; at the bound, roughly 0.5 MB of
+	 * arrays plus the keys of instances that have left (about 100 bytes each with short
+	 * ids).
 	 */
 	public static final long MAX_REMEMBERED_INSTANCES = 100_000;
 
@@ -104,8 +126,10 @@ public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<Smo
 
 	@Override
 	protected Table buildTable(InstanceSnapshot candidates, double[] weights) {
-		AtomicLong position = this.positions.get(CandidateSet.of(candidates),
-				(set) -> new AtomicLong(this.start.getAsLong()));
+		// Called once per snapshot (the table is memoized on it), so a short-lived set's
+		// position lives exactly as long as its snapshot.
+		AtomicLong position = candidates.isShortLived() ? new AtomicLong(this.start.getAsLong())
+				: this.positions.get(CandidateSet.of(candidates), (set) -> new AtomicLong(this.start.getAsLong()));
 		return new Table(SmoothWeightedRoundRobinSequence.of(weights), position);
 	}
 

@@ -59,9 +59,10 @@ public final class InstanceAttributesParser {
 	public static final String INVALID_WEIGHTS_METER = "atlas.weights.invalid";
 
 	/**
-	 * Name of the counter of instances whose metadata could not be read or held a value
-	 * of the wrong type under a key Atlas reads (counted once per instance and problem);
-	 * tags {@code service}.
+	 * Name of the counter of instances whose metadata could not be read, held a value of
+	 * the wrong type under a key Atlas reads, or an {@code atlas.registered-at} that is
+	 * not an epoch-millisecond time (unparsable, negative, NaN, infinite or beyond a
+	 * {@code long}; counted once per instance and problem); tags {@code service}.
 	 */
 	public static final String INVALID_METADATA_METER = "atlas.metadata.invalid";
 
@@ -210,21 +211,34 @@ public final class InstanceAttributesParser {
 		if (raw == null) {
 			return InstanceAttributes.UNKNOWN_REGISTRATION_TIME;
 		}
-		try {
-			long value = (raw instanceof Number number) ? number.longValue() : Long.parseLong((String) raw);
-			if (value >= 0) {
-				return value;
+		if (raw instanceof Number number) {
+			// As the same text would be: NaN, an infinity or a value beyond a long (which
+			// longValue() would make 0 or Long.MAX_VALUE: warm at once, or cold forever)
+			// is not a time; neither is a negative one.
+			double asDouble = number.doubleValue();
+			if (asDouble >= 0 && asDouble < 0x1p63) {
+				return number.longValue();
 			}
 		}
-		catch (NumberFormatException ex) {
-			// reported below
+		else {
+			try {
+				long value = Long.parseLong((String) raw);
+				if (value >= 0) {
+					return value;
+				}
+			}
+			catch (NumberFormatException ex) {
+				// reported below
+			}
 		}
 		String id = describe(instance);
-		this.warnings.once(id + '/' + MetadataKeys.REGISTERED_AT + '=' + raw,
-				(k) -> log.warn(
-						"Service '{}', instance {}: metadata {}='{}' is not an epoch-millisecond time; "
-								+ "treating the instance as first seen now",
-						this.serviceId, id, MetadataKeys.REGISTERED_AT, raw));
+		this.warnings.once(id + '/' + MetadataKeys.REGISTERED_AT + '=' + raw, (k) -> {
+			this.invalidMetadata.increment();
+			log.warn(
+					"Service '{}', instance {}: metadata {}='{}' is not an epoch-millisecond time; "
+							+ "treating the instance as first seen now",
+					this.serviceId, id, MetadataKeys.REGISTERED_AT, raw);
+		});
 		return InstanceAttributes.UNKNOWN_REGISTRATION_TIME;
 	}
 
@@ -268,14 +282,13 @@ public final class InstanceAttributesParser {
 
 	/**
 	 * A short, stable description of an instance for log lines: {@code host:port}, plus
-	 * the instance id when there is one.
+	 * the instance id when there is one that differs from it; the same text as
+	 * {@link InstanceKey#toString()} of its key.
 	 * @param instance an instance
 	 * @return the description
 	 */
 	public static String describe(ServiceInstance instance) {
-		String hostPort = instance.getHost() + ':' + instance.getPort();
-		String instanceId = instance.getInstanceId();
-		return (instanceId == null || instanceId.equals(hostPort)) ? hostPort : hostPort + " (" + instanceId + ')';
+		return InstanceKey.of(instance).toString();
 	}
 
 	private static @Nullable String trimToNull(@Nullable String value) {

@@ -78,6 +78,18 @@ public final class InstanceKey {
 	}
 
 	/**
+	 * Whether this key has an id, host and port: {@code equals} of the key they would
+	 * make, without making it. Allocates nothing.
+	 * @param id an instance id, or {@code null} for none
+	 * @param host a host, or {@code null}
+	 * @param port a port
+	 * @return {@code true} when all three are this key's
+	 */
+	public boolean matches(@Nullable String id, @Nullable String host, int port) {
+		return port == this.port && Objects.equals(id, this.id) && Objects.equals(host, this.host);
+	}
+
+	/**
 	 * The instance id.
 	 * @return the id the instance reported, or {@code null} when it has none
 	 */

@@ -47,7 +47,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 
 	/** A snapshot without instances. */
 	public static final InstanceSnapshot EMPTY = new InstanceSnapshot(new ServiceInstance[0], NO_ATTRIBUTES, NO_KEYS,
-			new double[0]);
+			new double[0], false);
 
 	private final ServiceInstance[] instances;
 
@@ -56,6 +56,8 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	private final InstanceKey[] keys;
 
 	private final double[] weights;
+
+	private final boolean shortLived;
 
 	private static final Object[] NOTHING_DERIVED = {};
 
@@ -78,11 +80,12 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	private volatile Object[] derived = NOTHING_DERIVED;
 
 	private InstanceSnapshot(ServiceInstance[] instances, InstanceAttributes[] attributes, InstanceKey[] keys,
-			double[] weights) {
+			double[] weights, boolean shortLived) {
 		this.instances = instances;
 		this.attributes = attributes;
 		this.keys = keys;
 		this.weights = weights;
+		this.shortLived = shortLived;
 	}
 
 	/**
@@ -124,7 +127,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 		if (size > 1) {
 			parser.duplicateIds(keys);
 		}
-		return new InstanceSnapshot(instances, attributes, keys, weights);
+		return new InstanceSnapshot(instances, attributes, keys, weights, false);
 	}
 
 	/**
@@ -132,7 +135,7 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	 * weights.
 	 * @param keep called once per index, {@code 0 <= index < size()}
 	 * @return this snapshot when every element is kept, else a new one (with nothing
-	 * derived yet)
+	 * derived yet), {@linkplain #isShortLived() short-lived} when this one is
 	 */
 	public InstanceSnapshot filter(IntPredicate keep) {
 		int[] kept = new int[this.instances.length];
@@ -155,13 +158,40 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 			keys[k] = this.keys[kept[k]];
 			weights[k] = this.weights[kept[k]];
 		}
-		return new InstanceSnapshot(instances, attributes, keys, weights);
+		return new InstanceSnapshot(instances, attributes, keys, weights, this.shortLived);
+	}
+
+	/**
+	 * The same elements, marked as a short-lived candidate set: one that a stage made for
+	 * a particular kind of request and memoizes on its parent snapshot, such as a retry's
+	 * set without the instance that just failed ({@code RetryAvoidance}). A strategy
+	 * keeps state for such a set on the snapshot only ({@link #derive}), not in state
+	 * that outlives refreshes: there is one such set per instance of the parent, and
+	 * remembering each beyond its snapshot would cost memory quadratic in the fleet's
+	 * size.
+	 * @return this snapshot when it is already short-lived, else a new one with the same
+	 * elements and effective weights (nothing derived yet)
+	 */
+	public InstanceSnapshot asShortLived() {
+		return this.shortLived ? this
+				: new InstanceSnapshot(this.instances, this.attributes, this.keys, this.weights, true);
+	}
+
+	/**
+	 * Whether this is a {@linkplain #asShortLived() short-lived} candidate set, whose
+	 * per-set state a strategy keeps on the snapshot only. Snapshots built with
+	 * {@link #of} are not; {@link #filter} and {@link #withEffectiveWeights} keep the
+	 * mark.
+	 * @return {@code true} for a short-lived set
+	 */
+	public boolean isShortLived() {
+		return this.shortLived;
 	}
 
 	/**
 	 * The same elements with other effective weights.
 	 * @param effectiveWeights one finite weight {@code >= 0} per element; copied
-	 * @return a new snapshot
+	 * @return a new snapshot, {@linkplain #isShortLived() short-lived} when this one is
 	 * @throws IllegalArgumentException if the length differs from {@link #size()} or a
 	 * weight is invalid
 	 */
@@ -175,7 +205,8 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 				throw new IllegalArgumentException("weights must be finite and >= 0, found " + weight);
 			}
 		}
-		return new InstanceSnapshot(this.instances, this.attributes, this.keys, effectiveWeights.clone());
+		return new InstanceSnapshot(this.instances, this.attributes, this.keys, effectiveWeights.clone(),
+				this.shortLived);
 	}
 
 	/**

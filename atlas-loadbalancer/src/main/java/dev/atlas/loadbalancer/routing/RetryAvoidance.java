@@ -27,7 +27,12 @@ import org.springframework.core.Ordered;
  * The reduced candidates are memoized per snapshot and left-out position, so a retry
  * costs a scan for the failed instance and allocates nothing once its set is known; a
  * strategy's per-snapshot tables (e.g. smooth round robin's position for the reduced set)
- * stay memoized too.
+ * stay memoized too, for as long as the parent snapshot is in use. The reduced candidates
+ * are {@linkplain InstanceSnapshot#asShortLived() short-lived}: a strategy keeps no state
+ * for them beyond the snapshot (there is one such set per instance, n sets of n − 1
+ * instances for a fleet of n), so a retry's set starts at a new position after each
+ * refresh or warmup tick, and the sets of a large fleet take no room from the state of
+ * the sets that first attempts use.
  *
  * <p>
  * Stateless but for that memo, and thread-safe; a first attempt costs one type check.
@@ -74,9 +79,10 @@ public final class RetryAvoidance implements CandidateFilter, Ordered {
 		if (others == null) {
 			InstanceKey key = candidates.key(failed);
 			others = candidates.filter((i) -> !candidates.key(i).equals(key));
-			if (others.isEmpty()) {
-				others = candidates;
-			}
+			// Short-lived: a strategy keeps its state for this set on the set itself
+			// (gone with the parent snapshot), not across refreshes; see
+			// InstanceSnapshot.asShortLived.
+			others = others.isEmpty() ? candidates : others.asShortLived();
 			// Two threads may both compute it; the first one stored is kept.
 			if (!without.compareAndSet(failed, null, others)) {
 				others = without.get(failed);

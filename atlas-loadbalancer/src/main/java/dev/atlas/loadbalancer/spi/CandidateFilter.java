@@ -15,6 +15,16 @@ import org.springframework.cloud.client.ServiceInstance;
  * below), after every {@link WeightAdjuster}, each on what the previous one left.
  *
  * <p>
+ * <strong>Filters only narrow, and never see an empty list.</strong> The stage stops at
+ * the first step that leaves nothing (an empty registry list, or a filter's empty
+ * result): the request gets "no instance available" with that step's reason, and the
+ * filters after it are not called. A filter therefore cannot supply fallback instances
+ * when the list is empty; a fallback belongs before Atlas's stage (a
+ * {@code ServiceInstanceListSupplier} delegate, or Spring Cloud's cached and
+ * health-checked suppliers) or in the built-in fallbacks ({@code atlas.gray.fallback},
+ * affinity's spill-over).
+ *
+ * <p>
  * Declare a bean of this type in the application context and Atlas applies it to every
  * service it balances; declare it in a {@code @LoadBalancerClient} configuration to apply
  * it to one service. A filter that does not depend on the request should memoize its
@@ -42,7 +52,8 @@ public interface CandidateFilter {
 
 	/**
 	 * The candidates of one request.
-	 * @param candidates what the previous stages left, possibly empty
+	 * @param candidates what the previous stages left, never empty (see the class
+	 * documentation)
 	 * @param request the request being load-balanced
 	 * @return a subset of {@code candidates} (or {@code candidates} itself), with the
 	 * very instance objects and effective weights of {@code candidates}, e.g. from

@@ -203,22 +203,19 @@ public final class InstanceStats implements LiveStats {
 	}
 
 	private @Nullable Counts find(ServiceInstance instance) {
-		Counts[] sharing = this.view.get(slot(instance.getInstanceId(), instance.getHost()));
-		if (sharing != null) {
-			for (Counts counts : sharing) {
-				if (counts.key.matches(instance)) {
-					return counts;
-				}
-			}
-		}
-		return null;
+		return find(instance.getInstanceId(), instance.getHost(), instance.getPort());
 	}
 
 	private @Nullable Counts find(InstanceKey key) {
-		Counts[] sharing = this.view.get(slot(key.id(), key.host()));
+		return find(key.id(), key.host(), key.port());
+	}
+
+	/** The counts of the instance with this id, host and port. Allocates nothing. */
+	private @Nullable Counts find(@Nullable String id, @Nullable String host, int port) {
+		Counts[] sharing = this.view.get(slot(id, host));
 		if (sharing != null) {
 			for (Counts counts : sharing) {
-				if (counts.key.equals(key)) {
+				if (counts.key.matches(id, host, port)) {
 					return counts;
 				}
 			}

@@ -16,6 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
 
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -221,6 +223,56 @@ class SmoothWeightedRoundRobinBalancerTest {
 			assertThat(sequence(balancer, fleet, 2)).isEqualTo("a" + deployment + " b" + deployment);
 		}
 		assertThat(balancer.rememberedSets()).isBetween(1L, 5L);
+	}
+
+	@Test
+	void lanePositionsSurviveRefreshesOfALargeFleetWithRetriesOnEveryInstance() {
+		// 400 instances: requests without a version header are served by all of them,
+		// v2 requests by a lane of 100. Every instance fails once per refresh, so 400
+		// retry sets of 399 instances are chosen from: 159,600 instance entries per
+		// refresh, more than MAX_REMEMBERED_INSTANCES. Retry sets are short-lived: their
+		// positions stay on their snapshots, both lanes' positions survive every refresh
+		// (exact sequences) and only the two lanes are remembered.
+		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
+		SmoothWeightedRoundRobinBalancer balancer = balancer(AllZeroWeightsPolicy.FAIL_OPEN);
+		List<String> allPicks = new ArrayList<>();
+		List<String> canaryPicks = new ArrayList<>();
+		for (int refresh = 0; refresh < 3; refresh++) {
+			List<ServiceInstance> fleet = new ArrayList<>();
+			for (int i = 0; i < 400; i++) {
+				fleet.add((i % 4 == 1) ? instance("i" + i, "version", "v2") : instance("i" + i));
+			}
+			InstanceSnapshot all = InstanceSnapshot.of(fleet, parser);
+			InstanceSnapshot canary = all.filter((i) -> all.attributes(i).tag() != null);
+			for (int pick = 0; pick < 3; pick++) {
+				allPicks.add(balancer.choose(all).getInstanceId());
+				canaryPicks.add(balancer.choose(canary).getInstanceId());
+			}
+			for (ServiceInstance failed : fleet) {
+				InstanceSnapshot others = RetryAvoidance.avoid(all, failed);
+				assertThat(others).hasSize(399);
+				assertThat(balancer.choose(others)).isNotSameAs(failed);
+			}
+		}
+		assertThat(allPicks).containsExactly("i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8");
+		assertThat(canaryPicks).containsExactly("i1", "i5", "i9", "i13", "i17", "i21", "i25", "i29", "i33");
+		assertThat(balancer.rememberedSets()).isEqualTo(2);
+	}
+
+	@Test
+	void aRetrySetKeepsItsSequenceWhileItsSnapshotLasts() {
+		// Within one snapshot a retry set walks its own exact sequence (memoized on the
+		// reduced snapshot, which retry avoidance memoizes on its parent).
+		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
+		SmoothWeightedRoundRobinBalancer balancer = balancer(AllZeroWeightsPolicy.FAIL_OPEN);
+		InstanceSnapshot snapshot = InstanceSnapshot
+			.of(List.of(weighted("a", "1"), weighted("b", "2"), weighted("c", "1")), parser);
+		List<String> retries = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			retries.add(balancer.choose(RetryAvoidance.avoid(snapshot, snapshot.get(0))).getInstanceId());
+		}
+		assertThat(retries).containsExactly("b", "c", "b", "b", "c", "b");
+		assertThat(balancer.rememberedSets()).isZero();
 	}
 
 	private static List<ServiceInstance> pickAll(Balancer balancer, List<ServiceInstance> candidates, int n) {

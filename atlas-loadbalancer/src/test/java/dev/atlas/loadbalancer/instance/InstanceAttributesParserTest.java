@@ -172,6 +172,50 @@ class InstanceAttributesParserTest {
 	}
 
 	@Test
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	void aRegistrationTimeNumberThatIsNoTimeIsMissingWithAWarningAndACount(CapturedOutput output) {
+		// Before, NaN became 0 (warm at once) and an infinity Long.MAX_VALUE (cold for
+		// ever), silently; now each is handled like the same text: missing, WARN, count.
+		Object[] invalid = { Double.NaN, Double.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN, -1.0, 1e19,
+				new java.math.BigInteger("100000000000000000000"), "-5", "soon" };
+		for (int i = 0; i < invalid.length; i++) {
+			Map raw = new HashMap();
+			raw.put("atlas.registered-at", invalid[i]);
+			assertThat(this.parser.parse(custom("r" + i, raw)).registeredAtMillis()).as("%s", invalid[i])
+				.isEqualTo(InstanceAttributes.UNKNOWN_REGISTRATION_TIME);
+		}
+		assertThat(this.meters.counter("atlas.metadata.invalid", "service", "user-service").count())
+			.isEqualTo(invalid.length);
+		assertThat(output.getOut()).contains("metadata atlas.registered-at='NaN' is not an epoch-millisecond time",
+				"metadata atlas.registered-at='Infinity' is not an epoch-millisecond time",
+				"metadata atlas.registered-at='-Infinity' is not an epoch-millisecond time");
+		// A finite number in range is its value, a fractional one truncated.
+		Map raw = new HashMap();
+		raw.put("atlas.registered-at", 1.7000000000005E12);
+		assertThat(this.parser.parse(custom("fractional", raw)).registeredAtMillis()).isEqualTo(1_700_000_000_000L);
+		assertThat(this.meters.counter("atlas.metadata.invalid", "service", "user-service").count())
+			.isEqualTo(invalid.length);
+	}
+
+	@Test
+	void anInstanceIsDescribedAsItsKey() {
+		ServiceInstance named = new DefaultServiceInstance("user-1", "user-service", "10.0.0.1", 8080, false);
+		ServiceInstance addressed = new DefaultServiceInstance("10.0.0.1:8080", "user-service", "10.0.0.1", 8080,
+				false);
+		ServiceInstance anonymous = new DefaultServiceInstance(null, "user-service", "10.0.0.1", 8080, false);
+		assertThat(InstanceAttributesParser.describe(named)).isEqualTo("10.0.0.1:8080 (user-1)")
+			.isEqualTo(InstanceKey.of(named).toString());
+		assertThat(InstanceAttributesParser.describe(addressed)).isEqualTo("10.0.0.1:8080")
+			.isEqualTo(InstanceKey.of(addressed).toString());
+		assertThat(InstanceAttributesParser.describe(anonymous)).isEqualTo("10.0.0.1:8080")
+			.isEqualTo(InstanceKey.of(anonymous).toString());
+		assertThat(InstanceKey.of(named).matches("user-1", "10.0.0.1", 8080)).isTrue();
+		assertThat(InstanceKey.of(named).matches("user-1", "10.0.0.1", 8081)).isFalse();
+		assertThat(InstanceKey.of(anonymous).matches(null, "10.0.0.1", 8080)).isTrue();
+		assertThat(InstanceKey.of(anonymous).matches("user-1", "10.0.0.1", 8080)).isFalse();
+	}
+
+	@Test
 	void tagKeyIsConfigurable() {
 		InstanceAttributesParser lane = new InstanceAttributesParser("s", "lane", this.meters);
 		assertThat(lane.parse(instance("a", "lane", "gray", "version", "v2")).tag()).isEqualTo("gray");

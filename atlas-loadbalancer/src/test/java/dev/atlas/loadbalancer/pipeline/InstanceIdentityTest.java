@@ -82,7 +82,10 @@ class InstanceIdentityTest {
 				}
 			}
 		}
-		assertThat(retries).isPositive();
+		// Seed 42: A is chosen first 525 times of 1,000 (weights 1:1, about half); each
+		// of
+		// those retries went to B.
+		assertThat(retries).isEqualTo(525);
 		assertThat(failures).isZero();
 	}
 

@@ -119,6 +119,29 @@ class NoInstanceReasonTest {
 	}
 
 	@Test
+	void noFilterRunsAfterTheStepThatLeftNothing() {
+		// Documented in CandidateFilter: filters only narrow and never see an empty list,
+		// so a filter after the one that left nothing (or after an empty registry list)
+		// is not called, and cannot add fallback instances.
+		java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+		CandidateFilter counting = (candidates, request) -> {
+			calls.incrementAndGet();
+			return candidates;
+		};
+		assertThat(none(loadBalancer(List.of(instance("A")), AllZeroWeightsPolicy.FAIL_OPEN,
+				List.of(CandidateFilter.excluding((i) -> true), counting)), null)
+			.reason()).isEqualTo(NoInstanceReason.FILTERED_OUT);
+		assertThat(none(loadBalancer(List.of(), AllZeroWeightsPolicy.FAIL_OPEN, List.of(counting)), null).reason())
+			.isEqualTo(NoInstanceReason.NO_INSTANCES);
+		assertThat(calls).hasValue(0);
+		assertThat(loadBalancer(List.of(instance("A")), AllZeroWeightsPolicy.FAIL_OPEN, List.of(counting))
+			.choose(TestStages.request(null))
+			.block()
+			.hasServer()).isTrue();
+		assertThat(calls).hasValue(1);
+	}
+
+	@Test
 	void theResponseOfAServiceAndReasonIsShared() {
 		AtlasLoadBalancer loadBalancer = loadBalancer(List.of(), AllZeroWeightsPolicy.FAIL_OPEN, List.of());
 		assertThat(none(loadBalancer, null)).isSameAs(none(loadBalancer, null));
