@@ -37,7 +37,9 @@ public class LifecycleProperties implements InitializingBean {
 	/**
 	 * How long to keep serving after deregistration, so callers notice (they refresh on
 	 * registry events, or at their cache TTL) before the web server stops. 10s by
-	 * default. Replaces Spring Cloud Alibaba's graceful-shutdown-wait-time.
+	 * default. A web application that registered nothing drains after refusing traffic,
+	 * only on a preStop call or on Kubernetes (spring.main.cloud-platform). Replaces
+	 * Spring Cloud Alibaba's graceful-shutdown-wait-time.
 	 */
 	private Duration drain = Duration.ofSeconds(10);
 
@@ -101,6 +103,10 @@ public class LifecycleProperties implements InitializingBean {
 		this.deregisterTimeout = deregisterTimeout;
 	}
 
+	/**
+	 * The preStop endpoint's settings, {@code atlas.lifecycle.prestop.*}.
+	 * @return the section, never {@code null}; bound in place
+	 */
 	public Prestop getPrestop() {
 		return this.prestop;
 	}
@@ -121,10 +127,19 @@ public class LifecycleProperties implements InitializingBean {
 		 */
 		private boolean allowOnServerPort = false;
 
+		/**
+		 * Whether /actuator/prestop may be served on the application's own port.
+		 * @return {@code true} if so; {@code false} by default
+		 */
 		public boolean isAllowOnServerPort() {
 			return this.allowOnServerPort;
 		}
 
+		/**
+		 * Sets whether /actuator/prestop may be served on the application's own port.
+		 * @param allowOnServerPort {@code true} to start (with one WARN) instead of
+		 * failing when it is exposed over HTTP there
+		 */
 		public void setAllowOnServerPort(boolean allowOnServerPort) {
 			this.allowOnServerPort = allowOnServerPort;
 		}

@@ -17,6 +17,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
@@ -106,11 +107,14 @@ public class AtlasLifecycleAutoConfiguration {
 		@Bean
 		GracefulShutdown atlasGracefulShutdown(ApplicationContext context, LifecycleProperties lifecycle,
 				ObjectProvider<AbstractAutoServiceRegistration<?>> registrations,
-				ObjectProvider<LosslessRegistration> lossless, ObjectProvider<MeterRegistry> meterRegistry) {
+				ObjectProvider<LosslessRegistration> lossless, ObjectProvider<MeterRegistry> meterRegistry,
+				ObjectProvider<RegistrationMetadata> registrationMetadata, Environment environment) {
 			return new GracefulShutdown(context, registrations.orderedStream().toList(), lossless.getIfAvailable(),
 					lifecycle.getDrain(), lifecycle.getDeregisterTimeout(),
 					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new),
-					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP);
+					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP,
+					CloudPlatform.getActive(environment) == CloudPlatform.KUBERNETES,
+					registrationMetadata.getIfAvailable());
 		}
 
 		@Configuration(proxyBeanMethods = false)

@@ -39,11 +39,16 @@ import org.springframework.core.Ordered;
  * <li>readiness {@code REFUSING_TRAFFIC}, so Kubernetes (which takes the pod out of its
  * endpoints by readiness) and health checks stop routing here;</li>
  * <li>drain: wait {@code atlas.lifecycle.drain} while still serving, so callers refresh
- * their instance lists (or Kubernetes its endpoints) and in-flight calls arrive. Also
- * when nothing was registered (Kubernetes discovery, registration turned off), as long as
- * the application serves HTTP (its context is a {@link WebServerApplicationContext}); a
- * non-web application that registered nothing has no caller to wait for and does not
- * drain;</li>
+ * their instance lists (or Kubernetes its endpoints) and in-flight calls arrive. When
+ * nothing was registered (Kubernetes discovery, registration turned off, no registry),
+ * only something that reads readiness can still be routing here, so the application
+ * drains only if it serves HTTP (its context is a {@link WebServerApplicationContext})
+ * and either the preStop endpoint started the sequence ({@link Trigger#PRE_STOP}: an
+ * orchestrator is taking it out) or it runs on Kubernetes (Spring Boot's
+ * {@code CloudPlatform}, which {@code spring.main.cloud-platform=kubernetes} forces),
+ * which takes the pod out of its endpoints by readiness. Otherwise (a local run, a test's
+ * context closing, registration turned off outside Kubernetes) it closes without waiting;
+ * one INFO line says which case applied;</li>
  * <li>then Spring continues: Spring Boot's graceful web-server shutdown finishes
  * in-flight requests, and the registry client, a plain bean, closes last.</li>
  * </ol>
@@ -79,6 +84,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private final @Nullable LosslessRegistration lossless;
 
+	private final @Nullable RegistrationMetadata registrationMetadata;
+
 	private final Duration drain;
 
 	private final Duration deregisterTimeout;
@@ -90,6 +97,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	private final Clock clock;
 
 	private final Sleeper sleeper;
+
+	private final boolean onKubernetes;
 
 	private final AtomicReference<CompletableFuture<Void>> run = new AtomicReference<>();
 
@@ -108,6 +117,23 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 		/** Drain over; Spring is stopping the web server and the rest. */
 		DRAINED
+
+	}
+
+	/** What started the sequence. */
+	public enum Trigger {
+
+		/**
+		 * The root context is closing: SIGTERM, or {@code close()} (a test's context, an
+		 * IDE stopping a local run).
+		 */
+		CONTEXT_CLOSED,
+
+		/**
+		 * The preStop endpoint ({@link PreStopEndpoint}): an orchestrator is taking this
+		 * instance out of service.
+		 */
+		PRE_STOP
 
 	}
 
@@ -144,10 +170,22 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 * registry's (monotonic) clock
 	 * @param clock source of {@link #deregisteredAt()}
 	 * @param sleeper waits out the drain
+	 * @param onKubernetes whether the application runs on Kubernetes (Spring Boot's
+	 * {@code CloudPlatform.KUBERNETES}); then a web application that registered nothing
+	 * drains on {@link Trigger#CONTEXT_CLOSED} too
+	 * @param registrationMetadata what saw this application register through a
+	 * {@code ServiceRegistry}, or {@code null} to trust the auto-registrations'
+	 * {@code isRunning()} alone. A running auto-registration has not always registered:
+	 * with registration turned off ({@code spring.cloud.zookeeper.discovery.register},
+	 * {@code spring.cloud.nacos.discovery.register-enabled},
+	 * {@code spring.cloud.consul.discovery.register} = false) it starts and skips the
+	 * registry; such an application counts as registered only once this saw a
+	 * registration
 	 */
 	public GracefulShutdown(ApplicationContext context, List<AbstractAutoServiceRegistration<?>> registrations,
 			@Nullable LosslessRegistration lossless, Duration drain, Duration deregisterTimeout,
-			MeterRegistry meterRegistry, Clock clock, Sleeper sleeper) {
+			MeterRegistry meterRegistry, Clock clock, Sleeper sleeper, boolean onKubernetes,
+			@Nullable RegistrationMetadata registrationMetadata) {
 		this.context = context;
 		this.registrations = registrations;
 		this.lossless = lossless;
@@ -159,6 +197,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 			.register(meterRegistry);
 		this.clock = clock;
 		this.sleeper = sleeper;
+		this.onKubernetes = onKubernetes;
+		this.registrationMetadata = registrationMetadata;
 	}
 
 	@Override
@@ -166,7 +206,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 		if (event.getApplicationContext() != this.context) {
 			return;
 		}
-		runAndWait();
+		runAndWait(Trigger.CONTEXT_CLOSED);
 	}
 
 	@Override
@@ -177,10 +217,11 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	/**
 	 * Runs the sequence (deregister, refuse traffic, drain) if it has not run yet, and
 	 * returns when the drain is over. Called by the preStop endpoint and on shutdown.
+	 * @param trigger what asks for it; only the first call's trigger counts
 	 * @return {@code true} if this call ran the sequence, {@code false} if an earlier one
 	 * did
 	 */
-	public boolean runAndWait() {
+	public boolean runAndWait(Trigger trigger) {
 		CompletableFuture<Void> mine = new CompletableFuture<>();
 		CompletableFuture<Void> existing = this.run.compareAndExchange(null, mine);
 		if (existing != null) {
@@ -188,7 +229,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 			return false;
 		}
 		try {
-			sequence();
+			sequence(trigger);
 		}
 		finally {
 			mine.complete(null);
@@ -196,26 +237,39 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 		return true;
 	}
 
-	private void sequence() {
+	private void sequence(Trigger trigger) {
 		this.state = State.DRAINING;
 		if (this.lossless != null) {
 			this.lossless.close(this.deregisterTimeout);
 		}
-		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning);
-		boolean serving = this.context instanceof WebServerApplicationContext;
+		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning)
+				&& (this.registrationMetadata == null || this.registrationMetadata.registeredAt() >= 0);
+		boolean drains = registered;
 		if (registered) {
 			log.info("Shutdown: deregistering, then draining for {} ms while still serving", this.drain.toMillis());
 			deregister();
 			this.deregisteredAt = this.clock.millis();
 		}
-		else if (serving) {
-			log.info("Shutdown: this instance is not registered in a registry (e.g. Kubernetes discovery); "
-					+ "refusing traffic, then draining for {} ms while still serving", this.drain.toMillis());
+		else if (!(this.context instanceof WebServerApplicationContext)) {
+			log.info("Shutdown: this application is not registered and serves no HTTP; refusing traffic, "
+					+ "nothing to drain");
+		}
+		else if (trigger == Trigger.PRE_STOP || this.onKubernetes) {
+			drains = true;
+			log.info(
+					"Shutdown: this instance is not registered in a registry; refusing traffic, then draining "
+							+ "for {} ms while still serving ({})",
+					this.drain.toMillis(), (trigger == Trigger.PRE_STOP) ? "started by /actuator/prestop"
+							: "running on Kubernetes, which takes the pod out of its endpoints by readiness");
+		}
+		else {
+			log.info("Shutdown: this instance is not registered in a registry, does not run on Kubernetes "
+					+ "(spring.main.cloud-platform) and was not taken out by /actuator/prestop; refusing traffic, "
+					+ "no drain");
 		}
 		Timer.Sample drainTime = Timer.start(this.meterRegistry);
 		AvailabilityChangeEvent.publish(this.context, ReadinessState.REFUSING_TRAFFIC);
-		if (!registered && !serving) {
-			log.info("Shutdown: this application is not registered and serves no HTTP, nothing to drain");
+		if (!drains) {
 			this.state = State.DRAINED;
 			return;
 		}

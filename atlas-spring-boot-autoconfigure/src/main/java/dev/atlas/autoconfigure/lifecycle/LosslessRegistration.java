@@ -61,6 +61,14 @@ public class LosslessRegistration implements SmartApplicationListener {
 
 	private final List<Deferred> deferred = new ArrayList<>();
 
+	/**
+	 * The registrations that wait for {@code atlas.lifecycle.register-delay}; the delayed
+	 * task takes them when it starts, so that {@link #close} knows whether it dropped
+	 * them or they are under way ({@link Future#cancel} cannot tell: it answers
+	 * {@code true} for a task already running too).
+	 */
+	private List<Deferred> delayed = List.of();
+
 	private @Nullable Future<?> pending;
 
 	private int registering;
@@ -167,7 +175,8 @@ public class LosslessRegistration implements SmartApplicationListener {
 			if (!this.delay.isZero()) {
 				log.info("Application ready; registering in {} ms (atlas.lifecycle.register-delay)",
 						this.delay.toMillis());
-				this.pending = this.scheduler.schedule(() -> register(toRegister), this.delay);
+				this.delayed = toRegister;
+				this.pending = this.scheduler.schedule(this::registerDelayed, this.delay);
 				return;
 			}
 		}
@@ -186,8 +195,12 @@ public class LosslessRegistration implements SmartApplicationListener {
 		synchronized (this.lock) {
 			if (!this.closed) {
 				this.closed = true;
-				boolean dropped = !this.deferred.isEmpty() || (this.pending != null && this.pending.cancel(false));
+				boolean dropped = !this.deferred.isEmpty() || !this.delayed.isEmpty();
 				this.deferred.clear();
+				this.delayed = List.of();
+				if (this.pending != null) {
+					this.pending.cancel(false);
+				}
 				if (dropped) {
 					log.info("Shutdown has begun: the pending registration of this instance is cancelled");
 				}
@@ -211,6 +224,15 @@ public class LosslessRegistration implements SmartApplicationListener {
 				}
 			}
 		}
+	}
+
+	private void registerDelayed() {
+		List<Deferred> toRegister;
+		synchronized (this.lock) {
+			toRegister = this.delayed;
+			this.delayed = List.of();
+		}
+		register(toRegister);
 	}
 
 	private void register(List<Deferred> toRegister) {

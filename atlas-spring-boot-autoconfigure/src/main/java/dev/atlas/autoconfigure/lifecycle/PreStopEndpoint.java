@@ -40,7 +40,7 @@ public class PreStopEndpoint {
 	 */
 	@ReadOperation
 	public Map<String, Object> preStop() {
-		boolean started = this.shutdown.runAndWait();
+		boolean started = this.shutdown.runAndWait(GracefulShutdown.Trigger.PRE_STOP);
 		return Map.of("started", started, "state", this.shutdown.state().name());
 	}
 

@@ -27,8 +27,6 @@ final class PreStopExposureGuard {
 			+ "from management.endpoints.web.exposure.include; or, if clients cannot reach this port's "
 			+ "/actuator paths, set atlas.lifecycle.prestop.allow-on-server-port=true.";
 
-	private final boolean onServerPort;
-
 	/**
 	 * Checks where the endpoint is served.
 	 * @param port where the management server listens, from the environment
@@ -37,8 +35,7 @@ final class PreStopExposureGuard {
 	 * application's own port and that is not allowed
 	 */
 	PreStopExposureGuard(ManagementPortType port, boolean allowOnServerPort) {
-		this.onServerPort = (port == ManagementPortType.SAME);
-		if (!this.onServerPort) {
+		if (port != ManagementPortType.SAME) {
 			return;
 		}
 		if (!allowOnServerPort) {
@@ -47,15 +44,6 @@ final class PreStopExposureGuard {
 		log.warn("/actuator/prestop is served on the application's own port "
 				+ "(atlas.lifecycle.prestop.allow-on-server-port=true): any client that reaches this port can "
 				+ "deregister and drain this instance; set management.server.port to keep it from clients");
-	}
-
-	/**
-	 * Whether the endpoint is served on the application's own port (allowed, with a
-	 * WARN).
-	 * @return {@code true} if so
-	 */
-	boolean onServerPort() {
-		return this.onServerPort;
 	}
 
 }

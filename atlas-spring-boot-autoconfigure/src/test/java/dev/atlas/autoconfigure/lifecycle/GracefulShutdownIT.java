@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,11 +25,15 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.availability.AvailabilityChangeEvent;
+import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.openfeign.EnableFeignClients;
 import org.springframework.cloud.openfeign.FeignClient;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -40,7 +45,7 @@ import static org.awaitility.Awaitility.await;
  * Field case C12 against a real ZooKeeper (in-process) and a real Spring Boot
  * application, its actuator on a management port of its own; and issue #12 items 6 (a
  * delayed registration never happens once shutdown began) and 7 (an application that does
- * not register itself still refuses traffic and drains).
+ * not register itself still refuses traffic, and drains on Kubernetes or preStop).
  */
 @ExtendWith(OutputCaptureExtension.class)
 class GracefulShutdownIT {
@@ -203,12 +208,14 @@ class GracefulShutdownIT {
 
 	/**
 	 * Issue #12 item 6: {@code register-delay=3s}, SIGTERM during the delay, a drain
-	 * longer than the delay (the registry client stays open meanwhile): the instance must
-	 * never show up in the registry.
+	 * longer than the delay (the registry client stays open meanwhile; an unregistered
+	 * application drains on SIGTERM only on Kubernetes, hence the cloud platform): the
+	 * instance must never show up in the registry.
 	 */
 	@Test
 	void item6_sigtermDuringTheRegisterDelayMeansNeverRegistered() throws Exception {
-		startUnregistered("atlas.lifecycle.register-delay=3s", "atlas.lifecycle.drain=5s");
+		startUnregistered("atlas.lifecycle.register-delay=3s", "atlas.lifecycle.drain=5s",
+				"spring.main.cloud-platform=kubernetes");
 		assertThat(registered()).isEmpty();
 		ConfigurableApplicationContext closing = this.app;
 		this.app = null;
@@ -231,13 +238,14 @@ class GracefulShutdownIT {
 	}
 
 	/**
-	 * Issue #12 item 7: an application that registers nothing (Kubernetes discovery; here
-	 * ZooKeeper with registration turned off) on SIGTERM: readiness
+	 * Issue #12 item 7: an application on Kubernetes that registers nothing (Kubernetes
+	 * discovery; here ZooKeeper with registration turned off) on SIGTERM: readiness
 	 * {@code OUT_OF_SERVICE} at once, still serving, and the drain takes its time.
 	 */
 	@Test
-	void item7_notRegisteredStillRefusesTrafficAndDrainsOnSigterm() throws Exception {
-		startUnregistered("spring.cloud.zookeeper.discovery.register=false", "atlas.lifecycle.drain=3s");
+	void item7_onKubernetesNotRegisteredStillRefusesTrafficAndDrainsOnSigterm(CapturedOutput output) throws Exception {
+		startUnregistered("spring.cloud.zookeeper.discovery.register=false", "atlas.lifecycle.drain=3s",
+				"spring.main.cloud-platform=kubernetes");
 		ConfigurableApplicationContext closing = this.app;
 		MeterRegistry meters = closing.getBean(MeterRegistry.class);
 		long started = System.nanoTime();
@@ -251,6 +259,46 @@ class GracefulShutdownIT {
 		assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofSeconds(3));
 		assertThat(meters.timer("atlas.lifecycle.drain").count()).isEqualTo(1);
 		assertThat(meters.timer("atlas.lifecycle.drain").totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(3000);
+		assertThat(registered()).isEmpty();
+		assertThat(output.getOut()
+			.lines()
+			.filter((line) -> line.contains("Shutdown: ") && line.contains("draining for 3000 ms")
+					&& line.contains("running on Kubernetes")))
+			.hasSize(1);
+	}
+
+	/**
+	 * An application that registers nothing outside Kubernetes (a local run, registration
+	 * turned off, a test's context) on SIGTERM: readiness refuses traffic, but nothing
+	 * reads it to route here, so closing does not wait out the 30 s drain.
+	 */
+	@Test
+	void item7_outsideKubernetesNotRegisteredRefusesTrafficAndDoesNotDrainOnSigterm(CapturedOutput output)
+			throws Exception {
+		startUnregistered("spring.cloud.zookeeper.discovery.register=false", "atlas.lifecycle.drain=30s",
+				"spring.main.cloud-platform=none");
+		ConfigurableApplicationContext closing = this.app;
+		this.app = null;
+		List<ReadinessState> readiness = new CopyOnWriteArrayList<>();
+		closing.addApplicationListener((ApplicationListener<ApplicationEvent>) (event) -> {
+			if (event instanceof AvailabilityChangeEvent<?> availability
+					&& availability.getState() instanceof ReadinessState state) {
+				readiness.add(state);
+			}
+		});
+		MeterRegistry meters = closing.getBean(MeterRegistry.class);
+		GracefulShutdown shutdown = closing.getBean(GracefulShutdown.class);
+		closing.close();
+		// Atlas's, and Spring Boot's own as each web context (application, management)
+		// closes.
+		assertThat(readiness).isNotEmpty().containsOnly(ReadinessState.REFUSING_TRAFFIC);
+		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
+		assertThat(meters.timer("atlas.lifecycle.drain").count()).isZero();
+		assertThat(output.getOut()
+			.lines()
+			.filter((line) -> line.contains("Shutdown: ") && line.contains("does not run on Kubernetes")
+					&& line.contains("no drain")))
+			.hasSize(1);
 		assertThat(registered()).isEmpty();
 	}
 

@@ -80,17 +80,18 @@ class GracefulShutdownTest {
 		this.nonWebContext.close();
 	}
 
+	/** A web application outside Kubernetes. */
 	private GracefulShutdown shutdown(Duration drain, FakeRegistration... registrations) {
-		return shutdown(this.context, drain, registrations);
+		return shutdown(this.context, false, drain, registrations);
 	}
 
-	private GracefulShutdown shutdown(GenericApplicationContext context, Duration drain,
+	private GracefulShutdown shutdown(GenericApplicationContext context, boolean onKubernetes, Duration drain,
 			FakeRegistration... registrations) {
 		return new GracefulShutdown(context, List.of(registrations), null, drain, Duration.ofSeconds(30), this.meters,
 				this.clock, (duration) -> {
 					this.steps.add("drain " + duration);
 					this.time.add(duration);
-				});
+				}, onKubernetes, null);
 	}
 
 	/**
@@ -111,7 +112,7 @@ class GracefulShutdownTest {
 	void deregistersThenRefusesTrafficThenDrainsWithoutRealWaiting() {
 		long start = this.clock.millis();
 		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), registration(true, Duration.ZERO));
-		assertThat(shutdown.runAndWait()).isTrue();
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
 		assertThat(this.steps).containsExactly("deregister", "readiness REFUSING_TRAFFIC", "drain PT30S");
 		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
 		assertThat(shutdown.deregisteredAt()).isEqualTo(start);
@@ -123,7 +124,7 @@ class GracefulShutdownTest {
 	void theDrainTimerExcludesASlowDeregistration() {
 		long start = this.clock.millis();
 		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(3), registration(true, Duration.ofSeconds(5)));
-		shutdown.runAndWait();
+		shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		assertThat(shutdown.deregisteredAt()).isEqualTo(start + 5_000);
 		assertThat(drainTimer().count()).isEqualTo(1);
 		assertThat(drainTimer().totalTime(TimeUnit.MILLISECONDS)).isEqualTo(3_000);
@@ -131,13 +132,14 @@ class GracefulShutdownTest {
 
 	/**
 	 * Issue #12 item 7: Kubernetes discovery (or registration turned off) registers
-	 * nothing; Kubernetes takes the pod out of its endpoints by readiness, so the pod
-	 * must refuse traffic and still drain while that happens.
+	 * nothing; Kubernetes takes the pod out of its endpoints by readiness, so on SIGTERM
+	 * the pod must refuse traffic and still drain while that happens.
 	 */
 	@Test
-	void aWebApplicationThatIsNotRegisteredRefusesTrafficAndStillDrains() {
-		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), registration(false, Duration.ZERO));
-		assertThat(shutdown.runAndWait()).isTrue();
+	void onKubernetesAWebApplicationThatIsNotRegisteredRefusesTrafficAndStillDrains() {
+		GracefulShutdown shutdown = shutdown(this.context, true, Duration.ofSeconds(30),
+				registration(false, Duration.ZERO));
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
 		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC", "drain PT30S");
 		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
 		assertThat(shutdown.deregisteredAt()).isEqualTo(-1);
@@ -145,19 +147,66 @@ class GracefulShutdownTest {
 		assertThat(drainTimer().totalTime(TimeUnit.MILLISECONDS)).isEqualTo(30_000);
 	}
 
+	/**
+	 * Issue #12 item 7 anywhere: a preStop call means an orchestrator is taking the
+	 * instance out, so an unregistered web application drains outside Kubernetes too.
+	 */
 	@Test
-	void aWebApplicationWithoutAnyRegistrationStillDrains() {
+	void onPreStopAWebApplicationWithoutAnyRegistrationDrainsOutsideKubernetes() {
 		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(5));
-		assertThat(shutdown.runAndWait()).isTrue();
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.PRE_STOP)).isTrue();
 		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC", "drain PT5S");
+		assertThat(drainTimer().count()).isEqualTo(1);
+		assertThat(drainTimer().totalTime(TimeUnit.MILLISECONDS)).isEqualTo(5_000);
+	}
+
+	/**
+	 * A local run, registration turned off outside Kubernetes, a test's context closing:
+	 * nothing reads readiness to route here, so closing refuses traffic and does not
+	 * wait.
+	 */
+	@Test
+	void outsideKubernetesAWebApplicationThatIsNotRegisteredRefusesTrafficAndDoesNotDrainOnClose() {
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), registration(false, Duration.ZERO));
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
+		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC");
+		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
+		assertThat(shutdown.deregisteredAt()).isEqualTo(-1);
+		assertThat(drainTimer().count()).isZero();
+	}
+
+	/**
+	 * Registration turned off in the registry's own settings (e.g.
+	 * {@code spring.cloud.zookeeper.discovery.register=false}): the auto-registration
+	 * starts and reports running, but nothing went through the service registry, so the
+	 * application is not registered.
+	 */
+	@Test
+	void aRunningAutoRegistrationThatNeverRegisteredCountsAsNotRegistered() {
+		RegistrationMetadata metadata = new RegistrationMetadata(java.util.Map.of(), this.clock);
+		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(registration(true, Duration.ZERO)), null,
+				Duration.ofSeconds(30), Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
+					this.steps.add("drain " + duration);
+					this.time.add(duration);
+				}, false, metadata);
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
+		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC");
+		assertThat(drainTimer().count()).isZero();
+	}
+
+	@Test
+	void outsideKubernetesARegisteredApplicationStillDrainsOnClose() {
+		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), registration(true, Duration.ZERO));
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
+		assertThat(this.steps).containsExactly("deregister", "readiness REFUSING_TRAFFIC", "drain PT30S");
 		assertThat(drainTimer().count()).isEqualTo(1);
 	}
 
 	@Test
-	void aNonWebApplicationThatIsNotRegisteredRefusesTrafficAndDoesNotDrain() {
-		GracefulShutdown shutdown = shutdown(this.nonWebContext, Duration.ofSeconds(30),
+	void aNonWebApplicationThatIsNotRegisteredRefusesTrafficAndDoesNotDrainEvenOnKubernetes() {
+		GracefulShutdown shutdown = shutdown(this.nonWebContext, true, Duration.ofSeconds(30),
 				registration(false, Duration.ZERO));
-		assertThat(shutdown.runAndWait()).isTrue();
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.PRE_STOP)).isTrue();
 		assertThat(this.steps).containsExactly("readiness REFUSING_TRAFFIC");
 		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
 		assertThat(shutdown.deregisteredAt()).isEqualTo(-1);
@@ -167,8 +216,8 @@ class GracefulShutdownTest {
 	@Test
 	void aSecondRunDoesNothing() {
 		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(1), registration(true, Duration.ZERO));
-		assertThat(shutdown.runAndWait()).isTrue();
-		assertThat(shutdown.runAndWait()).isFalse();
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
+		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isFalse();
 		assertThat(this.steps).containsExactly("deregister", "readiness REFUSING_TRAFFIC", "drain PT1S");
 		assertThat(drainTimer().count()).isEqualTo(1);
 	}
@@ -178,9 +227,9 @@ class GracefulShutdownTest {
 		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(registration(true, Duration.ZERO)), null,
 				Duration.ofSeconds(30), Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
 					throw new InterruptedException();
-				});
+				}, false, null);
 		try {
-			assertThat(shutdown.runAndWait()).isTrue();
+			assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
 			assertThat(Thread.currentThread().isInterrupted()).isTrue();
 		}
 		finally {

@@ -13,9 +13,12 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.support.GenericApplicationContext;
 
@@ -28,7 +31,10 @@ import static org.awaitility.Awaitility.await;
  * registered. Time is a fake scheduler that only records the delayed task (the test runs
  * it when it chooses); "registering right now" is a registration blocked on a latch.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class LosslessRegistrationTest {
+
+	private static final String CANCELLED = "the pending registration of this instance is cancelled";
 
 	private final List<String> steps = new CopyOnWriteArrayList<>();
 
@@ -57,7 +63,7 @@ class LosslessRegistrationTest {
 	private GracefulShutdown shutdown(LosslessRegistration lossless, Duration deregisterTimeout) {
 		return new GracefulShutdown(this.context, List.of(this.registration), lossless, Duration.ZERO,
 				deregisterTimeout, new SimpleMeterRegistry(), java.time.Clock.systemUTC(), (duration) -> {
-				});
+				}, false, null);
 	}
 
 	private void ready(LosslessRegistration lossless) {
@@ -75,12 +81,13 @@ class LosslessRegistrationTest {
 	}
 
 	@Test
-	void shutdownDuringTheDelayCancelsTheRegistration() {
+	void shutdownDuringTheDelayCancelsTheRegistration(CapturedOutput output) {
 		LosslessRegistration lossless = lossless(Duration.ofSeconds(5));
 		ready(lossless);
 		// SIGTERM at 2 s of the 5 s delay.
-		shutdown(lossless, Duration.ofSeconds(3)).runAndWait();
+		shutdown(lossless, Duration.ofSeconds(3)).runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		assertThat(this.scheduler.futures).singleElement().satisfies((future) -> assertThat(future).isCancelled());
+		assertThat(output.getOut().lines().filter((line) -> line.contains(CANCELLED))).hasSize(1);
 		// Even if the delayed task still ran (it was already due), it must not register.
 		this.scheduler.runAll();
 		assertThat(this.steps).isEmpty();
@@ -101,7 +108,7 @@ class LosslessRegistrationTest {
 	@Test
 	void shutdownBeforeReadinessMeansNeverRegistering() {
 		LosslessRegistration lossless = lossless(Duration.ZERO);
-		shutdown(lossless, Duration.ofSeconds(3)).runAndWait();
+		shutdown(lossless, Duration.ofSeconds(3)).runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		ready(lossless);
 		lossless.defer(this.registration, FakeRegistration.webServerStarted(this.context));
 		this.scheduler.runAll();
@@ -109,7 +116,7 @@ class LosslessRegistrationTest {
 	}
 
 	@Test
-	void aRegistrationUnderWayWhenShutdownBeginsIsDeregisteredAfterItReturns() throws Exception {
+	void aRegistrationUnderWayWhenShutdownBeginsIsDeregisteredAfterItReturns(CapturedOutput output) throws Exception {
 		CountDownLatch registering = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		this.registration.onRegister(() -> {
@@ -123,7 +130,7 @@ class LosslessRegistrationTest {
 		Thread[] shutdownThread = new Thread[1];
 		CompletableFuture<Boolean> shutdown = CompletableFuture.supplyAsync(() -> {
 			shutdownThread[0] = Thread.currentThread();
-			return shutdown(lossless, Duration.ofSeconds(30)).runAndWait();
+			return shutdown(lossless, Duration.ofSeconds(30)).runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		});
 		// The shutdown waits for the registration under way instead of deregistering
 		// nothing and letting it land afterwards.
@@ -135,6 +142,9 @@ class LosslessRegistrationTest {
 		registration.get(10, TimeUnit.SECONDS);
 		assertThat(this.steps).containsExactly("register", "deregister");
 		assertThat(this.registration.isRunning()).isFalse();
+		// The delayed task was running (its future not done, so cancel() answered true):
+		// nothing was cancelled, and the log must not say so.
+		assertThat(output.getOut()).doesNotContain(CANCELLED);
 	}
 
 	@Test
@@ -149,7 +159,7 @@ class LosslessRegistrationTest {
 		CompletableFuture<Void> registration = CompletableFuture.runAsync(() -> ready(lossless));
 		assertThat(registering.await(10, TimeUnit.SECONDS)).isTrue();
 		// The registry hangs longer than the shutdown waits for it.
-		shutdown(lossless, Duration.ofMillis(50)).runAndWait();
+		shutdown(lossless, Duration.ofMillis(50)).runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		assertThat(this.steps).isEmpty();
 		release.countDown();
 		registration.get(10, TimeUnit.SECONDS);
