@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.zookeeper;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -66,16 +67,51 @@ class ZookeeperInstanceChangeSourceTest {
 	}
 
 	@Test
-	void aServiceNotYetRegisteredIsWatchedFromItsFirstInstance() {
+	void aServiceNotYetRegisteredIsWatchedFromItsFirstInstance() throws Exception {
 		ZookeeperInstanceChangeSource source = new ZookeeperInstanceChangeSource(this.curator, "/services",
 				(id) -> "aliased/" + id);
 		AtomicInteger changes = new AtomicInteger();
 		source.subscribe("late", changes::incrementAndGet);
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			this.curator.create().orSetData().creatingParentsIfNeeded().forPath("/services/aliased/late/i1");
-			assertThat(changes.get()).isPositive();
-		});
+		this.curator.create().creatingParentsIfNeeded().forPath("/services/aliased/late/i1");
+		// the service's node and the instance's node: two creations, whether the watch or
+		// its initial load sees them
+		await().atMost(Duration.ofSeconds(5)).during(Duration.ofMillis(500)).until(() -> changes.get() == 2);
 		source.destroy();
+	}
+
+	@Test
+	void aWatchThatCouldNotStartIsTriedAgainAtTheNextSubscription() throws Exception {
+		try (CuratorFramework notYetStarted = CuratorFrameworkFactory.newClient(this.zookeeper.getConnectString(),
+				new RetryOneTime(100))) {
+			ZookeeperInstanceChangeSource source = new ZookeeperInstanceChangeSource(notYetStarted, "/services",
+					(id) -> id, Duration.ZERO);
+			AtomicInteger changes = new AtomicInteger();
+			source.subscribe("first", changes::incrementAndGet);
+
+			notYetStarted.start();
+			notYetStarted.blockUntilConnected();
+			source.subscribe("second", () -> {
+			});
+			assertThat(source.watchedServices()).containsExactlyInAnyOrder("first", "second");
+			this.curator.create().creatingParentsIfNeeded().forPath("/services/first/i1");
+			// the service's node and the instance's node
+			await().atMost(Duration.ofSeconds(5)).during(Duration.ofMillis(500)).until(() -> changes.get() == 2);
+			source.destroy();
+		}
+	}
+
+	@Test
+	void aSubscriptionRacingWithDestroyLeavesNoWatchOpen() throws Exception {
+		AtomicReference<ZookeeperInstanceChangeSource> source = new AtomicReference<>();
+		source.set(new ZookeeperInstanceChangeSource(this.curator, "/services", (id) -> {
+			source.get().destroy(); // the context closes while the watch is being set up
+			return id;
+		}));
+		AtomicInteger changes = new AtomicInteger();
+		source.get().subscribe("racing", changes::incrementAndGet);
+		assertThat(source.get().watchedServices()).isEmpty();
+		this.curator.create().creatingParentsIfNeeded().forPath("/services/racing/i1");
+		await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> changes.get() == 0);
 	}
 
 }
