@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.Objects;
 
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.loadbalancer.EmptyResponse;
 
@@ -59,12 +58,13 @@ public final class NoInstanceResponse extends EmptyResponse {
 	}
 
 	/**
-	 * The error a caller should see for this response.
-	 * @param cause the error Spring Cloud raised for the empty response, or {@code null}
-	 * @return a new exception
+	 * The error a caller should see for this response: it names the service and the
+	 * reason, and has no cause (an empty response is an answer, not a failure of
+	 * something else).
+	 * @return a new exception, never {@code null}
 	 */
-	public NoInstanceAvailableException toException(@Nullable Throwable cause) {
-		return new NoInstanceAvailableException(this.serviceId, this.reason, cause);
+	public NoInstanceAvailableException toException() {
+		return new NoInstanceAvailableException(this.serviceId, this.reason, null);
 	}
 
 	@Override

@@ -71,7 +71,7 @@ class NoInstanceReasonTest {
 				loadBalancer(List.of(), AllZeroWeightsPolicy.FAIL_OPEN, grayNoneAndRetryAvoidance()), null);
 		assertThat(response.serviceId()).isEqualTo(SERVICE);
 		assertThat(response.reason()).isEqualTo(NoInstanceReason.NO_INSTANCES);
-		assertThat(response.toException(null)).isInstanceOf(IllegalStateException.class)
+		assertThat(response.toException()).isInstanceOf(IllegalStateException.class)
 			.hasMessage("No instances available for " + SERVICE + ": the registry lists no instance of it");
 	}
 
@@ -81,7 +81,7 @@ class NoInstanceReasonTest {
 				AllZeroWeightsPolicy.FAIL_OPEN, grayNoneAndRetryAvoidance());
 		NoInstanceResponse response = none(loadBalancer, "v9");
 		assertThat(response.reason()).isEqualTo(NoInstanceReason.GRAY_FALLBACK_NONE);
-		assertThat(response.toException(null).getMessage()).isEqualTo("No instances available for " + SERVICE
+		assertThat(response.toException().getMessage()).isEqualTo("No instances available for " + SERVICE
 				+ ": no instance has the requested gray tag and atlas.gray.fallback is none");
 		// The same load balancer still serves untagged requests.
 		assertThat(loadBalancer.choose(TestStages.request(null)).block().hasServer()).isTrue();

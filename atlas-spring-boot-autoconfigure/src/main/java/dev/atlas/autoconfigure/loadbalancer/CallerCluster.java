@@ -1,5 +1,7 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import java.util.Objects;
+
 import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.loadbalancer.routing.AffinityRules;
@@ -23,7 +25,8 @@ import org.springframework.core.env.Environment;
  * {@code EurekaLoadBalancerClientConfiguration} sets it from
  * {@code eureka.instance.metadata-map.zone} when each load-balancer context is created,
  * if it is still empty);</li>
- * <li>{@code spring.cloud.loadbalancer.zone}, when there is no such bean.</li>
+ * <li>{@code spring.cloud.loadbalancer.zone}, when there is no such bean (or several
+ * without a primary one: then none is used, and nothing throws).</li>
  * </ol>
  * The rules are resolved once, at the first request of any service (after that service's
  * load-balancer context, with the registry integration's configuration in it, is
@@ -87,20 +90,14 @@ final class CallerCluster {
 	}
 
 	private AffinityRules resolve() {
-		String named = namedByProperty();
-		if (named != null || !this.affinity.isEnabled()) {
-			return this.settings.affinity(named);
-		}
-		LoadBalancerZoneConfig bean = this.zoneConfig.getIfAvailable();
-		String zone = (bean != null) ? text(bean.getZone()) : text(this.environment.getProperty(LOADBALANCER_ZONE));
-		AffinityRules rules = this.settings.affinity(zone);
-		if (bean != null && rules.cluster() != null) {
+		Resolution resolution = resolution();
+		if (resolution.fromBean() && resolution.rules().cluster() != null) {
 			log.info(
 					"Atlas cluster affinity: this caller's cluster is '{}', the zone of Spring Cloud's "
 							+ "LoadBalancerZoneConfig (no atlas.affinity.cluster or {} is set)",
-					rules.cluster(), NACOS_CLUSTER);
+					resolution.rules().cluster(), NACOS_CLUSTER);
 		}
-		return rules;
+		return resolution.rules();
 	}
 
 	/**
@@ -113,21 +110,53 @@ final class CallerCluster {
 		if (known != null) {
 			return describe(known);
 		}
-		String named = namedByProperty();
-		if (named != null || !this.affinity.isEnabled()) {
-			return describe(this.settings.affinity(named));
+		Resolution resolution = resolution();
+		if (!resolution.fromBean()) {
+			return describe(resolution.rules());
 		}
-		LoadBalancerZoneConfig bean = this.zoneConfig.getIfAvailable();
-		if (bean == null) {
-			return describe(this.settings.affinity(text(this.environment.getProperty(LOADBALANCER_ZONE))));
-		}
-		String zone = text(bean.getZone());
-		if (zone == null) {
+		if (resolution.rules().cluster() == null) {
 			return "off unless a registry integration sets the zone of LoadBalancerZoneConfig before the first call";
 		}
-		String described = describe(this.settings.affinity(zone));
-		return zone.equals(text(this.environment.getProperty(LOADBALANCER_ZONE))) ? described
+		String described = describe(resolution.rules());
+		return Objects.equals(resolution.zone(), text(this.environment.getProperty(LOADBALANCER_ZONE))) ? described
 				: described + " (zone of LoadBalancerZoneConfig, read at the first call)";
+	}
+
+	/**
+	 * The precedence of the class comment, the one place it is decided ({@link #rules()}
+	 * keeps the result, {@link #describe()} shows it).
+	 */
+	private Resolution resolution() {
+		String named = namedByProperty();
+		if (named != null || !this.affinity.isEnabled()) {
+			return new Resolution(this.settings.affinity(named), named, false);
+		}
+		LoadBalancerZoneConfig bean = zoneBean();
+		if (bean == null) {
+			String zone = text(this.environment.getProperty(LOADBALANCER_ZONE));
+			return new Resolution(this.settings.affinity(zone), zone, false);
+		}
+		String zone = text(bean.getZone());
+		return new Resolution(this.settings.affinity(zone), zone, true);
+	}
+
+	/**
+	 * The zone bean when there is exactly one (or a primary one); never throws, so that
+	 * no request fails here (several beans without a primary one, or one that cannot be
+	 * created, count as none: {@code spring.cloud.loadbalancer.zone} applies).
+	 */
+	private @Nullable LoadBalancerZoneConfig zoneBean() {
+		try {
+			return this.zoneConfig.getIfUnique();
+		}
+		catch (RuntimeException ex) {
+			log.warn("Atlas cluster affinity: could not get Spring Cloud's LoadBalancerZoneConfig bean, so {} "
+					+ "applies: {}", LOADBALANCER_ZONE, ex.toString());
+			return null;
+		}
+	}
+
+	private record Resolution(AffinityRules rules, @Nullable String zone, boolean fromBean) {
 	}
 
 	private static String describe(AffinityRules rules) {

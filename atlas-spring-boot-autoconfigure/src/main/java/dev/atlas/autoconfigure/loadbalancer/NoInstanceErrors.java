@@ -54,7 +54,7 @@ final class NoInstanceErrors {
 		for (LoadBalancerLifecycle lifecycle : lifecycles) {
 			lifecycle.onComplete(new CompletionContext<>(CompletionContext.Status.DISCARD, (Request) request, none));
 		}
-		return none.toException(null);
+		return none.toException();
 	}
 
 }

@@ -35,8 +35,12 @@ class OnNoApplicationLoadBalancerCondition extends SpringBootCondition implement
 	static final Set<String> REPLACED = Set
 		.of("com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancerClientConfiguration");
 
-	/** The bean name of Atlas's own balancer. */
-	static final String ATLAS_BALANCER = "atlasLoadBalancer";
+	/**
+	 * The configuration that declares Atlas's own balancer (recognised by its factory
+	 * method's declaring class, not by its bean name, which an application's balancer may
+	 * share).
+	 */
+	static final String ATLAS_CONFIGURATION = AtlasLoadBalancerClientConfiguration.class.getName();
 
 	@Override
 	public ConfigurationPhase getConfigurationPhase() {
@@ -60,21 +64,21 @@ class OnNoApplicationLoadBalancerCondition extends SpringBootCondition implement
 	 */
 	static @Nullable String applicationBalancer(ConfigurableListableBeanFactory beanFactory) {
 		for (String name : beanFactory.getBeanNamesForType(ReactorLoadBalancer.class, true, false)) {
-			if (!beanFactory.containsBeanDefinition(name) || !isReplaced(beanFactory.getBeanDefinition(name))) {
-				if (!ATLAS_BALANCER.equals(name)) {
-					return name;
-				}
+			String declaredBy = beanFactory.containsBeanDefinition(name)
+					? declaringClass(beanFactory.getBeanDefinition(name)) : null;
+			if (declaredBy == null || !(REPLACED.contains(declaredBy) || ATLAS_CONFIGURATION.equals(declaredBy))) {
+				return name;
 			}
 		}
 		return null;
 	}
 
-	private static boolean isReplaced(BeanDefinition definition) {
+	private static @Nullable String declaringClass(BeanDefinition definition) {
 		if (definition instanceof AnnotatedBeanDefinition annotated) {
 			MethodMetadata factoryMethod = annotated.getFactoryMethodMetadata();
-			return factoryMethod != null && REPLACED.contains(factoryMethod.getDeclaringClassName());
+			return (factoryMethod != null) ? factoryMethod.getDeclaringClassName() : null;
 		}
-		return false;
+		return null;
 	}
 
 }

@@ -3,6 +3,8 @@ package dev.atlas.autoconfigure.loadbalancer;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -21,6 +23,14 @@ import org.springframework.boot.convert.DurationStyle;
 import org.springframework.cloud.client.loadbalancer.reactive.ReactiveLoadBalancer;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.ImportSelector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -38,18 +48,12 @@ final class StartupReport {
 
 	static String features(AtlasSettings settings, AtlasProperties atlas, GrayProperties grayProperties,
 			LifecycleProperties lifecycle, RegistryProperties registry, CallerCluster callerCluster,
-			Set<String> ownBalancers) {
+			OwnBalancers balancers) {
 		ServiceSettings defaults = settings.settingsFor("");
 		GrayRules gray = defaults.gray();
 		WarmupRules warmup = defaults.warmup();
 		StringBuilder line = new StringBuilder("Atlas is the load balancer of every @LoadBalanced client");
-		if (!ownBalancers.isEmpty()) {
-			line.append(" except ")
-				.append(String.join(", ", ownBalancers))
-				.append(" (the application's own balancer; Atlas does not route ")
-				.append((ownBalancers.size() == 1) ? "it" : "them")
-				.append(")");
-		}
+		line.append(ownBalancersClause(balancers));
 		line.append(": strategy=")
 			.append(defaults.strategy())
 			.append(", all-zero-weights=")
@@ -78,27 +82,108 @@ final class StartupReport {
 	 * The services whose {@code @LoadBalancerClient} configuration declares a balancer (a
 	 * {@code @Bean} method returning a {@link ReactiveLoadBalancer}); Atlas steps aside
 	 * for them. Read from the configuration classes, before any context of a service
-	 * exists; {@link ServiceFirstUse} confirms it at the first call of each.
+	 * exists: the classes themselves, their superclasses, their nested
+	 * {@code @Configuration} classes and the classes they {@code @Import} (recursively).
+	 * What an {@link ImportSelector} or {@link ImportBeanDefinitionRegistrar} adds, and
+	 * whether a conditional {@code @Bean} is created, is not known then: such a service
+	 * is in {@link OwnBalancers#unknown()}. {@link ServiceFirstUse} says what each
+	 * service really uses at its first call.
 	 * @param specifications the {@code @LoadBalancerClient} registrations
-	 * @return service ids, sorted
+	 * @return service ids, sorted; never {@code null}
 	 */
-	static Set<String> ownBalancers(Iterable<LoadBalancerClientSpecification> specifications) {
-		Set<String> services = new TreeSet<>();
+	static OwnBalancers ownBalancers(Iterable<LoadBalancerClientSpecification> specifications) {
+		Set<String> own = new TreeSet<>();
+		Set<String> unknown = new TreeSet<>();
 		for (LoadBalancerClientSpecification specification : specifications) {
 			String name = specification.getName();
 			if (name == null || name.startsWith("default.")) {
 				continue;
 			}
+			Set<Class<?>> seen = new HashSet<>();
+			boolean[] uncertain = { false };
+			boolean declares = false;
 			for (Class<?> configuration : specification.getConfiguration()) {
-				for (Method method : ReflectionUtils.getUniqueDeclaredMethods(configuration)) {
-					if (method.isAnnotationPresent(Bean.class)
-							&& ReactiveLoadBalancer.class.isAssignableFrom(method.getReturnType())) {
-						services.add(name);
-					}
+				declares |= declaresBalancer(configuration, seen, uncertain);
+			}
+			if (declares) {
+				own.add(name);
+			}
+			else if (uncertain[0]) {
+				unknown.add(name);
+			}
+		}
+		return new OwnBalancers(own, unknown);
+	}
+
+	private static boolean declaresBalancer(Class<?> configuration, Set<Class<?>> seen, boolean[] uncertain) {
+		if (!seen.add(configuration)) {
+			return false;
+		}
+		if (ImportSelector.class.isAssignableFrom(configuration)
+				|| ImportBeanDefinitionRegistrar.class.isAssignableFrom(configuration)) {
+			uncertain[0] = true;
+			return false;
+		}
+		boolean declares = false;
+		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(configuration)) {
+			if (method.isAnnotationPresent(Bean.class)
+					&& ReactiveLoadBalancer.class.isAssignableFrom(method.getReturnType())) {
+				if (AnnotatedElementUtils.isAnnotated(method, Conditional.class)) {
+					uncertain[0] = true;
+				}
+				else {
+					declares = true;
 				}
 			}
 		}
-		return services;
+		for (Class<?> imported : imports(configuration)) {
+			declares |= declaresBalancer(imported, seen, uncertain);
+		}
+		for (Class<?> nested : configuration.getDeclaredClasses()) {
+			if (AnnotatedElementUtils.isAnnotated(nested, Configuration.class)) {
+				declares |= declaresBalancer(nested, seen, uncertain);
+			}
+		}
+		return declares;
+	}
+
+	private static List<Class<?>> imports(Class<?> configuration) {
+		return MergedAnnotations.from(configuration, SearchStrategy.TYPE_HIERARCHY)
+			.stream(Import.class)
+			.flatMap((annotation) -> Arrays.stream(annotation.getClassArray("value")))
+			.toList();
+	}
+
+	/**
+	 * The startup line's words on the application's own balancers.
+	 * @param balancers what the configuration classes tell
+	 * @return empty when there are none
+	 */
+	static String ownBalancersClause(OwnBalancers balancers) {
+		StringBuilder clause = new StringBuilder();
+		if (!balancers.own().isEmpty()) {
+			clause.append(" except ")
+				.append(String.join(", ", balancers.own()))
+				.append(" (the application's own balancer; Atlas does not route ")
+				.append((balancers.own().size() == 1) ? "it" : "them")
+				.append(")");
+		}
+		if (!balancers.unknown().isEmpty()) {
+			clause.append(balancers.own().isEmpty() ? " except perhaps " : ", perhaps ")
+				.append(String.join(", ", balancers.unknown()))
+				.append(" (the @LoadBalancerClient configuration may declare a balancer; the first call says)");
+		}
+		return clause.toString();
+	}
+
+	/**
+	 * What the startup line can tell about the application's own balancers.
+	 *
+	 * @param own services whose configuration certainly declares a balancer, sorted
+	 * @param unknown services whose configuration may declare one (a conditional
+	 * {@code @Bean}, an import selector or registrar), sorted
+	 */
+	record OwnBalancers(Set<String> own, Set<String> unknown) {
 	}
 
 	static List<String> conflicts(LifecycleProperties lifecycle, RegistryProperties registry, Environment environment) {

@@ -1,6 +1,8 @@
 package dev.atlas.autoconfigure.zookeeper;
 
+import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
@@ -28,10 +30,23 @@ import org.springframework.beans.factory.DisposableBean;
  * caller that does not (a batch job, a worker, {@code register=false}) would otherwise
  * see changes only at the cache TTL. When the application does register, both run; an
  * eviction more is harmless. Thread-safe.
+ *
+ * <p>
+ * The cache is built with {@link CuratorCache#bridgeBuilder}: a persistent recursive
+ * watch (ZooKeeper 3.6+), or Curator's {@code TreeCache} when the client says it has no
+ * persistent watches (a ZooKeeper 3.5 client library, or a {@code CuratorFramework} built
+ * with {@code zookeeperCompatibility(...)} saying so, e.g. through a Spring Cloud
+ * ZooKeeper {@code CuratorFrameworkCustomizer}). Curator cannot tell an older
+ * <em>server</em> from the client side: against a 3.5 server without that setting the
+ * watch fails inside Curator (which logs an ERROR), Atlas logs one WARN per service when
+ * it starts the watch again, and the service refreshes at the cache TTL.
  */
 public class ZookeeperInstanceChangeSource implements InstanceChangeSource, DisposableBean {
 
 	private static final Logger log = LoggerFactory.getLogger(ZookeeperInstanceChangeSource.class);
+
+	/** How long a watch may take to load its nodes before it is started again. */
+	static final Duration RETRY_AFTER = Duration.ofSeconds(30);
 
 	private final CuratorFramework curator;
 
@@ -39,7 +54,11 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 
 	private final UnaryOperator<String> servicePath;
 
-	private final Map<String, CuratorCache> caches = new ConcurrentHashMap<>();
+	private final Duration retryAfter;
+
+	private final Map<String, Watch> watches = new ConcurrentHashMap<>();
+
+	private final Set<String> warned = ConcurrentHashMap.newKeySet();
 
 	private volatile boolean closed;
 
@@ -53,9 +72,15 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 	 * alias); never returns {@code null}
 	 */
 	public ZookeeperInstanceChangeSource(CuratorFramework curator, String root, UnaryOperator<String> servicePath) {
+		this(curator, root, servicePath, RETRY_AFTER);
+	}
+
+	ZookeeperInstanceChangeSource(CuratorFramework curator, String root, UnaryOperator<String> servicePath,
+			Duration retryAfter) {
 		this.curator = curator;
 		this.root = root;
 		this.servicePath = servicePath;
+		this.retryAfter = retryAfter;
 	}
 
 	/**
@@ -63,48 +88,98 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 	 * (the nodes there when the watch starts included) runs {@code onChange} (on a
 	 * Curator thread). A second subscription to the same service adds no second watch;
 	 * the first subscriber is the one notified (Atlas subscribes once per service). Never
-	 * throws: when the watch cannot start, one WARN says that the service refreshes at
-	 * the cache TTL.
+	 * throws. A watch that has not loaded its nodes 30 s after it was started (it could
+	 * not start, e.g. against a ZooKeeper server without persistent watches) is closed
+	 * and started again at the next subscription of any service (a service's first call),
+	 * not more often; the first time for a service, one WARN says that its instance list
+	 * refreshes at the cache TTL meanwhile. A subscription that races with
+	 * {@link #destroy()} leaves no watch open.
 	 * @param serviceId the service id, as called
 	 * @param onChange run after each change; must be quick and thread-safe
 	 */
 	@Override
 	public void subscribe(String serviceId, Runnable onChange) {
-		if (this.closed) {
-			return;
+		long now = System.nanoTime();
+		for (Map.Entry<String, Watch> entry : this.watches.entrySet()) {
+			Watch stalled = entry.getValue();
+			if (!stalled.initialized && now - stalled.startedAt >= this.retryAfter.toNanos()
+					&& this.watches.remove(entry.getKey(), stalled)) {
+				stalled.cache.close();
+				if (this.warned.add(entry.getKey())) {
+					log.warn("The ZooKeeper watch of path '{}' (service '{}') did not start within {} s (does the "
+							+ "ZooKeeper server have persistent watches, 3.6+?); its instance list refreshes at "
+							+ "the cache TTL until it does. Starting it again.", stalled.path, entry.getKey(),
+							this.retryAfter.toSeconds());
+				}
+				watch(entry.getKey(), stalled.onChange);
+			}
 		}
-		this.caches.computeIfAbsent(serviceId, (id) -> watch(id, onChange));
+		watch(serviceId, onChange);
 	}
 
-	private CuratorCache watch(String serviceId, Runnable onChange) {
+	private void watch(String serviceId, Runnable onChange) {
+		if (this.closed || this.watches.containsKey(serviceId)) {
+			return;
+		}
 		String path = ZKPaths.makePath(this.root, this.servicePath.apply(serviceId));
-		CuratorCache cache = CuratorCache.build(this.curator, path);
-		cache.listenable()
-			.addListener(CuratorCacheListener.builder().forAll((type, oldData, data) -> onChange.run()).build());
+		Watch watch = new Watch(CuratorCache.bridgeBuilder(this.curator, path).build(), path, onChange);
+		if (this.watches.putIfAbsent(serviceId, watch) != null) {
+			return;
+		}
+		watch.cache.listenable()
+			.addListener(CuratorCacheListener.builder()
+				.forAll((type, oldData, data) -> onChange.run())
+				.forInitialized(() -> watch.initialized = true)
+				.build());
 		try {
-			cache.start();
+			watch.cache.start();
 		}
 		catch (RuntimeException ex) {
+			// kept: not initialized, so started again later
 			log.warn("Could not watch ZooKeeper path '{}' of service '{}'; its instance list refreshes at the "
-					+ "cache TTL: {}", path, serviceId, ex.getMessage());
+					+ "cache TTL until the watch starts: {}", path, serviceId, ex.toString());
 		}
-		return cache;
+		if (this.closed) {
+			// destroy() ran meanwhile and may not have seen this watch
+			this.watches.remove(serviceId, watch);
+			watch.cache.close();
+		}
 	}
 
 	/**
-	 * The services watched so far.
+	 * The services watched so far (for tests).
 	 * @return the service ids, a snapshot
 	 */
-	public java.util.Set<String> watchedServices() {
-		return java.util.Set.copyOf(this.caches.keySet());
+	Set<String> watchedServices() {
+		return Set.copyOf(this.watches.keySet());
 	}
 
 	/** Closes every watch; later subscriptions are ignored. */
 	@Override
 	public void destroy() {
 		this.closed = true;
-		this.caches.values().forEach(CuratorCache::close);
-		this.caches.clear();
+		this.watches.values().forEach((watch) -> watch.cache.close());
+		this.watches.clear();
+	}
+
+	private static final class Watch {
+
+		final CuratorCache cache;
+
+		final String path;
+
+		final Runnable onChange;
+
+		final long startedAt = System.nanoTime();
+
+		volatile boolean initialized;
+
+		Watch(CuratorCache cache, String path, Runnable onChange) {
+			this.cache = cache;
+			this.path = path;
+			this.onChange = onChange;
+		}
+
 	}
 
 }

@@ -8,6 +8,8 @@ import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAu
 import org.springframework.cloud.commons.util.UtilAutoConfiguration;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -60,6 +62,33 @@ class CallerClusterTest {
 				assertThat(context.getBean(CallerCluster.class).rules().cluster()).isNull();
 				assertThat(context.getBean(CallerCluster.class).describe()).isEqualTo("off (no cluster)");
 			});
+	}
+
+	@Test
+	void twoZoneBeansNeverFailARequestAndTheZonePropertyApplies() {
+		this.runner.withUserConfiguration(TwoZoneConfigs.class)
+			.withPropertyValues("spring.cloud.loadbalancer.zone=zone")
+			.run((context) -> {
+				assertThat(context.getBeansOfType(LoadBalancerZoneConfig.class)).hasSize(2);
+				CallerCluster caller = context.getBean(CallerCluster.class);
+				assertThat(caller.describe()).isEqualTo("cluster 'zone'");
+				assertThat(caller.rules().cluster()).isEqualTo("zone");
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TwoZoneConfigs {
+
+		@Bean
+		LoadBalancerZoneConfig firstZoneConfig() {
+			return new LoadBalancerZoneConfig("one");
+		}
+
+		@Bean
+		LoadBalancerZoneConfig secondZoneConfig() {
+			return new LoadBalancerZoneConfig("other");
+		}
+
 	}
 
 }

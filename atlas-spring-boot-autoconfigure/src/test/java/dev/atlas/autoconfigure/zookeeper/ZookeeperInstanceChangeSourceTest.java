@@ -2,6 +2,8 @@ package dev.atlas.autoconfigure.zookeeper;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -11,6 +13,10 @@ import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -66,16 +72,64 @@ class ZookeeperInstanceChangeSourceTest {
 	}
 
 	@Test
-	void aServiceNotYetRegisteredIsWatchedFromItsFirstInstance() {
+	void aServiceNotYetRegisteredIsWatchedFromItsFirstInstance() throws Exception {
 		ZookeeperInstanceChangeSource source = new ZookeeperInstanceChangeSource(this.curator, "/services",
 				(id) -> "aliased/" + id);
 		AtomicInteger changes = new AtomicInteger();
 		source.subscribe("late", changes::incrementAndGet);
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-			this.curator.create().orSetData().creatingParentsIfNeeded().forPath("/services/aliased/late/i1");
-			assertThat(changes.get()).isPositive();
-		});
+		this.curator.create().creatingParentsIfNeeded().forPath("/services/aliased/late/i1");
+		// the service's node and the instance's node: two creations, whether the watch or
+		// its initial load sees them
+		await().atMost(Duration.ofSeconds(5)).during(Duration.ofMillis(500)).until(() -> changes.get() == 2);
 		source.destroy();
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aWatchThatHasNotLoadedIsStartedAgainAtTheNextSubscriptionWithOneWarn(CapturedOutput output) throws Exception {
+		try (CuratorFramework notYetStarted = CuratorFrameworkFactory.newClient(this.zookeeper.getConnectString(),
+				new RetryOneTime(100))) {
+			ZookeeperInstanceChangeSource source = new ZookeeperInstanceChangeSource(notYetStarted, "/services",
+					(id) -> id, Duration.ZERO);
+			AtomicInteger changes = new AtomicInteger();
+			Runnable none = () -> {
+			};
+			// the client is not started yet: no watch can load
+			source.subscribe("first", changes::incrementAndGet);
+			source.subscribe("second", none);
+			source.subscribe("third", none);
+			assertThat(warnings(output, "first")).as("one WARN per service").isEqualTo(1);
+			assertThat(warnings(output, "second")).isEqualTo(1);
+
+			notYetStarted.start();
+			notYetStarted.blockUntilConnected();
+			source.subscribe("fourth", none);
+			assertThat(source.watchedServices()).containsExactlyInAnyOrder("first", "second", "third", "fourth");
+			this.curator.create().creatingParentsIfNeeded().forPath("/services/first/i1");
+			// the service's node and the instance's node
+			await().atMost(Duration.ofSeconds(5)).during(Duration.ofMillis(500)).until(() -> changes.get() == 2);
+			assertThat(warnings(output, "first")).isEqualTo(1);
+			source.destroy();
+		}
+	}
+
+	private static int warnings(CapturedOutput output, String serviceId) {
+		String warning = "(service '" + serviceId + "') did not start within 0 s";
+		return output.getOut().split(Pattern.quote(warning), -1).length - 1;
+	}
+
+	@Test
+	void aSubscriptionRacingWithDestroyLeavesNoWatchOpen() throws Exception {
+		AtomicReference<ZookeeperInstanceChangeSource> source = new AtomicReference<>();
+		source.set(new ZookeeperInstanceChangeSource(this.curator, "/services", (id) -> {
+			source.get().destroy(); // the context closes while the watch is being set up
+			return id;
+		}));
+		AtomicInteger changes = new AtomicInteger();
+		source.get().subscribe("racing", changes::incrementAndGet);
+		assertThat(source.get().watchedServices()).isEmpty();
+		this.curator.create().creatingParentsIfNeeded().forPath("/services/racing/i1");
+		await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> changes.get() == 0);
 	}
 
 }
