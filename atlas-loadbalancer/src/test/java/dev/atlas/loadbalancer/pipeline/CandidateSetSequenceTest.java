@@ -3,25 +3,17 @@ package dev.atlas.loadbalancer.pipeline;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import dev.atlas.loadbalancer.instance.SnapshotCache;
-import dev.atlas.loadbalancer.routing.GrayFallback;
-import dev.atlas.loadbalancer.routing.GrayRouter;
-import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
-import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
-import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
 import static dev.atlas.loadbalancer.TestInstances.count;
@@ -42,16 +34,7 @@ class CandidateSetSequenceTest {
 	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
 	private AtlasLoadBalancer loadBalancer(List<ServiceInstance> fleet) {
-		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
-		GrayRules rules = new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true, Set.of(), Map.of(),
-				null);
-		StaticListableBeanFactory beans = new StaticListableBeanFactory();
-		beans.addBean("supplier", TestStages.stage(TestStages.discovery(fleet), new SnapshotCache(parser), null, null,
-				new GrayRouter(SERVICE, rules, this.meters), null));
-		SmoothWeightedRoundRobinBalancer strategy = (SmoothWeightedRoundRobinBalancer) SmoothWeightedRoundRobinBalancer.FACTORY
-			.create(new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, this.meters));
-		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
-				SmoothWeightedRoundRobinBalancer.NAME, strategy, new SnapshotCache(parser), LiveStats.NONE);
+		return TestStages.graySmoothRoundRobin(SERVICE, fleet, this.meters);
 	}
 
 	private static ServiceInstance choose(AtlasLoadBalancer loadBalancer, Request<?> request) {

@@ -8,25 +8,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
-import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import dev.atlas.loadbalancer.instance.SnapshotCache;
-import dev.atlas.loadbalancer.routing.GrayFallback;
-import dev.atlas.loadbalancer.routing.GrayRouter;
-import dev.atlas.loadbalancer.routing.GrayRules;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.spi.LiveStats;
-import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Mono;
 
-import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
 import static dev.atlas.loadbalancer.TestInstances.count;
@@ -58,17 +47,7 @@ class HostileMetadataTest {
 					}
 
 				});
-		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
-		GrayRules rules = new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true, Set.of(), Map.of(),
-				null);
-		StaticListableBeanFactory beans = new StaticListableBeanFactory();
-		beans.addBean("supplier", TestStages.stage(TestStages.discovery(fleet), new SnapshotCache(parser), null, null,
-				new GrayRouter(SERVICE, rules, this.meters), null));
-		AtlasLoadBalancer loadBalancer = new AtlasLoadBalancer(SERVICE,
-				beans.getBeanProvider(ServiceInstanceListSupplier.class), SmoothWeightedRoundRobinBalancer.NAME,
-				new SmoothWeightedRoundRobinBalancer(
-						new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, this.meters)),
-				new SnapshotCache(parser), LiveStats.NONE);
+		AtlasLoadBalancer loadBalancer = TestStages.graySmoothRoundRobin(SERVICE, fleet, this.meters);
 		List<ServiceInstance> baseline = new ArrayList<>();
 		List<ServiceInstance> v2 = new ArrayList<>();
 		for (int i = 0; i < 600; i++) {

@@ -1,6 +1,16 @@
 package dev.atlas.loadbalancer.pipeline;
 
 import java.net.URI;
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
+import io.micrometer.core.instrument.MeterRegistry;
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import dev.atlas.loadbalancer.spi.LiveStats;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
+import java.util.Set;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -96,6 +106,25 @@ final class TestStages {
 		}
 		filters.add(new RetryAvoidance());
 		return new AtlasServiceInstanceListSupplier(delegate, snapshots, lastKnownGood, adjusters, filters);
+	}
+
+	/**
+	 * A smooth-round-robin load balancer over a fixed fleet, behind the stage with gray
+	 * lanes ({@code X-Service-Version}, fallback baseline, baseline isolated) and retry
+	 * avoidance; each candidate set starts at a random position.
+	 */
+	static AtlasLoadBalancer graySmoothRoundRobin(String service, List<ServiceInstance> fleet, MeterRegistry meters) {
+		InstanceAttributesParser parser = new InstanceAttributesParser(service, "version", meters);
+		GrayRules rules = new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true, Set.of(), Map.of(),
+				null);
+		StaticListableBeanFactory beans = new StaticListableBeanFactory();
+		beans.addBean("supplier", stage(discovery(fleet), new SnapshotCache(parser), null, null,
+				new GrayRouter(service, rules, meters), null));
+		return new AtlasLoadBalancer(service, beans.getBeanProvider(ServiceInstanceListSupplier.class),
+				SmoothWeightedRoundRobinBalancer.NAME,
+				new SmoothWeightedRoundRobinBalancer(
+						new StrategySettings(service, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters)),
+				new SnapshotCache(parser), LiveStats.NONE);
 	}
 
 }
