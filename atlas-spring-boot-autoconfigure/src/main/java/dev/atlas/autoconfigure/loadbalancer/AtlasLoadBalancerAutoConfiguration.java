@@ -12,6 +12,7 @@ import dev.atlas.autoconfigure.WarmupProperties;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,7 @@ import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalanc
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.ConfigurableEnvironment;
@@ -114,6 +116,35 @@ public class AtlasLoadBalancerAutoConfiguration {
 					if (bean.getClass() == RetryableLoadBalancerExchangeFilterFunction.class) {
 						return new AtlasReactiveNoInstanceFilters.Retrying(retryPolicies.getObject(),
 								factory.getObject(), transformers.orderedStream().toList());
+					}
+					return bean;
+				}
+			};
+		}
+
+	}
+
+	/**
+	 * Puts {@link IdentityKeyedStatsLifecycle} in place of Spring Cloud's
+	 * {@code MicrometerStatsLoadBalancerLifecycle} (matched by exact class: an
+	 * application's own subclass is kept), so that the
+	 * {@code loadbalancer.requests.active} gauge stays one gauge per instance, showing
+	 * its requests in flight, when the registry hands out a new object for the instance
+	 * after a metadata change.
+	 */
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "io.micrometer.core.instrument.MeterRegistry",
+			"org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle" })
+	static class StatsConfiguration {
+
+		@Bean
+		static BeanPostProcessor atlasIdentityKeyedStats(ObjectProvider<MeterRegistry> meterRegistry,
+				ObjectProvider<LoadBalancerClientFactory> factory) {
+			return new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (bean.getClass() == MicrometerStatsLoadBalancerLifecycle.class) {
+						return new IdentityKeyedStatsLifecycle(meterRegistry.getObject(), factory.getObject());
 					}
 					return bean;
 				}
