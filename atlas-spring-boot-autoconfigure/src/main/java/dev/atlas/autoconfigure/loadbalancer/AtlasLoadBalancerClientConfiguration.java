@@ -79,15 +79,15 @@ public class AtlasLoadBalancerClientConfiguration {
 	 */
 	public static final String PICKS_METER = "atlas.picks";
 
-	/** Meters go nowhere when the application has no (single) MeterRegistry. */
-	private static final MeterRegistry NO_METERS = new CompositeMeterRegistry();
-
 	static String serviceId(Environment environment) {
 		return environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME, "");
 	}
 
 	static MeterRegistry meters(ObjectProvider<MeterRegistry> meterRegistry) {
-		return meterRegistry.getIfUnique(() -> NO_METERS);
+		// Meters go nowhere when the application has no (single) MeterRegistry: into an
+		// empty registry of the bean's own, which goes with the bean (one shared by every
+		// context in the JVM kept their meters and warned of a second registration).
+		return meterRegistry.getIfUnique(CompositeMeterRegistry::new);
 	}
 
 	@Bean

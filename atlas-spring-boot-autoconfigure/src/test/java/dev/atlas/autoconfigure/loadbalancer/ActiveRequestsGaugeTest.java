@@ -10,12 +10,17 @@ import com.alibaba.cloud.nacos.NacosServiceInstance;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -52,6 +57,20 @@ class ActiveRequestsGaugeTest {
 				SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 		.withPropertyValues("spring.cloud.loadbalancer.stats.micrometer.enabled=true");
+
+	/**
+	 * Micrometer warns of a second registration once per JVM and logs the next ones at
+	 * DEBUG: at DEBUG every one shows, whatever ran before in this JVM.
+	 */
+	@BeforeEach
+	void everyDoubleRegistrationIsLogged() {
+		LoggingSystem.get(getClass().getClassLoader()).setLogLevel(MeterRegistry.class.getName(), LogLevel.DEBUG);
+	}
+
+	@AfterEach
+	void resetLogLevel() {
+		LoggingSystem.get(getClass().getClassLoader()).setLogLevel(MeterRegistry.class.getName(), null);
+	}
 
 	static Stream<Arguments> instances() {
 		Function<String, ServiceInstance> nacos = (weight) -> {
@@ -100,6 +119,24 @@ class ActiveRequestsGaugeTest {
 			assertThat(gauge.getId().getTag("serviceInstance.port")).isEqualTo("8080");
 			assertThat(meters.find("loadbalancer.requests.success").timer().count()).isEqualTo(3);
 		});
+		assertThat(output).doesNotContain("has been already registered");
+	}
+
+	/**
+	 * Without a MeterRegistry Atlas's per-service meters go nowhere; they went to one
+	 * registry shared by every application context in the JVM, so the second context
+	 * calling a service registered its {@code atlas.warmup.instances} gauge again.
+	 */
+	@Test
+	void contextsWithoutAMeterRegistryRegisterNoMeterTwice(CapturedOutput output) {
+		ApplicationContextRunner withoutMeters = new ApplicationContextRunner().withConfiguration(
+				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+						SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class));
+		for (int i = 0; i < 2; i++) {
+			withoutMeters.run((context) -> assertThat(
+					context.getBean(LoadBalancerClientFactory.class).getInstance("gauge-test-service"))
+				.isNotNull());
+		}
 		assertThat(output).doesNotContain("has been already registered");
 	}
 
