@@ -4,6 +4,7 @@ import dev.atlas.autoconfigure.lifecycle.AtlasLifecycleAutoConfiguration;
 import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
 import dev.atlas.autoconfigure.lifecycle.LosslessRegistration;
 import dev.atlas.autoconfigure.lifecycle.RegistrationMetadata;
+import dev.atlas.autoconfigure.lifecycle.RegistrationStatus;
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -24,8 +25,9 @@ public class AtlasActuatorAutoConfiguration {
 	@Bean
 	@ConditionalOnAvailableEndpoint
 	AtlasEndpoint atlasEndpoint(LoadBalancerClientFactory clients, ObjectProvider<RegistrationMetadata> registration,
-			ObjectProvider<LosslessRegistration> lossless, ObjectProvider<GracefulShutdown> shutdown) {
-		return new AtlasEndpoint(clients, registration, lossless, shutdown);
+			ObjectProvider<RegistrationStatus> status, ObjectProvider<LosslessRegistration> lossless,
+			ObjectProvider<GracefulShutdown> shutdown) {
+		return new AtlasEndpoint(clients, registration, status, lossless, shutdown);
 	}
 
 }

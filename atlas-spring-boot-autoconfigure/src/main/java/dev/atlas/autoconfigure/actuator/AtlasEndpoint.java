@@ -9,6 +9,7 @@ import java.util.TreeSet;
 import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
 import dev.atlas.autoconfigure.lifecycle.LosslessRegistration;
 import dev.atlas.autoconfigure.lifecycle.RegistrationMetadata;
+import dev.atlas.autoconfigure.lifecycle.RegistrationStatus;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
@@ -41,13 +42,20 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *                        "weight": 2.0, "effectiveWeight": 1.0, "warmup": 0.5, "picks": 120, "inFlight": 1 } ]
  *     }
  *   },
- *   "lifecycle": { "registered": true, "registeredAt": 1767000000000, "ready": true, "state": "SERVING" }
+ *   "lifecycle": { "registered": true, "registration": "LISTED", "registeredAt": 1767000000000,
+ *                  "listedAt": 1767000000400, "ready": true, "state": "SERVING" }
  * }
- * </pre> {@code warmup} is the warmup factor applied to the weight (1 when warm), as
- * warmup reports it; {@code effectiveWeight} is the weight after every weight adjuster;
- * {@code picks} counts this caller's requests sent to the instance (each attempt) and
- * {@code inFlight} those not completed yet, both from Spring Cloud LoadBalancer's request
- * lifecycle.
+ * </pre> {@code registered} is true only while the registry lists this instance (as this
+ * application's discovery client sees it) and the shutdown sequence has not begun;
+ * {@code registration} says where it is ({@code NOT_REGISTERED}, {@code PENDING}: the
+ * registry accepted it but does not list it yet, {@code LISTED}, {@code DEREGISTERED});
+ * {@code registeredAt} is the {@code atlas.registered-at} of the registration the
+ * registry accepted and {@code listedAt} when it was first listed (epoch ms, or
+ * {@code null}). {@code warmup} is the warmup factor applied to the weight (1 when warm),
+ * as warmup reports it; {@code effectiveWeight} is the weight after every weight
+ * adjuster; {@code picks} counts this caller's requests sent to the instance (each
+ * attempt) and {@code inFlight} those not completed yet, both from Spring Cloud
+ * LoadBalancer's request lifecycle.
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {
@@ -55,6 +63,8 @@ public class AtlasEndpoint {
 	private final LoadBalancerClientFactory clients;
 
 	private final ObjectProvider<RegistrationMetadata> registration;
+
+	private final ObjectProvider<RegistrationStatus> status;
 
 	private final ObjectProvider<LosslessRegistration> lossless;
 
@@ -64,13 +74,17 @@ public class AtlasEndpoint {
 	 * Creates the endpoint.
 	 * @param clients Spring Cloud's load-balancer contexts
 	 * @param registration registration metadata, if lifecycle support is on
+	 * @param status whether the registry lists this application, if lifecycle support is
+	 * on
 	 * @param lossless register-when-ready, if on
 	 * @param shutdown the shutdown sequence, if on
 	 */
 	public AtlasEndpoint(LoadBalancerClientFactory clients, ObjectProvider<RegistrationMetadata> registration,
-			ObjectProvider<LosslessRegistration> lossless, ObjectProvider<GracefulShutdown> shutdown) {
+			ObjectProvider<RegistrationStatus> status, ObjectProvider<LosslessRegistration> lossless,
+			ObjectProvider<GracefulShutdown> shutdown) {
 		this.clients = clients;
 		this.registration = registration;
+		this.status = status;
 		this.lossless = lossless;
 		this.shutdown = shutdown;
 	}
@@ -140,8 +154,14 @@ public class AtlasEndpoint {
 		long registeredAt = (metadata != null) ? metadata.registeredAt() : -1;
 		GracefulShutdown sequence = this.shutdown.getIfAvailable();
 		GracefulShutdown.State state = (sequence != null) ? sequence.state() : GracefulShutdown.State.SERVING;
-		view.put("registered", registeredAt >= 0 && state == GracefulShutdown.State.SERVING);
+		RegistrationStatus status = this.status.getIfAvailable();
+		RegistrationStatus.Phase phase = (status != null) ? status.phase()
+				: ((registeredAt >= 0) ? RegistrationStatus.Phase.LISTED : RegistrationStatus.Phase.NOT_REGISTERED);
+		long listedAt = (status != null) ? status.listedAt() : registeredAt;
+		view.put("registered", phase == RegistrationStatus.Phase.LISTED && state == GracefulShutdown.State.SERVING);
+		view.put("registration", phase.name());
 		view.put("registeredAt", (registeredAt >= 0) ? registeredAt : null);
+		view.put("listedAt", (listedAt >= 0) ? listedAt : null);
 		LosslessRegistration registration = this.lossless.getIfAvailable();
 		view.put("ready", registration == null || registration.isReady());
 		view.put("state", state.name());

@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure.lifecycle;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -21,8 +22,8 @@ import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
-import org.springframework.cloud.client.serviceregistry.Registration;
 import org.springframework.cloud.client.serviceregistry.ServiceRegistry;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
@@ -63,8 +64,18 @@ public class AtlasLifecycleAutoConfiguration {
 		return new RegistrationMetadata(extra, Clock.systemUTC());
 	}
 
+	@Bean
+	RegistrationStatus atlasRegistrationStatus(ObjectProvider<DiscoveryClient> discoveryClient) {
+		return new RegistrationStatus((serviceId) -> {
+			DiscoveryClient discovery = discoveryClient.getIfUnique();
+			return (discovery != null) ? discovery.getInstances(serviceId) : null;
+		}, Clock.systemUTC(), Duration.ofSeconds(1));
+	}
+
 	/**
-	 * Stamps every registration passing through a {@link ServiceRegistry} bean.
+	 * Advises every {@link ServiceRegistry} bean with {@link ServiceRegistryInterceptor}:
+	 * registration metadata, what the registry really accepted, and a {@code close()}
+	 * held back until the web server has stopped.
 	 * <p>
 	 * Not on Spring Cloud's {@code InstancePreRegisteredEvent}, although it carries the
 	 * registration: Spring Cloud ZooKeeper builds its registration's instance, and with
@@ -74,20 +85,15 @@ public class AtlasLifecycleAutoConfiguration {
 	 * metadata is writable at the event; ZooKeeper's is not until here.
 	 */
 	@Bean
-	static BeanPostProcessor atlasRegistrationMetadataStamper(ObjectProvider<RegistrationMetadata> metadata) {
+	static BeanPostProcessor atlasServiceRegistryAdvice(ObjectProvider<RegistrationMetadata> metadata,
+			ObjectProvider<RegistrationStatus> status, ObjectProvider<DeferredRegistryClose> closes) {
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
 				if (!(bean instanceof ServiceRegistry<?>)) {
 					return bean;
 				}
-				return proxy(bean, (MethodInterceptor) (invocation) -> {
-					if ("register".equals(invocation.getMethod().getName()) && invocation.getArguments().length == 1
-							&& invocation.getArguments()[0] instanceof Registration registration) {
-						metadata.getObject().stamp(registration);
-					}
-					return invocation.proceed();
-				});
+				return proxy(bean, new ServiceRegistryInterceptor(metadata, status, closes));
 			}
 		};
 	}
@@ -115,6 +121,15 @@ public class AtlasLifecycleAutoConfiguration {
 					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP,
 					CloudPlatform.getActive(environment) == CloudPlatform.KUBERNETES,
 					registrationMetadata.getIfAvailable());
+		}
+
+		/** Holds back the registry client's close until the web server has stopped. */
+		@Bean
+		DeferredRegistryClose atlasDeferredRegistryClose(ObjectProvider<GracefulShutdown> shutdown) {
+			return new DeferredRegistryClose(() -> {
+				GracefulShutdown sequence = shutdown.getIfAvailable();
+				return sequence != null && sequence.state() != GracefulShutdown.State.SERVING;
+			});
 		}
 
 		@Configuration(proxyBeanMethods = false)

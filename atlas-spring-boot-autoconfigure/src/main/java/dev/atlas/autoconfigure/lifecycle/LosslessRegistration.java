@@ -17,6 +17,7 @@ import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.event.SmartApplicationListener;
 
@@ -34,6 +35,16 @@ import org.springframework.context.event.SmartApplicationListener;
  * {@code atlas.lifecycle.register-delay}. If startup fails, readiness never turns, and
  * the application is never registered. ({@link RegistrationMetadata} stamps
  * {@code atlas.registered-at} on the registration when it finally happens.)
+ *
+ * <p>
+ * A registration that fails keeps the registry's own failure semantics: the exception
+ * goes on to whoever published readiness, so the application fails to start exactly as it
+ * would have without Atlas (Spring Cloud Alibaba's default
+ * {@code spring.cloud.nacos.discovery.fail-fast=true}, ZooKeeper); a registry that only
+ * logs its failure (Nacos with {@code fail-fast=false}) returns normally and may register
+ * later by itself, which {@link RegistrationStatus} notices. After
+ * {@code atlas.lifecycle.register-delay} no one waits for the result, so a failure there
+ * closes the application context instead (one ERROR), as a failed startup would have.
  *
  * <p>
  * Once shutdown has begun ({@link #close(Duration)}: called first by the shutdown
@@ -126,6 +137,7 @@ public class LosslessRegistration implements SmartApplicationListener {
 	 * begun.
 	 * @param target the auto-registration
 	 * @param event the web server event
+	 * @throws RuntimeException what the registration threw when it ran at once
 	 */
 	public void defer(AbstractAutoServiceRegistration<?> target, WebServerInitializedEvent event) {
 		synchronized (this.lock) {
@@ -232,9 +244,23 @@ public class LosslessRegistration implements SmartApplicationListener {
 			toRegister = this.delayed;
 			this.delayed = List.of();
 		}
-		register(toRegister);
+		try {
+			register(toRegister);
+		}
+		catch (RuntimeException ex) {
+			log.error("Registration after atlas.lifecycle.register-delay failed; closing the application, as a failed "
+					+ "registration at startup would have", ex);
+			if (this.context instanceof ConfigurableApplicationContext closable) {
+				closable.close();
+			}
+		}
 	}
 
+	/**
+	 * Registers, one auto-registration after the other.
+	 * @throws RuntimeException what a registration threw, unchanged (the rest are not
+	 * registered)
+	 */
 	private void register(List<Deferred> toRegister) {
 		for (Deferred call : toRegister) {
 			synchronized (this.lock) {
@@ -248,9 +274,6 @@ public class LosslessRegistration implements SmartApplicationListener {
 			try {
 				call.target.onApplicationEvent(call.event);
 				log.info("Registered this instance after it became ready");
-			}
-			catch (RuntimeException ex) {
-				log.error("Registration after readiness failed", ex);
 			}
 			finally {
 				synchronized (this.lock) {

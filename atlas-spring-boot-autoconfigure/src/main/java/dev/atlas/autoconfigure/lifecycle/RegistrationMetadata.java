@@ -43,8 +43,10 @@ public class RegistrationMetadata {
 	/**
 	 * Stamps a registration about to be registered.
 	 * @param registration the registration
+	 * @return the time stamped as {@code atlas.registered-at}, epoch ms; pass it to
+	 * {@link #registered(long)} once the registry accepted the registration
 	 */
-	public void stamp(Registration registration) {
+	public long stamp(Registration registration) {
 		long now = this.clock.millis();
 		Map<String, String> metadata = registration.getMetadata();
 		try {
@@ -65,12 +67,23 @@ public class RegistrationMetadata {
 							+ "warmup from when they first see this instance",
 					registration.getServiceId(), MetadataKeys.REGISTERED_AT);
 		}
-		this.registeredAt = now;
+		return now;
 	}
 
 	/**
-	 * When this application last registered.
-	 * @return epoch ms, or {@code -1} when it has not registered (yet)
+	 * The registry accepted a registration stamped by {@link #stamp} (its
+	 * {@code ServiceRegistry.register} returned; a registration it refused, by throwing,
+	 * is not reported).
+	 * @param stampedAt what {@link #stamp} returned, epoch ms
+	 */
+	public void registered(long stampedAt) {
+		this.registeredAt = stampedAt;
+	}
+
+	/**
+	 * When this application last registered: the {@code atlas.registered-at} of the last
+	 * registration the registry accepted.
+	 * @return epoch ms, or {@code -1} when no registration was accepted (yet)
 	 */
 	public long registeredAt() {
 		return this.registeredAt;

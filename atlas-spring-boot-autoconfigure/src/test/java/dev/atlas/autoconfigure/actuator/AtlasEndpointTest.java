@@ -83,8 +83,8 @@ class AtlasEndpointTest {
 			call(context, 1_000);
 			Map<String, Object> all = endpoint.atlas();
 			assertThat(all).containsOnlyKeys("services", "lifecycle");
-			assertThat((Map<String, Object>) all.get("lifecycle")).containsOnlyKeys("registered", "registeredAt",
-					"ready", "state");
+			assertThat((Map<String, Object>) all.get("lifecycle")).containsOnlyKeys("registered", "registration",
+					"registeredAt", "listedAt", "ready", "state");
 			Map<String, Object> service = endpoint.service("user-service");
 			assertThat(service).containsOnlyKeys("strategy", "stale", "instances")
 				.containsEntry("strategy", "weighted-random")

@@ -23,6 +23,7 @@ import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.support.GenericApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -68,6 +69,33 @@ class LosslessRegistrationTest {
 
 	private void ready(LosslessRegistration lossless) {
 		lossless.onApplicationEvent(new AvailabilityChangeEvent<>(this.context, ReadinessState.ACCEPTING_TRAFFIC));
+	}
+
+	/**
+	 * Spring Boot publishes readiness inside {@code SpringApplication.run}: the
+	 * registry's exception reaching it fails startup, as it would have without Atlas.
+	 */
+	@Test
+	void aRegistrationTheRegistryRefusesFailsTheReadinessEvent() {
+		this.registration.onRegister(() -> {
+			throw new IllegalStateException("registry refused on purpose");
+		});
+		LosslessRegistration lossless = lossless(Duration.ZERO);
+		assertThatThrownBy(() -> ready(lossless)).hasMessage("registry refused on purpose");
+		assertThat(this.steps).isEmpty();
+	}
+
+	@Test
+	void aRegistrationTheRegistryRefusesAfterTheDelayClosesTheApplication(CapturedOutput output) {
+		this.registration.onRegister(() -> {
+			throw new IllegalStateException("registry refused on purpose");
+		});
+		LosslessRegistration lossless = lossless(Duration.ofSeconds(5));
+		ready(lossless);
+		assertThat(this.context.isActive()).isTrue();
+		this.scheduler.runAll();
+		assertThat(this.context.isActive()).isFalse();
+		assertThat(output.getOut()).contains("Registration after atlas.lifecycle.register-delay failed");
 	}
 
 	@Test

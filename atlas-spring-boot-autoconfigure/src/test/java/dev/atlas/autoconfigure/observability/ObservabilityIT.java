@@ -96,6 +96,8 @@ class ObservabilityIT {
 		assertThat(all.get("services").has("provider")).isTrue();
 		JsonNode lifecycle = all.get("lifecycle");
 		assertThat(lifecycle.get("registered").asBoolean()).isTrue();
+		assertThat(lifecycle.get("registration").asText()).isEqualTo("LISTED");
+		assertThat(lifecycle.get("listedAt").asLong()).isGreaterThanOrEqualTo(lifecycle.get("registeredAt").asLong());
 		assertThat(lifecycle.get("registeredAt").asLong()).isPositive();
 		assertThat(lifecycle.get("ready").asBoolean()).isTrue();
 		assertThat(lifecycle.get("state").asText()).isEqualTo("SERVING");

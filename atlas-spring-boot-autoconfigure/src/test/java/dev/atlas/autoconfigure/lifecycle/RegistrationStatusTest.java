@@ -1,0 +1,84 @@
+package dev.atlas.autoconfigure.lifecycle;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+class RegistrationStatusTest {
+
+	private static final ServiceInstance SELF = new DefaultServiceInstance("a", "app", "10.0.0.1", 8080, false);
+
+	private final AtomicReference<@Nullable Object> answer = new AtomicReference<>(List.of());
+
+	private final Clock clock = Clock.fixed(Instant.ofEpochMilli(1_000), ZoneOffset.UTC);
+
+	@SuppressWarnings("unchecked")
+	private final RegistrationStatus status = new RegistrationStatus((serviceId) -> {
+		Object value = this.answer.get();
+		if (value instanceof RuntimeException ex) {
+			throw ex;
+		}
+		return (List<ServiceInstance>) value;
+	}, this.clock, Duration.ofMillis(20));
+
+	@AfterEach
+	void stop() {
+		this.status.destroy();
+	}
+
+	@Test
+	void notRegisteredUntilTheRegistryAcceptsARegistration() {
+		assertThat(this.status.phase()).isEqualTo(RegistrationStatus.Phase.NOT_REGISTERED);
+		assertThat(this.status.listedAt()).isEqualTo(-1);
+	}
+
+	@Test
+	void pendingUntilTheRegistryListsThisInstanceEvenWhileTheRegistryIsDown() {
+		this.status.registered(SELF);
+		this.answer.set(new IllegalStateException("registry down"));
+		await().during(Duration.ofMillis(200))
+			.atMost(Duration.ofSeconds(1))
+			.until(() -> this.status.phase() == RegistrationStatus.Phase.PENDING);
+		// Another instance of the service, and this host on another port, are not this
+		// one.
+		this.answer.set(List.of(new DefaultServiceInstance("b", "app", "10.0.0.2", 8080, false),
+				new DefaultServiceInstance("c", "app", "10.0.0.1", 8081, false)));
+		await().during(Duration.ofMillis(200))
+			.atMost(Duration.ofSeconds(1))
+			.until(() -> this.status.phase() == RegistrationStatus.Phase.PENDING);
+		this.answer.set(List.of(new DefaultServiceInstance("other-id", "app", "10.0.0.1", 8080, false)));
+		await().atMost(Duration.ofSeconds(2)).until(() -> this.status.phase() == RegistrationStatus.Phase.LISTED);
+		assertThat(this.status.listedAt()).isEqualTo(1_000);
+	}
+
+	@Test
+	void deregisteringStopsTheChecks() {
+		this.status.registered(SELF);
+		this.status.deregistered();
+		this.answer.set(List.of(SELF));
+		await().during(Duration.ofMillis(200))
+			.atMost(Duration.ofSeconds(1))
+			.until(() -> this.status.phase() == RegistrationStatus.Phase.DEREGISTERED);
+	}
+
+	@Test
+	void withoutADiscoveryClientToAskAnAcceptedRegistrationCountsAsListed() {
+		this.answer.set(null);
+		this.status.registered(SELF);
+		await().atMost(Duration.ofSeconds(2)).until(() -> this.status.phase() == RegistrationStatus.Phase.LISTED);
+	}
+
+}
