@@ -5,8 +5,11 @@
 #   ./demo.sh              build, start everything, print the reports, stop everything
 #   ./demo.sh --no-build   reuse the jars already in */target
 #   ./demo.sh --keep       leave the services running after the reports, until Ctrl-C
+#   ./demo.sh --registry nacos   the same scenarios on a Nacos server at NACOS_ADDR (host:port, e.g.
+#                          NACOS_ADDR=127.0.0.1:8848 ./demo.sh --registry nacos), which must be running
+#                          (the services register in its public namespace; its gRPC port is port + 1000)
 #
-# It starts an in-process ZooKeeper, five user-service instances — three tagged v1 with weights 1, 2
+# It starts an in-process ZooKeeper (or uses the Nacos server), five user-service instances — three tagged v1 with weights 1, 2
 # and 3, two tagged v2 (the canary version) — and two order-services (both with
 # atlas.gray.baseline-tags=v1; the second also with a 10 % canary,
 # atlas.services.user-service.gray.weights.v2=10).
@@ -79,10 +82,15 @@ ORDER_JAR="$ROOT/sample-order-service/target/sample-order-service-$VERSION-exec.
 
 build=true
 keep=false
+registry=zookeeper
+expect_registry=false
 for arg in "$@"; do
+  if $expect_registry; then registry=$arg; expect_registry=false; continue; fi
   case "$arg" in
     --no-build) build=false ;;
     --keep) keep=true ;;
+    --registry) expect_registry=true ;;
+    --registry=*) registry=${arg#--registry=} ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "demo: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
@@ -90,6 +98,13 @@ done
 
 say() { printf '%s\n' "demo: $*"; }
 die() { printf '%s\n' "demo: $*" >&2; exit "${2:-1}"; }
+$expect_registry && die "--registry needs a value: zookeeper or nacos" 2
+case "$registry" in
+  zookeeper) ;;
+  nacos) [[ "${NACOS_ADDR:-}" =~ ^[^:]+:[0-9]+$ ]] \
+           || die "--registry nacos needs NACOS_ADDR=host:port of a running Nacos server (e.g. NACOS_ADDR=127.0.0.1:8848)" 2 ;;
+  *) die "unknown registry '$registry' (allowed: zookeeper, nacos)" 2 ;;
+esac
 
 # --- prerequisites -----------------------------------------------------------------------------
 command -v java >/dev/null 2>&1 \
@@ -122,7 +137,8 @@ stop_pids() {
   done
 }
 
-# The services first (they deregister on the way out), the registry (started first) last.
+# The services first (they deregister on the way out), the registry (started first, when the demo
+# runs one) last.
 stop_all() {
   local i services=()
   for ((i = ${#PIDS[@]} - 1; i >= 1; i--)); do services+=("$i"); done
@@ -252,11 +268,24 @@ USER_RUN=$(extracted "$USER_JAR") || die "could not extract $USER_JAR (see .demo
 ORDER_RUN=$(extracted "$ORDER_JAR") || die "could not extract $ORDER_JAR (see .demo/extract.log)"
 
 # --- start -------------------------------------------------------------------------------------
-free_port; ZK_PORT=$FREE
-# shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
-start registry "$DEMO_DIR/registry.log" java $DEMO_JAVA_OPTS -jar "$REGISTRY_JAR" --port="$ZK_PORT"
-wait_until registry "the registry" registry_ready
-say "ZooKeeper ready on 127.0.0.1:$ZK_PORT"
+# REGISTRY_ENV: the environment that points a service at the registry (the samples' 'nacos' profile
+# switches them from ZooKeeper to Nacos)
+if [[ "$registry" == nacos ]]; then
+  nacos_host=${NACOS_ADDR%:*} nacos_port=${NACOS_ADDR##*:}
+  for p in "$nacos_port" $((nacos_port + 1000)); do
+    (exec 3<>"/dev/tcp/$nacos_host/$p") 2>/dev/null \
+      || die "nothing listens on $nacos_host:$p; start the Nacos server first (NACOS_ADDR=$NACOS_ADDR; gRPC on port + 1000)" 2
+  done
+  REGISTRY_ENV=(NACOS_ADDR="$NACOS_ADDR" SPRING_PROFILES_ACTIVE=nacos)
+  say "using the Nacos server at $NACOS_ADDR"
+else
+  free_port; ZK_PORT=$FREE
+  # shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
+  start registry "$DEMO_DIR/registry.log" java $DEMO_JAVA_OPTS -jar "$REGISTRY_JAR" --port="$ZK_PORT"
+  wait_until registry "the registry" registry_ready
+  say "ZooKeeper ready on 127.0.0.1:$ZK_PORT"
+  REGISTRY_ENV=(ZK_ADDR="127.0.0.1:$ZK_PORT")
+fi
 
 USER_PORTS=()
 for i in "${!USER_TAGS[@]}"; do
@@ -264,19 +293,19 @@ for i in "${!USER_TAGS[@]}"; do
   USER_PORTS+=("$PORT")
   # shellcheck disable=SC2086
   start "user-service-$((i + 1))" "$DEMO_DIR/user-service-$((i + 1)).log" \
-    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
+    env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
     --server.port="$PORT" "$(management_args "$PORT")" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
     "${USER_ARGS[@]}"
 done
 pick_port; ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service "$DEMO_DIR/order-service.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$ORDER_PORT" "$(management_args "$ORDER_PORT")" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$ORDER_PORT" "$(management_args "$ORDER_PORT")" \
   "${ORDER_COMMON_ARGS[@]}" $ORDER_ARGS
 pick_port; CANARY_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-canary "$DEMO_DIR/order-service-canary.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$CANARY_PORT" "$(management_args "$CANARY_PORT")" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$CANARY_PORT" "$(management_args "$CANARY_PORT")" \
   "${ORDER_COMMON_ARGS[@]}" --atlas.services.user-service.gray.weights.v2="$CANARY_PERCENT"
 
 say "starting ${#USER_TAGS[@]} user-service instances (tags ${USER_TAGS[*]}, weights ${USER_WEIGHTS[*]}) and two order-services; logs in .demo/ ..."
@@ -372,7 +401,7 @@ for i in "${!USER_TAGS[@]}"; do
   new="$old-r"
   # shellcheck disable=SC2086
   start "$new" "$DEMO_DIR/$new.log" \
-    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
+    env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
     --server.port="$PORT" "$(management_args "$PORT")" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
     "${USER_ARGS[@]}"
   USER_PORTS[i]=$PORT
@@ -410,13 +439,13 @@ for i in "${!AFF_CLUSTERS[@]}"; do
   # untagged: the affinity order-service (no baseline tags) sends untagged calls to these four only
   # shellcheck disable=SC2086
   start "user-service-${AFF_CLUSTERS[i]}$((i + 1))" "$DEMO_DIR/user-service-${AFF_CLUSTERS[i]}$((i + 1)).log" \
-    env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
+    env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
     --server.port="$PORT" "$(management_args "$PORT")" --sample.cluster="${AFF_CLUSTERS[i]}" --atlas.lifecycle.drain="$ROLL_DRAIN"
 done
 pick_port; AFF_ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-a "$DEMO_DIR/order-service-a.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$AFF_ORDER_PORT" "$(management_args "$AFF_ORDER_PORT")" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$AFF_ORDER_PORT" "$(management_args "$AFF_ORDER_PORT")" \
   --sample.cluster=a --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false
 say "affinity: starting user-services in clusters ${AFF_CLUSTERS[*]} (untagged) and order-service-a in cluster a ..."
 for i in "${!AFF_CLUSTERS[@]}"; do
@@ -484,7 +513,7 @@ echo
 pick_port; WARM_ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-warm "$DEMO_DIR/order-service-warm.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$WARM_ORDER_PORT" "$(management_args "$WARM_ORDER_PORT")" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$WARM_ORDER_PORT" "$(management_args "$WARM_ORDER_PORT")" \
   --atlas.lifecycle.drain=0s --atlas.warmup.duration="${WARMUP}s"
 wait_until order-service-warm "readiness" http_ready "$WARM_ORDER_PORT"
 wait_until order-service-warm "its DiscoveryClient to see $((aff_total - 2)) user-service instances" \
@@ -494,7 +523,7 @@ curl -fsS --max-time 60 "http://127.0.0.1:$WARM_ORDER_PORT/traffic?client=feign&
 pick_port; NEW_PORT=$PORT
 # shellcheck disable=SC2086
 start user-service-new "$DEMO_DIR/user-service-new.log" \
-  env ZK_ADDR="127.0.0.1:$ZK_PORT" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$NEW_PORT" "$(management_args "$NEW_PORT")" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$NEW_PORT" "$(management_args "$NEW_PORT")" \
   --sample.cluster=b --atlas.lifecycle.drain=0s
 echo
 say "warmup: a new untagged instance joins the two b instances; order-service-warm ramps it up over ${WARMUP} s (min 10 %)"
