@@ -4,6 +4,7 @@ import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import com.alibaba.cloud.nacos.NacosDiscoveryProperties;
 import com.alibaba.cloud.nacos.NacosServiceManager;
@@ -12,6 +13,8 @@ import com.alibaba.nacos.api.naming.NamingService;
 import com.alibaba.nacos.api.naming.listener.EventListener;
 import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.discovery.event.InstanceRegisteredEvent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,12 +37,41 @@ class NacosInstanceChangeSourceTest {
 	}
 
 	private NacosServiceManager manager(NamingService naming) {
+		return manager(new AtomicReference<>(naming));
+	}
+
+	private NacosServiceManager manager(AtomicReference<NamingService> naming) {
 		return new NacosServiceManager() {
 			@Override
 			public NamingService getNamingService() {
-				return naming;
+				return naming.get();
 			}
 		};
+	}
+
+	/**
+	 * Spring Cloud Alibaba restarts its registration when its discovery properties change
+	 * on refresh, with a new naming service; the subscriptions are made again on it,
+	 * once.
+	 */
+	@Test
+	void aReplacedNamingServiceGetsTheSubscriptionsAgainAfterTheNextRegistration() {
+		AtomicReference<NamingService> naming = new AtomicReference<>(naming(false));
+		AtomicInteger evictions = new AtomicInteger();
+		NacosInstanceChangeSource source = new NacosInstanceChangeSource(manager(naming),
+				new NacosDiscoveryProperties());
+		source.subscribe("user-service", evictions::incrementAndGet);
+		source.subscribe("order-service", evictions::incrementAndGet);
+		InstanceRegisteredEvent<Object> registered = new InstanceRegisteredEvent<>(this, new Object());
+		source.onApplicationEvent(registered);
+		assertThat(this.subscriptions).hasSize(2);
+		naming.set(naming(false));
+		source.onApplicationEvent(registered);
+		source.onApplicationEvent(registered);
+		assertThat(this.subscriptions).extracting((args) -> args[0])
+			.containsExactlyInAnyOrder("user-service", "order-service", "user-service", "order-service");
+		((EventListener) this.subscriptions.get(3)[2]).onEvent(new NamingEvent("order-service", List.of()));
+		assertThat(evictions).hasValue(1);
 	}
 
 	@Test
