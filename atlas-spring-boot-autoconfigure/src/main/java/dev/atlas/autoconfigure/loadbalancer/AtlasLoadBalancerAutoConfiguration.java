@@ -237,11 +237,13 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	SmartInitializingSingleton atlasLoadBalancerStartupReport(AtlasSettings settings, AtlasProperties atlas,
 			GrayProperties gray, LifecycleProperties lifecycle, RegistryProperties registry, Environment environment,
-			CallerCluster callerCluster, ObjectProvider<LoadBalancerClientSpecification> specifications) {
+			CallerCluster callerCluster, ObjectProvider<LoadBalancerClientSpecification> specifications,
+			ObjectProvider<InstanceChangeSource> changeSources) {
 		return () -> {
 			log.info(StartupReport.features(settings, atlas, gray, lifecycle, registry, callerCluster,
 					StartupReport.ownBalancers(specifications)));
-			StartupReport.conflicts(lifecycle, registry, environment).forEach(log::warn);
+			StartupReport.conflicts(lifecycle, registry, environment, changeSources.stream().findAny().isPresent())
+				.forEach(log::warn);
 		};
 	}
 

@@ -32,7 +32,6 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.core.env.Environment;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -186,7 +185,13 @@ final class StartupReport {
 	record OwnBalancers(Set<String> own, Set<String> unknown) {
 	}
 
-	static List<String> conflicts(LifecycleProperties lifecycle, RegistryProperties registry, Environment environment) {
+	/**
+	 * Settings that work against each other, one WARN line each.
+	 * @param changeEvents whether a registry pushes its changes to callers (an
+	 * {@link InstanceChangeSource} is subscribed: ZooKeeper, Nacos)
+	 */
+	static List<String> conflicts(LifecycleProperties lifecycle, RegistryProperties registry, Environment environment,
+			boolean changeEvents) {
 		List<String> warnings = new ArrayList<>();
 		if ("weighted".equals(environment.getProperty(SPRING_CONFIGURATIONS))) {
 			warnings.add(SPRING_CONFIGURATIONS + "=weighted repeats every instance by its weight before Atlas, which "
@@ -194,7 +199,7 @@ final class StartupReport {
 		}
 		Duration ttl = ttl(environment);
 		Duration drain = lifecycle.getDrain();
-		boolean eventsOnChange = registry.isRefreshOnEvents() && !nacosDiscoveryOn(environment);
+		boolean eventsOnChange = registry.isRefreshOnEvents() && changeEvents;
 		if (lifecycle.isGracefulShutdown() && !eventsOnChange && ttl.compareTo(drain) > 0) {
 			warnings.add("spring.cloud.loadbalancer.cache.ttl (" + ttl.toMillis() + " ms) is longer than "
 					+ "atlas.lifecycle.drain (" + drain.toMillis()
@@ -212,11 +217,6 @@ final class StartupReport {
 		catch (IllegalArgumentException ex) {
 			return Duration.ofSeconds(35);
 		}
-	}
-
-	private static boolean nacosDiscoveryOn(Environment environment) {
-		return ClassUtils.isPresent("com.alibaba.cloud.nacos.discovery.NacosDiscoveryClient", null)
-				&& environment.getProperty("spring.cloud.nacos.discovery.enabled", Boolean.class, true);
 	}
 
 }

@@ -3,6 +3,8 @@ package dev.atlas.autoconfigure.loadbalancer;
 import java.util.List;
 import java.util.Set;
 
+import dev.atlas.autoconfigure.LifecycleProperties;
+import dev.atlas.autoconfigure.RegistryProperties;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -15,6 +17,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportSelector;
 import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.mock.env.MockEnvironment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -97,6 +100,21 @@ class StartupReportTest {
 	@Configuration(proxyBeanMethods = false)
 	static class NoBalancer {
 
+	}
+
+	/**
+	 * A TTL longer than the drain only matters where no registry pushes its changes to
+	 * callers: with Nacos or ZooKeeper (a subscribed change source) there is no warning.
+	 */
+	@Test
+	void theTtlLongerThanTheDrainWarnsOnlyWithoutChangeEvents() {
+		LifecycleProperties lifecycle = new LifecycleProperties();
+		RegistryProperties registry = new RegistryProperties();
+		MockEnvironment environment = new MockEnvironment().withProperty("spring.cloud.loadbalancer.cache.ttl", "35s");
+		assertThat(StartupReport.conflicts(lifecycle, registry, environment, true)).isEmpty();
+		assertThat(StartupReport.conflicts(lifecycle, registry, environment, false)).singleElement()
+			.asString()
+			.contains("does not refresh callers on change");
 	}
 
 }
