@@ -7,13 +7,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.alibaba.cloud.nacos.NacosServiceManager;
 import com.alibaba.nacos.api.exception.NacosException;
 import dev.atlas.autoconfigure.WhoApp;
+import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
+import dev.atlas.autoconfigure.lifecycle.RegistrationStatus;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -175,25 +181,74 @@ class NacosOutageIT {
 			.isNotNull();
 	}
 
+	/**
+	 * With {@code fail-fast=false} the application starts while the registry is down, and
+	 * the Nacos client registers it by itself once the server is back: Atlas reports it
+	 * {@code PENDING} until the registry lists it, then {@code LISTED}, and on SIGTERM it
+	 * deregisters and drains like any registered instance: callers using each of the four
+	 * clients lose no request.
+	 */
 	@Test
-	void withoutFailFastAnApplicationStartsWhileTheRegistryIsDownAndRegistersWhenItIsBack() throws Exception {
+	void withoutFailFastAnApplicationStartsWhileTheRegistryIsDownRegistersWhenItIsBackAndStopsLosslessly()
+			throws Exception {
 		TcpForwarder registry = this.nacos.forwarder(false);
 		String service = NacosApps.service("no-fail-fast");
 		long start = System.nanoTime();
 		ConfigurableApplicationContext app = this.nacos.start(registry, service,
-				"spring.cloud.nacos.discovery.fail-fast=false");
+				"spring.cloud.nacos.discovery.fail-fast=false", "atlas.lifecycle.drain=3s");
 		long started = System.nanoTime();
 		assertThat(this.nacos.listedPorts(service)).isEmpty();
+		assertThat(app.getBean(RegistrationStatus.class).phase()).isEqualTo(RegistrationStatus.Phase.PENDING);
 		long up = System.nanoTime();
 		registry.up();
 		await("server lists the application").atMost(Duration.ofSeconds(30))
 			.pollInterval(Duration.ofMillis(20))
 			.until(() -> this.nacos.listedPorts(service).equals(List.of(port(app))));
 		long listed = System.nanoTime();
-		System.out.printf(
-				"nacos-it: fail-fast=false: started against a refusing registry in %d ms; registered "
-						+ "by the Nacos client %d ms after the forwarder accepted again%n",
-				ms(started - start), ms(listed - up));
+		await("Atlas knows the application is listed").atMost(Duration.ofSeconds(3))
+			.until(() -> app.getBean(RegistrationStatus.class).phase() == RegistrationStatus.Phase.LISTED);
+		long known = System.nanoTime();
+		System.out.printf("nacos-it: fail-fast=false: started against a refusing registry in %d ms; registered "
+				+ "by the Nacos client %d ms after the forwarder accepted again; known to Atlas %d ms "
+				+ "after that%n", ms(started - start), ms(listed - up), ms(known - listed));
+
+		ConfigurableApplicationContext other = this.nacos.start(service);
+		ConfigurableApplicationContext caller = this.nacos.start(NacosApps.service("caller"), "app.target=" + service);
+		NacosApps.awaitInstances(caller, service, 2);
+		List<String> clients = List.of("rest-template", "rest-client", "web-client", "feign");
+		AtomicBoolean running = new AtomicBoolean(true);
+		Map<String, AtomicInteger> sent = new ConcurrentHashMap<>();
+		Map<String, List<String>> failed = new ConcurrentHashMap<>();
+		Set<String> answers = ConcurrentHashMap.newKeySet();
+		WhoApp who = caller.getBean(WhoApp.class);
+		List<CompletableFuture<Void>> load = clients.stream().map((client) -> CompletableFuture.runAsync(() -> {
+			while (running.get()) {
+				sent.computeIfAbsent(client, (key) -> new AtomicInteger()).incrementAndGet();
+				try {
+					answers.add(who.call(client));
+				}
+				catch (RuntimeException ex) {
+					failed.computeIfAbsent(client, (key) -> new CopyOnWriteArrayList<>()).add(ex.toString());
+				}
+			}
+		})).toList();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> answers.contains(Integer.toString(port(app)))
+					&& answers.contains(Integer.toString(port(other))));
+		MeterRegistry meters = app.getBean(MeterRegistry.class);
+		app.close();
+		// calls go on after the stopped instance is gone
+		int sentAtStop = sent.values().stream().mapToInt(AtomicInteger::get).sum();
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> sent.values().stream().mapToInt(AtomicInteger::get).sum() >= sentAtStop + 200);
+		running.set(false);
+		CompletableFuture.allOf(load.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+		System.out.printf("nacos-it: fail-fast=false, SIGTERM after the late registration: sent %s, failed %s%n", sent,
+				failed.keySet());
+		assertThat(this.nacos.listedPorts(service)).containsExactly(port(other));
+		assertThat(meters.timer(GracefulShutdown.DRAIN_METER).count()).as("drained").isEqualTo(1);
+		assertThat(sent.keySet()).containsExactlyInAnyOrderElementsOf(clients);
+		assertThat(failed).as("failed calls per client").isEmpty();
 	}
 
 	private static List<ServiceInstance> discovered(ConfigurableApplicationContext app, String service) {
