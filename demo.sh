@@ -7,7 +7,8 @@
 #   ./demo.sh --keep       leave the services running after the reports, until Ctrl-C
 #   ./demo.sh --registry nacos   the same scenarios on a Nacos server at NACOS_ADDR (host:port, e.g.
 #                          NACOS_ADDR=127.0.0.1:8848 ./demo.sh --registry nacos), which must be running
-#                          (the services register in its public namespace; its gRPC port is port + 1000)
+#                          (the services register in its public namespace, in a group of the run's own;
+#                          its gRPC port is port + 1000)
 #
 # It starts an in-process ZooKeeper (or uses the Nacos server), five user-service instances — three tagged v1 with weights 1, 2
 # and 3, two tagged v2 (the canary version) — and two order-services (both with
@@ -101,7 +102,7 @@ die() { printf '%s\n' "demo: $*" >&2; exit "${2:-1}"; }
 $expect_registry && die "--registry needs a value: zookeeper or nacos" 2
 case "$registry" in
   zookeeper) ;;
-  nacos) [[ "${NACOS_ADDR:-}" =~ ^[^:]+:[0-9]+$ ]] \
+  nacos) [[ "${NACOS_ADDR:-}" =~ ^[^:]+:[1-9][0-9]*$ ]] \
            || die "--registry nacos needs NACOS_ADDR=host:port of a running Nacos server (e.g. NACOS_ADDR=127.0.0.1:8848)" 2 ;;
   *) die "unknown registry '$registry' (allowed: zookeeper, nacos)" 2 ;;
 esac
@@ -137,13 +138,14 @@ stop_pids() {
   done
 }
 
-# The services first (they deregister on the way out), the registry (started first, when the demo
-# runs one) last.
+# The services first (they deregister on the way out), the embedded registry (started first, when the
+# demo runs one: REGISTRY_INDEX) last.
+REGISTRY_INDEX=-1
 stop_all() {
   local i services=()
-  for ((i = ${#PIDS[@]} - 1; i >= 1; i--)); do services+=("$i"); done
+  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do ((i == REGISTRY_INDEX)) || services+=("$i"); done
   ((${#services[@]} == 0)) || stop_pids "${services[@]}"
-  ((${#PIDS[@]} == 0)) || stop_pids 0
+  ((REGISTRY_INDEX < 0)) || stop_pids "$REGISTRY_INDEX"
   PIDS=()
   NAMES=()
 }
@@ -242,7 +244,9 @@ if $build; then
     -pl sample-registry,sample-user-service,sample-order-service -am \
     || die "the build failed (see the Maven output above)"
 fi
-for jar in "$REGISTRY_JAR" "$USER_JAR" "$ORDER_JAR"; do
+jars=("$USER_JAR" "$ORDER_JAR")
+[[ "$registry" == nacos ]] || jars+=("$REGISTRY_JAR")
+for jar in "${jars[@]}"; do
   [[ -f "$jar" ]] || die "missing $jar; run without --no-build" 2
 done
 
@@ -276,11 +280,14 @@ if [[ "$registry" == nacos ]]; then
     (exec 3<>"/dev/tcp/$nacos_host/$p") 2>/dev/null \
       || die "nothing listens on $nacos_host:$p; start the Nacos server first (NACOS_ADDR=$NACOS_ADDR; gRPC on port + 1000)" 2
   done
-  REGISTRY_ENV=(NACOS_ADDR="$NACOS_ADDR" SPRING_PROFILES_ACTIVE=nacos)
-  say "using the Nacos server at $NACOS_ADDR"
+  # a group of this run's own, so that instances of another run or application cannot mix in
+  NACOS_GROUP="ATLAS_DEMO_$$"
+  REGISTRY_ENV=(NACOS_ADDR="$NACOS_ADDR" SPRING_PROFILES_ACTIVE=nacos SPRING_CLOUD_NACOS_DISCOVERY_GROUP="$NACOS_GROUP")
+  say "using the Nacos server at $NACOS_ADDR (group $NACOS_GROUP)"
 else
   free_port; ZK_PORT=$FREE
   # shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
+  REGISTRY_INDEX=${#PIDS[@]}
   start registry "$DEMO_DIR/registry.log" java $DEMO_JAVA_OPTS -jar "$REGISTRY_JAR" --port="$ZK_PORT"
   wait_until registry "the registry" registry_ready
   say "ZooKeeper ready on 127.0.0.1:$ZK_PORT"

@@ -76,7 +76,19 @@ public class DeferredRegistryClose implements SmartLifecycle, DisposableBean {
 
 	@Override
 	public void start() {
-		this.running = true;
+		synchronized (this.lock) {
+			this.running = true;
+			this.released = false;
+		}
+	}
+
+	/**
+	 * Not stopped when the context pauses: a pause is not a shutdown.
+	 * @return {@code false}
+	 */
+	@Override
+	public boolean isPauseable() {
+		return false;
 	}
 
 	/** Runs the held-back closes, in the order they were asked for; idempotent. */

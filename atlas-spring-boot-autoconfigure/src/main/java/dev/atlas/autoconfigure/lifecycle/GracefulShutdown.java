@@ -46,7 +46,9 @@ import org.springframework.core.Ordered;
  * and either the preStop endpoint started the sequence ({@link Trigger#PRE_STOP}: an
  * orchestrator is taking it out) or it runs on Kubernetes (Spring Boot's
  * {@code CloudPlatform}, which {@code spring.main.cloud-platform=kubernetes} forces),
- * which takes the pod out of its endpoints by readiness. Otherwise (a local run, a test's
+ * which takes the pod out of its endpoints by readiness — unless the registration failed
+ * at startup ({@link LosslessRegistration#registrationFailed()}: the application is
+ * closing because of it and was never routed to). Otherwise (a local run, a test's
  * context closing, registration turned off outside Kubernetes) it closes without waiting;
  * one INFO line says which case applied;</li>
  * <li>then Spring continues: Spring Boot's graceful web-server shutdown finishes
@@ -253,6 +255,10 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 		else if (!(this.context instanceof WebServerApplicationContext)) {
 			log.info("Shutdown: this application is not registered and serves no HTTP; refusing traffic, "
 					+ "nothing to drain");
+		}
+		else if (this.lossless != null && this.lossless.registrationFailed()) {
+			log.info("Shutdown: the registration of this instance failed at startup, so nothing routes here; "
+					+ "refusing traffic, no drain");
 		}
 		else if (trigger == Trigger.PRE_STOP || this.onKubernetes) {
 			drains = true;

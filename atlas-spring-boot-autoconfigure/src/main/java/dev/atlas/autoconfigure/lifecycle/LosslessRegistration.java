@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.availability.AvailabilityChangeEvent;
+import org.springframework.boot.availability.LivenessState;
 import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
@@ -44,7 +45,9 @@ import org.springframework.context.event.SmartApplicationListener;
  * logs its failure (Nacos with {@code fail-fast=false}) returns normally and may register
  * later by itself, which {@link RegistrationStatus} notices. After
  * {@code atlas.lifecycle.register-delay} no one waits for the result, so a failure there
- * closes the application context instead (one ERROR), as a failed startup would have.
+ * turns liveness {@code BROKEN} and closes the application context instead (one ERROR):
+ * the JVM then ends when its last non-daemon thread does, with exit code 0, unlike a
+ * failed {@code SpringApplication.run} (exit code 1).
  *
  * <p>
  * Once shutdown has begun ({@link #close(Duration)}: called first by the shutdown
@@ -90,6 +93,8 @@ public class LosslessRegistration implements SmartApplicationListener {
 	private boolean abandoned;
 
 	private volatile boolean ready;
+
+	private volatile boolean registrationFailed;
 
 	/**
 	 * Runs the delayed registration. Production uses {@link #DELAYED_EXECUTOR}; tests
@@ -248,8 +253,11 @@ public class LosslessRegistration implements SmartApplicationListener {
 			register(toRegister);
 		}
 		catch (RuntimeException ex) {
-			log.error("Registration after atlas.lifecycle.register-delay failed; closing the application, as a failed "
-					+ "registration at startup would have", ex);
+			log.error(
+					"Registration after atlas.lifecycle.register-delay failed; liveness BROKEN, closing the application, "
+							+ "as a failed registration at startup would have",
+					ex);
+			AvailabilityChangeEvent.publish(this.context, LivenessState.BROKEN);
 			if (this.context instanceof ConfigurableApplicationContext closable) {
 				closable.close();
 			}
@@ -274,6 +282,10 @@ public class LosslessRegistration implements SmartApplicationListener {
 			try {
 				call.target.onApplicationEvent(call.event);
 				log.info("Registered this instance after it became ready");
+			}
+			catch (RuntimeException ex) {
+				this.registrationFailed = true;
+				throw ex;
 			}
 			finally {
 				synchronized (this.lock) {
@@ -304,6 +316,15 @@ public class LosslessRegistration implements SmartApplicationListener {
 	 */
 	public boolean isReady() {
 		return this.ready;
+	}
+
+	/**
+	 * Whether a registration threw (the registry refused it); the application is then
+	 * failing to start, or closing itself after {@code atlas.lifecycle.register-delay}.
+	 * @return {@code true} once a registration failed
+	 */
+	public boolean registrationFailed() {
+		return this.registrationFailed;
 	}
 
 	private record Deferred(AbstractAutoServiceRegistration<?> target, WebServerInitializedEvent event) {

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -19,8 +18,8 @@ import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Whether the registry really lists this application: what {@code /actuator/atlas}
- * reports as {@code registered}.
+ * Whether the registry lists this application: what {@code /actuator/atlas} reports as
+ * {@code registered}.
  *
  * <p>
  * A {@code ServiceRegistry.register} call that returns has not always registered: Spring
@@ -28,11 +27,19 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * and returns when the Nacos server is down, and the Nacos client registers the instance
  * by itself once the server is back, seconds or hours later. So after the registry
  * accepts the registration ({@link #registered}), this asks the application's
- * {@link DiscoveryClient} — the view its callers have — once per {@code interval}, off
- * the request path on one daemon thread, until it lists this instance (same host,
- * ignoring case, and port) or the application deregisters. A failing lookup (registry
- * down) counts as not listed yet, logged at DEBUG; a lookup that answers {@code null} (no
- * discovery client to ask) counts as listed.
+ * {@link DiscoveryClient} — the view its callers have — off the request path on one
+ * daemon thread, until it lists this instance (same host, ignoring case, and port) or the
+ * application deregisters: after {@code interval}, then twice as long each time up to
+ * {@value #MAX_INTERVAL_S} s. A failing lookup (registry down) counts as not listed yet,
+ * logged at DEBUG; a lookup that answers {@code null} (no discovery client to ask) counts
+ * as listed. One WARN when the instance is still not listed after {@value #WARN_AFTER_S}
+ * s (e.g. a registry that lists only instances with a weight above 0, or a client that
+ * does not fetch the registry). Once listed, it is not checked again:
+ * {@link Phase#LISTED} means listed since the last registration.
+ *
+ * <p>
+ * Only the first service this application registers is followed (Spring Cloud registers
+ * the application, then, for some registries, a separate management service).
  *
  * <p>
  * Thread-safe.
@@ -40,6 +47,12 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 public class RegistrationStatus implements DisposableBean {
 
 	private static final Logger log = LoggerFactory.getLogger(RegistrationStatus.class);
+
+	/** Longest wait between two checks, in seconds. */
+	static final int MAX_INTERVAL_S = 30;
+
+	/** How long pending before one WARN, in seconds. */
+	static final int WARN_AFTER_S = 60;
 
 	private final Function<String, @Nullable List<ServiceInstance>> lookup;
 
@@ -52,13 +65,21 @@ public class RegistrationStatus implements DisposableBean {
 
 	private Phase phase = Phase.NOT_REGISTERED;
 
+	private @Nullable String serviceId;
+
 	private long registeredAt = -1;
 
 	private long listedAt = -1;
 
-	private @Nullable ScheduledExecutorService checks;
+	/**
+	 * Incremented by each registration and deregistration; a check of an older one does
+	 * nothing.
+	 */
+	private long generation;
 
-	private @Nullable ScheduledFuture<?> check;
+	private boolean destroyed;
+
+	private @Nullable ScheduledExecutorService checks;
 
 	/** Where this application's registration is. */
 	public enum Phase {
@@ -69,7 +90,7 @@ public class RegistrationStatus implements DisposableBean {
 		/** The registry accepted the registration; its listing does not show it yet. */
 		PENDING,
 
-		/** The registry lists this instance. */
+		/** The registry listed this instance after its last registration. */
 		LISTED,
 
 		/** Deregistered. */
@@ -84,7 +105,7 @@ public class RegistrationStatus implements DisposableBean {
 	 * and answer {@code null} when there is no discovery client to ask (then an accepted
 	 * registration counts as listed)
 	 * @param clock source of the times reported
-	 * @param interval time between two checks while pending, positive
+	 * @param interval first wait between two checks while pending, positive
 	 */
 	public RegistrationStatus(Function<String, @Nullable List<ServiceInstance>> lookup, Clock clock,
 			Duration interval) {
@@ -94,13 +115,20 @@ public class RegistrationStatus implements DisposableBean {
 	}
 
 	/**
-	 * The registry accepted this application's registration (its
-	 * {@code ServiceRegistry.register} returned): checks until the registry lists it.
+	 * The registry accepted a registration of this application (its
+	 * {@code ServiceRegistry.register} returned): checks until the registry lists it. A
+	 * registration of another service than the first one (a management service) is
+	 * ignored; so is one after {@link #destroy()}.
 	 * @param self the registration
 	 */
 	public void registered(ServiceInstance self) {
+		long mine;
 		synchronized (this.lock) {
-			cancelCheck();
+			if (this.destroyed || (this.serviceId != null && !this.serviceId.equals(self.getServiceId()))) {
+				return;
+			}
+			this.serviceId = self.getServiceId();
+			mine = ++this.generation;
 			this.registeredAt = this.clock.millis();
 			this.listedAt = -1;
 			this.phase = Phase.PENDING;
@@ -109,22 +137,35 @@ public class RegistrationStatus implements DisposableBean {
 				threads.setDaemon(true);
 				this.checks = Executors.newSingleThreadScheduledExecutor(threads);
 			}
-			this.check = this.checks.scheduleWithFixedDelay(() -> check(self), 0, this.interval.toMillis(),
-					TimeUnit.MILLISECONDS);
 		}
+		schedule(self, mine, 0);
 	}
 
-	/** This application deregistered: no more checks. */
-	public void deregistered() {
+	/**
+	 * This application deregistered its first service: no more checks.
+	 * @param self the registration
+	 */
+	public void deregistered(ServiceInstance self) {
 		synchronized (this.lock) {
-			cancelCheck();
+			if (this.serviceId == null || !this.serviceId.equals(self.getServiceId())) {
+				return;
+			}
+			this.generation++;
 			if (this.phase != Phase.NOT_REGISTERED) {
 				this.phase = Phase.DEREGISTERED;
 			}
 		}
 	}
 
-	private void check(ServiceInstance self) {
+	private void schedule(ServiceInstance self, long generation, long delayMs) {
+		synchronized (this.lock) {
+			if (this.checks != null && generation == this.generation) {
+				this.checks.schedule(() -> check(self, generation, delayMs), delayMs, TimeUnit.MILLISECONDS);
+			}
+		}
+	}
+
+	private void check(ServiceInstance self, long generation, long lastDelayMs) {
 		boolean listed;
 		try {
 			List<ServiceInstance> instances = this.lookup.apply(self.getServiceId());
@@ -134,32 +175,32 @@ public class RegistrationStatus implements DisposableBean {
 		}
 		catch (RuntimeException ex) {
 			log.debug("Could not check whether the registry lists this instance yet", ex);
-			return;
+			listed = false;
 		}
-		if (listed) {
-			synchronized (this.lock) {
-				if (this.phase == Phase.PENDING) {
-					listed();
-					cancelCheck();
-				}
+		long nextDelayMs;
+		synchronized (this.lock) {
+			if (generation != this.generation || this.phase != Phase.PENDING) {
+				return;
 			}
+			if (listed) {
+				this.phase = Phase.LISTED;
+				this.listedAt = this.clock.millis();
+				log.info("The registry lists this instance ({} ms after it accepted the registration)",
+						this.listedAt - this.registeredAt);
+				return;
+			}
+			long pendingMs = this.clock.millis() - this.registeredAt;
+			long previousMs = pendingMs - lastDelayMs;
+			if (pendingMs >= WARN_AFTER_S * 1000L && previousMs < WARN_AFTER_S * 1000L) {
+				log.warn(
+						"The registry accepted the registration of '{}' {} s ago but does not list this instance "
+								+ "({}:{}) yet; /actuator/atlas reports it PENDING",
+						self.getServiceId(), pendingMs / 1000, self.getHost(), self.getPort());
+			}
+			nextDelayMs = (lastDelayMs == 0) ? this.interval.toMillis()
+					: Math.min(lastDelayMs * 2, MAX_INTERVAL_S * 1000L);
 		}
-	}
-
-	/** Caller holds the lock. */
-	private void listed() {
-		this.phase = Phase.LISTED;
-		this.listedAt = this.clock.millis();
-		log.info("The registry lists this instance ({} ms after it accepted the registration)",
-				this.listedAt - this.registeredAt);
-	}
-
-	/** Caller holds the lock. */
-	private void cancelCheck() {
-		if (this.check != null) {
-			this.check.cancel(false);
-			this.check = null;
-		}
+		schedule(self, generation, nextDelayMs);
 	}
 
 	/**
@@ -182,11 +223,12 @@ public class RegistrationStatus implements DisposableBean {
 		}
 	}
 
-	/** Stops checking; idempotent. */
+	/** Stops checking, for good; idempotent. */
 	@Override
 	public void destroy() {
 		synchronized (this.lock) {
-			cancelCheck();
+			this.destroyed = true;
+			this.generation++;
 			if (this.checks != null) {
 				this.checks.shutdownNow();
 				this.checks = null;

@@ -54,9 +54,9 @@ final class ServiceRegistryInterceptor implements MethodInterceptor {
 			this.status.ifAvailable((status) -> status.registered(registration));
 			return result;
 		}
-		if ("deregister".equals(method) && arguments.length == 1 && arguments[0] instanceof Registration) {
+		if ("deregister".equals(method) && arguments.length == 1 && arguments[0] instanceof Registration registration) {
 			Object result = invocation.proceed();
-			this.status.ifAvailable(RegistrationStatus::deregistered);
+			this.status.ifAvailable((status) -> status.deregistered(registration));
 			return result;
 		}
 		if ("close".equals(method) && arguments.length == 0

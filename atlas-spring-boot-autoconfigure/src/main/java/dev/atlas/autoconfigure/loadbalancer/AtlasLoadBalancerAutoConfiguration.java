@@ -1,5 +1,7 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import java.time.Duration;
+
 import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
@@ -156,7 +158,7 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
 	RegistryEventRefresher atlasRegistryEventRefresher(ListableBeanFactory beanFactory) {
-		return new RegistryEventRefresher(beanFactory);
+		return new RegistryEventRefresher(beanFactory, Duration.ofMillis(100));
 	}
 
 	/**

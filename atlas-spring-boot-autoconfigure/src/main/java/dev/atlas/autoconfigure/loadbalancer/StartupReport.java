@@ -32,6 +32,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -186,9 +187,12 @@ final class StartupReport {
 	}
 
 	/**
-	 * Settings that work against each other, one WARN line each.
-	 * @param changeEvents whether a registry pushes its changes to callers (an
-	 * {@link InstanceChangeSource} is subscribed: ZooKeeper, Nacos)
+	 * Settings that work against each other, one WARN line each. A cache TTL longer than
+	 * the drain is one unless registry events refresh callers: Spring Cloud's
+	 * {@code HeartbeatEvent} does for ZooKeeper, Consul, Eureka and Kubernetes (on their
+	 * own schedule); for Nacos only Atlas's {@link InstanceChangeSource} does.
+	 * @param changeEvents whether an {@link InstanceChangeSource} is subscribed
+	 * (ZooKeeper, Nacos)
 	 */
 	static List<String> conflicts(LifecycleProperties lifecycle, RegistryProperties registry, Environment environment,
 			boolean changeEvents) {
@@ -199,7 +203,7 @@ final class StartupReport {
 		}
 		Duration ttl = ttl(environment);
 		Duration drain = lifecycle.getDrain();
-		boolean eventsOnChange = registry.isRefreshOnEvents() && changeEvents;
+		boolean eventsOnChange = registry.isRefreshOnEvents() && (changeEvents || !nacosDiscoveryOn(environment));
 		if (lifecycle.isGracefulShutdown() && !eventsOnChange && ttl.compareTo(drain) > 0) {
 			warnings.add("spring.cloud.loadbalancer.cache.ttl (" + ttl.toMillis() + " ms) is longer than "
 					+ "atlas.lifecycle.drain (" + drain.toMillis()
@@ -207,6 +211,11 @@ final class StartupReport {
 					+ "change: callers may still call a stopped instance. Lower the TTL or raise the drain.");
 		}
 		return warnings;
+	}
+
+	private static boolean nacosDiscoveryOn(Environment environment) {
+		return ClassUtils.isPresent("com.alibaba.cloud.nacos.discovery.NacosDiscoveryClient", null)
+				&& environment.getProperty("spring.cloud.nacos.discovery.enabled", Boolean.class, true);
 	}
 
 	private static Duration ttl(Environment environment) {

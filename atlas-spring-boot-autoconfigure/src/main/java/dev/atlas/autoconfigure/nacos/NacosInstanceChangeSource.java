@@ -1,7 +1,7 @@
 package dev.atlas.autoconfigure.nacos;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 import com.alibaba.cloud.nacos.NacosDiscoveryProperties;
 import com.alibaba.cloud.nacos.NacosServiceManager;
@@ -39,11 +39,11 @@ public class NacosInstanceChangeSource
 
 	private final NacosDiscoveryProperties properties;
 
-	/** Service id to its callback, in subscription order. */
-	private final Map<String, Runnable> subscriptions = new ConcurrentHashMap<>();
-
-	/** Guards {@link #subscribedOn} and the subscribing itself. */
+	/** Guards every field below, and the subscribing itself. */
 	private final Object lock = new Object();
+
+	/** Service id to its callback, in subscription order. */
+	private final Map<String, Runnable> subscriptions = new LinkedHashMap<>();
 
 	private @Nullable NamingService subscribedOn;
 
@@ -59,8 +59,8 @@ public class NacosInstanceChangeSource
 
 	@Override
 	public void subscribe(String serviceId, Runnable onChange) {
-		this.subscriptions.put(serviceId, onChange);
 		synchronized (this.lock) {
+			this.subscriptions.put(serviceId, onChange);
 			NamingService naming = namingService();
 			if (naming == null) {
 				return;

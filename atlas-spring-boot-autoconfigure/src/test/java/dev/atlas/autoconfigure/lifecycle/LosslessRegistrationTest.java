@@ -83,6 +83,26 @@ class LosslessRegistrationTest {
 		LosslessRegistration lossless = lossless(Duration.ZERO);
 		assertThatThrownBy(() -> ready(lossless)).hasMessage("registry refused on purpose");
 		assertThat(this.steps).isEmpty();
+		assertThat(lossless.registrationFailed()).isTrue();
+	}
+
+	/**
+	 * The application failing to start because its registration failed was never routed
+	 * to: closing it does not wait a drain, not even on Kubernetes.
+	 */
+	@Test
+	void afterAFailedRegistrationShutdownDoesNotDrainEvenOnKubernetes() {
+		this.registration.onRegister(() -> {
+			throw new IllegalStateException("registry refused on purpose");
+		});
+		LosslessRegistration lossless = lossless(Duration.ZERO);
+		assertThatThrownBy(() -> ready(lossless)).hasMessage("registry refused on purpose");
+		List<Duration> drains = new CopyOnWriteArrayList<>();
+		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(this.registration), lossless,
+				Duration.ofSeconds(30), Duration.ofSeconds(3), new SimpleMeterRegistry(), java.time.Clock.systemUTC(),
+				drains::add, true, null);
+		shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
+		assertThat(drains).isEmpty();
 	}
 
 	@Test

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.jspecify.annotations.Nullable;
@@ -23,16 +24,19 @@ class RegistrationStatusTest {
 
 	private final AtomicReference<@Nullable Object> answer = new AtomicReference<>(List.of());
 
+	private final AtomicInteger lookups = new AtomicInteger();
+
 	private final Clock clock = Clock.fixed(Instant.ofEpochMilli(1_000), ZoneOffset.UTC);
 
 	@SuppressWarnings("unchecked")
 	private final RegistrationStatus status = new RegistrationStatus((serviceId) -> {
+		this.lookups.incrementAndGet();
 		Object value = this.answer.get();
 		if (value instanceof RuntimeException ex) {
 			throw ex;
 		}
 		return (List<ServiceInstance>) value;
-	}, this.clock, Duration.ofMillis(20));
+	}, this.clock, Duration.ofMillis(10));
 
 	@AfterEach
 	void stop() {
@@ -67,11 +71,36 @@ class RegistrationStatusTest {
 	@Test
 	void deregisteringStopsTheChecks() {
 		this.status.registered(SELF);
-		this.status.deregistered();
+		await().atMost(Duration.ofSeconds(1)).until(() -> this.lookups.get() >= 2);
+		this.status.deregistered(SELF);
+		int lookupsAtDeregistration = this.lookups.get();
 		this.answer.set(List.of(SELF));
-		await().during(Duration.ofMillis(200))
+		await().during(Duration.ofMillis(300))
 			.atMost(Duration.ofSeconds(1))
-			.until(() -> this.status.phase() == RegistrationStatus.Phase.DEREGISTERED);
+			.until(() -> this.status.phase() == RegistrationStatus.Phase.DEREGISTERED
+					&& this.lookups.get() <= lookupsAtDeregistration + 1);
+	}
+
+	/**
+	 * Spring Cloud registers a separate management service for some registries (Consul):
+	 * it is not this application's registration.
+	 */
+	@Test
+	void aManagementServiceRegisteredAfterTheApplicationIsNotFollowed() {
+		this.answer.set(List.of(SELF));
+		this.status.registered(SELF);
+		await().atMost(Duration.ofSeconds(2)).until(() -> this.status.phase() == RegistrationStatus.Phase.LISTED);
+		this.status.registered(new DefaultServiceInstance("m", "app-management", "10.0.0.1", 9090, false));
+		this.status.deregistered(new DefaultServiceInstance("m", "app-management", "10.0.0.1", 9090, false));
+		assertThat(this.status.phase()).isEqualTo(RegistrationStatus.Phase.LISTED);
+	}
+
+	@Test
+	void aRegistrationAfterDestroyStartsNoCheck() {
+		this.status.destroy();
+		this.status.registered(SELF);
+		assertThat(this.status.phase()).isEqualTo(RegistrationStatus.Phase.NOT_REGISTERED);
+		assertThat(this.lookups).hasValue(0);
 	}
 
 	@Test

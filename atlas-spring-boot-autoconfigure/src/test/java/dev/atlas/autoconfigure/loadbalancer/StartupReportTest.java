@@ -103,18 +103,24 @@ class StartupReportTest {
 	}
 
 	/**
-	 * A TTL longer than the drain only matters where no registry pushes its changes to
-	 * callers: with Nacos or ZooKeeper (a subscribed change source) there is no warning.
+	 * A TTL longer than the drain only matters where nothing refreshes callers on a
+	 * change: Nacos (on the test class path) with Atlas's change source subscribed, or
+	 * any registry with {@code refresh-on-events}, gets no warning.
 	 */
 	@Test
-	void theTtlLongerThanTheDrainWarnsOnlyWithoutChangeEvents() {
+	void theTtlLongerThanTheDrainWarnsOnlyWhenNothingRefreshesCallersOnChange() {
 		LifecycleProperties lifecycle = new LifecycleProperties();
 		RegistryProperties registry = new RegistryProperties();
-		MockEnvironment environment = new MockEnvironment().withProperty("spring.cloud.loadbalancer.cache.ttl", "35s");
-		assertThat(StartupReport.conflicts(lifecycle, registry, environment, true)).isEmpty();
-		assertThat(StartupReport.conflicts(lifecycle, registry, environment, false)).singleElement()
+		MockEnvironment nacos = new MockEnvironment().withProperty("spring.cloud.loadbalancer.cache.ttl", "35s");
+		assertThat(StartupReport.conflicts(lifecycle, registry, nacos, true)).isEmpty();
+		assertThat(StartupReport.conflicts(lifecycle, registry, nacos, false)).singleElement()
 			.asString()
 			.contains("does not refresh callers on change");
+		MockEnvironment consul = new MockEnvironment().withProperty("spring.cloud.loadbalancer.cache.ttl", "35s")
+			.withProperty("spring.cloud.nacos.discovery.enabled", "false");
+		assertThat(StartupReport.conflicts(lifecycle, registry, consul, false)).isEmpty();
+		registry.setRefreshOnEvents(false);
+		assertThat(StartupReport.conflicts(lifecycle, registry, consul, false)).hasSize(1);
 	}
 
 }

@@ -1,41 +1,56 @@
 package dev.atlas.autoconfigure.nacos;
 
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import com.alibaba.cloud.nacos.NacosServiceManager;
-import com.alibaba.nacos.api.naming.NamingService;
+import dev.atlas.autoconfigure.WhoApp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Graceful shutdown on a real Nacos server: while an application drains, its own
- * load-balanced calls (a second hop, a scheduled job) still follow the registry — they
- * stop choosing the stopping instance itself and an instance disabled meanwhile within 1
- * s — and its Nacos client shuts down only after the drain and the web server. Spring
- * Cloud's deregistration closes the service registry, and Spring Cloud Alibaba's
- * {@code close()} shuts the shared naming service down; before Atlas held that close
- * back, the stopping application routed on a frozen list for the whole drain.
+ * Graceful shutdown on a real Nacos server, of an application in a JVM of its own stopped
+ * by a real SIGTERM: while it drains, its own load-balanced calls (a second hop, a
+ * scheduled job) still follow the registry — they stop choosing the stopping instance
+ * itself, and an instance disabled meanwhile, within 1 s — and its Nacos client shuts
+ * down only after the drain and the web server (log order).
+ * <p>
+ * Two things froze that view before: Spring Cloud's deregistration closes the service
+ * registry, and Spring Cloud Alibaba's {@code close()} shut the shared naming service
+ * down right after SIGTERM; and the Nacos client stops delivering change events in a JVM
+ * shutdown hook of its own, which only a real SIGTERM runs (an in-process
+ * {@code context.close()} does not).
  */
 @EnabledIfEnvironmentVariable(named = NacosApps.ADDRESS_VARIABLE, matches = ".+", disabledReason = NacosApps.SKIPPED)
-@ExtendWith(OutputCaptureExtension.class)
 class NacosGracefulShutdownIT {
 
+	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
 	private NacosApps nacos;
+
+	private Process stopping;
 
 	@BeforeEach
 	void nacos() {
@@ -43,59 +58,117 @@ class NacosGracefulShutdownIT {
 	}
 
 	@AfterEach
-	void stop() {
+	void stop() throws InterruptedException {
+		if (this.stopping != null && this.stopping.isAlive()) {
+			this.stopping.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+		}
 		this.nacos.close();
 	}
 
 	@Test
-	void aDrainingApplicationsOwnCallsFollowTheRegistryAndItsNacosClientClosesLast(CapturedOutput output)
+	void aDrainingApplicationsOwnCallsFollowTheRegistryAndItsNacosClientClosesLast(@TempDir Path logs)
 			throws Exception {
 		String service = NacosApps.service("draining");
 		String[] common = { "app.target=" + service, "atlas.loadbalancer.strategy=smooth-round-robin",
 				"atlas.warmup.enabled=false" };
-		ConfigurableApplicationContext stopping = this.nacos.start(service, concat(common, "atlas.lifecycle.drain=6s"));
 		ConfigurableApplicationContext other = this.nacos.start(service, common);
 		ConfigurableApplicationContext disabled = this.nacos.start(service, common);
-		int stoppingPort = NacosApps.port(stopping);
 		int otherPort = NacosApps.port(other);
 		int disabledPort = NacosApps.port(disabled);
-		NacosApps.awaitInstances(stopping, service, 3);
-		// Smooth round robin over three: every third call reaches the calling instance.
-		assertThat(NacosApps.calls(stopping, 30)).containsOnlyKeys(stoppingPort, otherPort, disabledPort);
-		NamingService naming = stopping.getBean(NacosServiceManager.class).getNamingService();
+		int stoppingPort = freePort();
+		Path log = logs.resolve("stopping.log");
+		this.stopping = fork(log, "--spring.application.name=" + service, "--server.port=" + stoppingPort,
+				"--spring.cloud.nacos.discovery.server-addr=" + this.nacos.address(),
+				"--spring.cloud.nacos.discovery.ip=127.0.0.1", "--spring.cloud.zookeeper.enabled=false",
+				"--spring.cloud.zookeeper.discovery.enabled=false", "--spring.main.banner-mode=off",
+				"--atlas.lifecycle.drain=8s", "--" + common[0], "--" + common[1], "--" + common[2]);
+		await("the forked application is listed").atMost(Duration.ofSeconds(60))
+			.pollInterval(Duration.ofMillis(200))
+			.until(() -> this.nacos.listedPorts(service).contains(stoppingPort) || !this.stopping.isAlive());
+		assertThat(this.stopping.isAlive()).as("forked application running; its log: %s", log).isTrue();
+		// Smooth round robin over three: the forked application also calls itself.
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> answers(stoppingPort, 30).containsAll(Set.of(stoppingPort, otherPort, disabledPort)));
 
-		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(stopping::close);
-		await().atMost(Duration.ofSeconds(2)).until(() -> !this.nacos.listedPorts(service).contains(stoppingPort));
+		this.stopping.destroy(); // SIGTERM
+		await().atMost(Duration.ofSeconds(3)).until(() -> !this.nacos.listedPorts(service).contains(stoppingPort));
 		long deregistered = System.nanoTime();
-		await().atMost(Duration.ofSeconds(1)).until(() -> !NacosApps.calls(stopping, 12).containsKey(stoppingPort));
+		// six calls: smooth round robin over the instances left, so each one answers at
+		// least twice
+		await().atMost(Duration.ofSeconds(1))
+			.pollInterval(Duration.ofMillis(50))
+			.until(() -> !answers(stoppingPort, 6).contains(stoppingPort));
 		long selfGone = System.nanoTime();
 
 		this.nacos.updateInstance(service, disabledPort, 1.0, false, Map.of());
 		long disabledAt = System.nanoTime();
 		await().atMost(Duration.ofSeconds(1))
-			.until(() -> NacosApps.calls(stopping, 12).keySet().equals(Set.of(otherPort)));
+			.pollInterval(Duration.ofMillis(50))
+			.until(() -> answers(stoppingPort, 6).equals(Set.of(otherPort)));
 		long disabledGone = System.nanoTime();
-		assertThat(shutdown).as("still draining").isNotDone();
-		assertThat(naming.getServerStatus()).as("Nacos client during the drain").isEqualTo("UP");
+		String duringDrain = Files.readString(log, StandardCharsets.UTF_8);
+		assertThat(duringDrain).contains("Shutdown: deregistering, then draining").doesNotContain("drain over");
 		System.out.printf(
-				"[nacos] during the drain: own instance left the stopping app's calls %d ms after the "
-						+ "server stopped listing it; a disabled instance %d ms after the admin call%n",
+				"nacos-it: after SIGTERM, during the drain: the stopping app's own calls left itself %d ms "
+						+ "after the server stopped listing it, and a disabled instance %d ms after the admin call%n",
 				TimeUnit.NANOSECONDS.toMillis(selfGone - deregistered),
 				TimeUnit.NANOSECONDS.toMillis(disabledGone - disabledAt));
 
-		shutdown.get(30, TimeUnit.SECONDS);
-		assertThat(naming.getServerStatus()).as("Nacos client after shutdown").isEqualTo("DOWN");
-		String log = output.getOut();
-		int drainOver = log.indexOf("Shutdown: drain over");
-		int clientClosed = log.indexOf("Shutdown: web server stopped; closing the registry client");
-		assertThat(drainOver).as("drain over, logged").isNotNegative();
-		assertThat(clientClosed).as("registry client closed after the drain").isGreaterThan(drainOver);
+		assertThat(this.stopping.waitFor(60, TimeUnit.SECONDS)).as("stopped").isTrue();
+		String all = Files.readString(log, StandardCharsets.UTF_8);
+		int drainOver = all.indexOf("Shutdown: drain over");
+		int registryClosed = all.indexOf("Shutdown: web server stopped; closing the registry client");
+		int namingShutdown = all.indexOf("NamingClientProxyDelegate do shutdown begin");
+		assertThat(drainOver).as("drain over, in %s", log).isNotNegative();
+		assertThat(registryClosed).as("registry client closed after the drain").isGreaterThan(drainOver);
+		assertThat(namingShutdown).as("Nacos naming client shut down after the drain").isGreaterThan(drainOver);
 	}
 
-	private static String[] concat(String[] first, String... more) {
-		String[] all = Arrays.copyOf(first, first.length + more.length);
-		System.arraycopy(more, 0, all, first.length, more.length);
-		return all;
+	/** GET {@code /call} of the forked application a number of times: who answered. */
+	private Set<Integer> answers(int port, int times) throws IOException, InterruptedException {
+		Set<Integer> answers = new HashSet<>();
+		for (int i = 0; i < times; i++) {
+			HttpResponse<String> response = this.http
+				.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/call"))
+					.timeout(Duration.ofSeconds(5))
+					.build(), HttpResponse.BodyHandlers.ofString());
+			answers.add(Integer.parseInt(response.body().trim()));
+		}
+		return answers;
+	}
+
+	private static Process fork(Path log, String... arguments) throws IOException {
+		List<String> command = new ArrayList<>();
+		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		command.add("-cp");
+		command.add(System.getProperty("java.class.path"));
+		command.add("-Dnacos.logging.default.config.enabled=false");
+		command.add("-XX:TieredStopAtLevel=1");
+		command.add(Main.class.getName());
+		command.addAll(List.of(arguments));
+		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
+	/** The forked application: the tests' {@link WhoApp}. */
+	public static final class Main {
+
+		private Main() {
+		}
+
+		/**
+		 * Runs {@link WhoApp}.
+		 * @param args Spring Boot arguments
+		 */
+		public static void main(String[] args) {
+			SpringApplication.run(WhoApp.class, args);
+		}
+
 	}
 
 }
