@@ -9,6 +9,8 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.availability.AvailabilityChangeEvent;
+import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
@@ -80,6 +82,29 @@ class RegistryRefreshTest {
 					.until(() -> !"B".equals(pick(context)) && picks(context, 50).equals(Set.of("A")));
 				context.publishEvent(new HeartbeatEvent(this, 1));
 			});
+	}
+
+	/**
+	 * A draining application may get no change event any more (the Nacos client stops
+	 * delivering them at JVM shutdown): while it refuses traffic its lists are refreshed
+	 * without one, and no longer once it accepts traffic again.
+	 */
+	@Test
+	void whileRefusingTrafficListsRefreshWithoutEvents() {
+		this.runner.run((context) -> {
+			assertThat(picks(context, 200)).containsExactlyInAnyOrder("A", "B");
+			AvailabilityChangeEvent.publish(context, ReadinessState.REFUSING_TRAFFIC);
+			assertThat(context.getBean(RegistryEventRefresher.class).isRefreshing()).isTrue();
+			this.discovery.instances.removeIf((instance) -> instance.getInstanceId().equals("B"));
+			await().atMost(Duration.ofSeconds(1)).until(() -> picks(context, 50).equals(Set.of("A")));
+			AvailabilityChangeEvent.publish(context, ReadinessState.ACCEPTING_TRAFFIC);
+			assertThat(context.getBean(RegistryEventRefresher.class).isRefreshing()).isFalse();
+			this.discovery.instances.add(new DefaultServiceInstance("B", "user-service", "10.0.0.2", 8080, false));
+			// Accepting traffic again: the 35 s cache holds until an event.
+			await().during(Duration.ofMillis(500))
+				.atMost(Duration.ofSeconds(1))
+				.until(() -> picks(context, 50).equals(Set.of("A")));
+		});
 	}
 
 	/** A registry whose answer the test changes. */
