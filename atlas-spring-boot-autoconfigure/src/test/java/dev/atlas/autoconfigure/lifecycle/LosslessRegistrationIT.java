@@ -4,17 +4,12 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,9 +32,7 @@ import static org.awaitility.Awaitility.await;
  */
 class LosslessRegistrationIT {
 
-	private static TestingServer zookeeper;
-
-	private static CuratorFramework curator;
+	private static ZooKeeperRegistry zookeeper;
 
 	private static final CountDownLatch releaseRunner = new CountDownLatch(1);
 
@@ -49,15 +42,11 @@ class LosslessRegistrationIT {
 
 	@BeforeAll
 	static void registry() throws Exception {
-		zookeeper = new TestingServer(true);
-		curator = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
-		curator.start();
-		curator.blockUntilConnected(10, TimeUnit.SECONDS);
+		zookeeper = new ZooKeeperRegistry();
 	}
 
 	@AfterAll
 	static void closeRegistry() throws IOException {
-		curator.close();
 		zookeeper.close();
 	}
 
@@ -71,7 +60,7 @@ class LosslessRegistrationIT {
 	private CompletableFuture<ConfigurableApplicationContext> start(String name, int port, String... properties) {
 		SpringApplicationBuilder builder = new SpringApplicationBuilder(SlowApp.class).properties(
 				"spring.application.name=" + name, "server.port=" + port,
-				"spring.cloud.zookeeper.connect-string=" + zookeeper.getConnectString(),
+				"spring.cloud.zookeeper.connect-string=" + zookeeper.connectString(),
 				"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1", "spring.cloud.loadbalancer.enabled=false",
 				"spring.main.banner-mode=off", "spring.cloud.nacos.discovery.enabled=false",
 				"atlas.lifecycle.drain=0s");
@@ -80,14 +69,11 @@ class LosslessRegistrationIT {
 	}
 
 	private static List<String> registered(String name) throws Exception {
-		String path = "/services/" + name;
-		return (curator.checkExists().forPath(path) == null) ? List.of() : curator.getChildren().forPath(path);
+		return zookeeper.registered(name);
 	}
 
 	private static String firstPayload(String name) throws Exception {
-		String path = "/services/" + name;
-		return new String(curator.getData().forPath(path + "/" + curator.getChildren().forPath(path).get(0)),
-				StandardCharsets.UTF_8);
+		return zookeeper.firstPayload(name);
 	}
 
 	private static boolean listening(int port) {

@@ -13,10 +13,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.atlas.autoconfigure.actuator.AtlasEndpoint;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.curator.x.discovery.ServiceDiscovery;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -54,23 +50,17 @@ import static org.awaitility.Awaitility.await;
  */
 class RegistryClientIT {
 
-	private static TestingServer zookeeper;
-
-	private static CuratorFramework curator;
+	private static ZooKeeperRegistry zookeeper;
 
 	private ConfigurableApplicationContext app;
 
 	@BeforeAll
 	static void registry() throws Exception {
-		zookeeper = new TestingServer(true);
-		curator = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
-		curator.start();
-		curator.blockUntilConnected(10, TimeUnit.SECONDS);
+		zookeeper = new ZooKeeperRegistry();
 	}
 
 	@AfterAll
 	static void closeRegistry() throws IOException {
-		curator.close();
 		zookeeper.close();
 	}
 
@@ -85,7 +75,7 @@ class RegistryClientIT {
 	private static ConfigurableApplicationContext start(String name, String... properties) {
 		return new SpringApplicationBuilder(App.class)
 			.properties("spring.application.name=" + name, "server.port=0",
-					"spring.cloud.zookeeper.connect-string=" + zookeeper.getConnectString(),
+					"spring.cloud.zookeeper.connect-string=" + zookeeper.connectString(),
 					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1", "spring.main.banner-mode=off",
 					"spring.cloud.nacos.discovery.enabled=false", "management.endpoints.web.exposure.include=atlas",
 					"atlas.lifecycle.drain=0s")
@@ -94,8 +84,7 @@ class RegistryClientIT {
 	}
 
 	private static List<String> registered(String name) throws Exception {
-		String path = "/services/" + name;
-		return (curator.checkExists().forPath(path) == null) ? List.of() : curator.getChildren().forPath(path);
+		return zookeeper.registered(name);
 	}
 
 	@SuppressWarnings("unchecked")
