@@ -30,6 +30,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
@@ -168,15 +170,23 @@ class NacosOutageIT {
 	 * application then starts, and the Nacos client even registers it later by itself
 	 * once the registry is reachable (its redo).
 	 */
-	@Test
-	void withFailFastAnApplicationDoesNotStartWhileTheRegistryIsDown() throws Exception {
+	/**
+	 * With {@code fail-fast=true} (Spring Cloud Alibaba's default) an application that
+	 * cannot register does not start: with Atlas (which registers once the application is
+	 * ready) as without it (which registers when the web server is up).
+	 * @param atlas {@code atlas.enabled}
+	 */
+	@ParameterizedTest(name = "atlas.enabled={0}")
+	@ValueSource(booleans = { true, false })
+	void withFailFastAnApplicationDoesNotStartWhileTheRegistryIsDown(boolean atlas) throws Exception {
 		TcpForwarder registry = this.nacos.forwarder(false);
 		String service = NacosApps.service("fail-fast");
 		long start = System.nanoTime();
 		// spring.cloud.nacos.discovery.fail-fast is true by default
-		Throwable failure = catchThrowable(() -> this.nacos.start(registry, service));
-		System.out.printf("nacos-it: fail-fast=true, start against a refusing registry: %s after %d ms%n",
-				(failure != null) ? "failed (" + failure + ")" : "started", ms(System.nanoTime() - start));
+		Throwable failure = catchThrowable(() -> this.nacos.start(registry, service, "atlas.enabled=" + atlas));
+		System.out.printf(
+				"nacos-it: fail-fast=true, atlas.enabled=%s, start against a refusing registry: %s after %d ms%n",
+				atlas, (failure != null) ? "failed (" + failure + ")" : "started", ms(System.nanoTime() - start));
 		assertThat(failure)
 			.as("SpringApplication.run of an application that cannot register, with "
 					+ "spring.cloud.nacos.discovery.fail-fast=true (the default), must throw")
