@@ -211,9 +211,15 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 		runAndWait(Trigger.CONTEXT_CLOSED);
 	}
 
+	/**
+	 * First among the listeners to the root context's closing, but for Atlas's own
+	 * periodic refresh during shutdown, which must start before this sequence blocks for
+	 * the drain.
+	 * @return {@link Ordered#HIGHEST_PRECEDENCE} + 1
+	 */
 	@Override
 	public int getOrder() {
-		return Ordered.HIGHEST_PRECEDENCE;
+		return Ordered.HIGHEST_PRECEDENCE + 1;
 	}
 
 	/**

@@ -157,7 +157,7 @@ public class LosslessRegistration implements SmartApplicationListener {
 				return;
 			}
 		}
-		register(List.of(new Deferred(target, event)));
+		registerOrFail(List.of(new Deferred(target, event)));
 	}
 
 	@Override
@@ -197,7 +197,22 @@ public class LosslessRegistration implements SmartApplicationListener {
 				return;
 			}
 		}
-		register(toRegister);
+		registerOrFail(toRegister);
+	}
+
+	/**
+	 * Registers on the caller's thread (the readiness event, inside
+	 * {@code SpringApplication.run}); a failure is remembered
+	 * ({@link #registrationFailed()}) and thrown on.
+	 */
+	private void registerOrFail(List<Deferred> toRegister) {
+		try {
+			register(toRegister);
+		}
+		catch (RuntimeException ex) {
+			this.registrationFailed = true;
+			throw ex;
+		}
 	}
 
 	/**
@@ -283,10 +298,6 @@ public class LosslessRegistration implements SmartApplicationListener {
 				call.target.onApplicationEvent(call.event);
 				log.info("Registered this instance after it became ready");
 			}
-			catch (RuntimeException ex) {
-				this.registrationFailed = true;
-				throw ex;
-			}
 			finally {
 				synchronized (this.lock) {
 					this.registering--;
@@ -319,9 +330,11 @@ public class LosslessRegistration implements SmartApplicationListener {
 	}
 
 	/**
-	 * Whether a registration threw (the registry refused it); the application is then
-	 * failing to start, or closing itself after {@code atlas.lifecycle.register-delay}.
-	 * @return {@code true} once a registration failed
+	 * Whether a registration at readiness threw (the registry refused it): the
+	 * application is failing to start and was never routed to. A registration that fails
+	 * after {@code atlas.lifecycle.register-delay} does not count: the application was
+	 * ready, and on Kubernetes in the Service's endpoints, for the whole delay.
+	 * @return {@code true} once a registration at readiness failed
 	 */
 	public boolean registrationFailed() {
 		return this.registrationFailed;

@@ -28,9 +28,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * by itself once the server is back, seconds or hours later. So after the registry
  * accepts the registration ({@link #registered}), this asks the application's
  * {@link DiscoveryClient} — the view its callers have — off the request path on one
- * daemon thread, until it lists this instance (same host, ignoring case, and port) or the
- * application deregisters: after {@code interval}, then twice as long each time up to
- * {@value #MAX_INTERVAL_S} s. A failing lookup (registry down) counts as not listed yet,
+ * daemon thread, once per {@code interval} (for Nacos and Eureka a read of the client's
+ * local copy), until it lists this instance (same host, ignoring case, and port) or the
+ * application deregisters. A failing lookup (registry down) counts as not listed yet,
  * logged at DEBUG; a lookup that answers {@code null} (no discovery client to ask) counts
  * as listed. One WARN when the instance is still not listed after {@value #WARN_AFTER_S}
  * s (e.g. a registry that lists only instances with a weight above 0, or a client that
@@ -47,9 +47,6 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 public class RegistrationStatus implements DisposableBean {
 
 	private static final Logger log = LoggerFactory.getLogger(RegistrationStatus.class);
-
-	/** Longest wait between two checks, in seconds. */
-	static final int MAX_INTERVAL_S = 30;
 
 	/** How long pending before one WARN, in seconds. */
 	static final int WARN_AFTER_S = 60;
@@ -79,6 +76,9 @@ public class RegistrationStatus implements DisposableBean {
 
 	private boolean destroyed;
 
+	/** Whether the WARN of the current generation was logged. */
+	private boolean warned;
+
 	private @Nullable ScheduledExecutorService checks;
 
 	/** Where this application's registration is. */
@@ -105,7 +105,7 @@ public class RegistrationStatus implements DisposableBean {
 	 * and answer {@code null} when there is no discovery client to ask (then an accepted
 	 * registration counts as listed)
 	 * @param clock source of the times reported
-	 * @param interval first wait between two checks while pending, positive
+	 * @param interval time between two checks while pending, positive
 	 */
 	public RegistrationStatus(Function<String, @Nullable List<ServiceInstance>> lookup, Clock clock,
 			Duration interval) {
@@ -131,6 +131,7 @@ public class RegistrationStatus implements DisposableBean {
 			mine = ++this.generation;
 			this.registeredAt = this.clock.millis();
 			this.listedAt = -1;
+			this.warned = false;
 			this.phase = Phase.PENDING;
 			if (this.checks == null) {
 				CustomizableThreadFactory threads = new CustomizableThreadFactory("atlas-registration-check-");
@@ -160,12 +161,12 @@ public class RegistrationStatus implements DisposableBean {
 	private void schedule(ServiceInstance self, long generation, long delayMs) {
 		synchronized (this.lock) {
 			if (this.checks != null && generation == this.generation) {
-				this.checks.schedule(() -> check(self, generation, delayMs), delayMs, TimeUnit.MILLISECONDS);
+				this.checks.schedule(() -> check(self, generation), delayMs, TimeUnit.MILLISECONDS);
 			}
 		}
 	}
 
-	private void check(ServiceInstance self, long generation, long lastDelayMs) {
+	private void check(ServiceInstance self, long generation) {
 		boolean listed;
 		try {
 			List<ServiceInstance> instances = this.lookup.apply(self.getServiceId());
@@ -177,7 +178,6 @@ public class RegistrationStatus implements DisposableBean {
 			log.debug("Could not check whether the registry lists this instance yet", ex);
 			listed = false;
 		}
-		long nextDelayMs;
 		synchronized (this.lock) {
 			if (generation != this.generation || this.phase != Phase.PENDING) {
 				return;
@@ -190,17 +190,15 @@ public class RegistrationStatus implements DisposableBean {
 				return;
 			}
 			long pendingMs = this.clock.millis() - this.registeredAt;
-			long previousMs = pendingMs - lastDelayMs;
-			if (pendingMs >= WARN_AFTER_S * 1000L && previousMs < WARN_AFTER_S * 1000L) {
+			if (!this.warned && pendingMs >= WARN_AFTER_S * 1000L) {
+				this.warned = true;
 				log.warn(
 						"The registry accepted the registration of '{}' {} s ago but does not list this instance "
 								+ "({}:{}) yet; /actuator/atlas reports it PENDING",
 						self.getServiceId(), pendingMs / 1000, self.getHost(), self.getPort());
 			}
-			nextDelayMs = (lastDelayMs == 0) ? this.interval.toMillis()
-					: Math.min(lastDelayMs * 2, MAX_INTERVAL_S * 1000L);
 		}
-		schedule(self, generation, nextDelayMs);
+		schedule(self, generation, this.interval.toMillis());
 	}
 
 	/**

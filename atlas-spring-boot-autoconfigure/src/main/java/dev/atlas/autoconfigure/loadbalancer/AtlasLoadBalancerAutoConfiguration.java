@@ -40,6 +40,7 @@ import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
@@ -157,8 +158,11 @@ public class AtlasLoadBalancerAutoConfiguration {
 
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
-	RegistryEventRefresher atlasRegistryEventRefresher(ListableBeanFactory beanFactory) {
-		return new RegistryEventRefresher(beanFactory, Duration.ofMillis(100));
+	RegistryEventRefresher atlasRegistryEventRefresher(ListableBeanFactory beanFactory, ApplicationContext context,
+			ObjectProvider<InstanceChangeSource> changeSources) {
+		return new RegistryEventRefresher(beanFactory, context,
+				() -> changeSources.stream().anyMatch((source) -> !source.deliversDuringShutdown()),
+				Duration.ofMillis(100));
 	}
 
 	/**

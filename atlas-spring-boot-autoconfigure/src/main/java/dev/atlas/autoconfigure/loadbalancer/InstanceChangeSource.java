@@ -21,4 +21,16 @@ public interface InstanceChangeSource {
 	 */
 	void subscribe(String serviceId, Runnable onChange);
 
+	/**
+	 * Whether changes are still delivered once the JVM has begun to shut down (while this
+	 * application drains). A registry client that stops its event delivery in a JVM
+	 * shutdown hook of its own answers {@code false}; Atlas then refreshes every cached
+	 * list periodically during the shutdown ({@link RegistryEventRefresher}).
+	 * @return {@code true} (the default) if changes keep coming until the application
+	 * context closes the source
+	 */
+	default boolean deliversDuringShutdown() {
+		return true;
+	}
+
 }

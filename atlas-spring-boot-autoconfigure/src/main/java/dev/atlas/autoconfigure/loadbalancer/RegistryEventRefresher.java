@@ -6,6 +6,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -13,13 +14,14 @@ import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.boot.availability.AvailabilityChangeEvent;
-import org.springframework.boot.availability.ReadinessState;
 import org.springframework.cache.Cache;
 import org.springframework.cloud.client.discovery.event.HeartbeatEvent;
 import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
 import org.springframework.cloud.loadbalancer.core.CachingServiceInstanceListSupplier;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEvent;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.event.SmartApplicationListener;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
@@ -33,49 +35,72 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * write.
  *
  * <p>
- * While this application refuses traffic (readiness {@code REFUSING_TRAFFIC}: Atlas's
- * shutdown sequence has deregistered it and it drains), change events cannot be relied
- * on: a registry client may stop delivering them as soon as the JVM begins to shut down
- * (the Nacos client's {@code NotifyCenter} shuts its event publishers down in a JVM
- * shutdown hook, next to Spring Boot's). So every cached list is also evicted every
- * {@code whileRefusing} (100 ms by default) until readiness turns
- * {@code ACCEPTING_TRAFFIC} again or the application closes: the stopping application's
- * own calls (a second hop, a scheduled job) keep following the registry's view — for
- * Nacos its client's local copy, which pushes still update — at the cost of one discovery
- * lookup per service and period. Thread-safe.
+ * During shutdown, when a registry client stops delivering change events as the JVM shuts
+ * down ({@link InstanceChangeSource#deliversDuringShutdown()} is {@code false}: the Nacos
+ * client stops its event publishers in a JVM shutdown hook of its own), every cached list
+ * is evicted every {@code duringShutdown} (100 ms by default) from the root context's
+ * {@link ContextClosedEvent} — the start of the shutdown sequence, whose drain follows —
+ * until this lifecycle stops, in the phase just before the registry client closes: the
+ * stopping application's own calls (a second hop, a scheduled job) keep following the
+ * registry while it drains — for Nacos, its client's local copy, which pushes still
+ * update — at the cost of one discovery lookup per service and period. Thread-safe.
  */
-public class RegistryEventRefresher implements SmartApplicationListener, DisposableBean {
+public class RegistryEventRefresher implements SmartApplicationListener, SmartLifecycle, DisposableBean {
 
 	private static final Logger log = LoggerFactory.getLogger(RegistryEventRefresher.class);
 
 	private final ListableBeanFactory beanFactory;
 
-	private final Duration whileRefusing;
+	private final ApplicationContext context;
 
-	/** Guards the two fields below. */
+	private final BooleanSupplier needed;
+
+	private final Duration duringShutdown;
+
+	/** Guards every field below, and each periodic eviction. */
 	private final Object lock = new Object();
 
 	private @Nullable ScheduledExecutorService scheduler;
 
 	private @Nullable ScheduledFuture<?> refreshing;
 
+	private boolean running;
+
+	private boolean destroyed;
+
 	/**
 	 * Creates the refresher.
 	 * @param beanFactory where Spring Cloud LoadBalancer's cache managers are (none when
 	 * caching is off); they are looked up by type on each event because Spring Cloud
 	 * declares them as non-autowire candidates
-	 * @param whileRefusing how often every cached list is evicted while the application
-	 * refuses traffic; positive
+	 * @param context the root application context, whose closing starts the periodic
+	 * eviction
+	 * @param needed whether the periodic eviction is needed, asked when the context
+	 * closes: some change source stops delivering at JVM shutdown
+	 * @param duringShutdown how often every cached list is evicted during shutdown;
+	 * positive
 	 */
-	public RegistryEventRefresher(ListableBeanFactory beanFactory, Duration whileRefusing) {
+	public RegistryEventRefresher(ListableBeanFactory beanFactory, ApplicationContext context, BooleanSupplier needed,
+			Duration duringShutdown) {
 		this.beanFactory = beanFactory;
-		this.whileRefusing = whileRefusing;
+		this.context = context;
+		this.needed = needed;
+		this.duringShutdown = duringShutdown;
+	}
+
+	/**
+	 * Before Atlas's shutdown sequence ({@code GracefulShutdown}, which blocks its
+	 * {@link ContextClosedEvent} for the drain).
+	 * @return {@link org.springframework.core.Ordered#HIGHEST_PRECEDENCE}
+	 */
+	@Override
+	public int getOrder() {
+		return org.springframework.core.Ordered.HIGHEST_PRECEDENCE;
 	}
 
 	@Override
 	public boolean supportsEventType(Class<? extends ApplicationEvent> eventType) {
-		return HeartbeatEvent.class.isAssignableFrom(eventType)
-				|| AvailabilityChangeEvent.class.isAssignableFrom(eventType);
+		return HeartbeatEvent.class.isAssignableFrom(eventType) || ContextClosedEvent.class.isAssignableFrom(eventType);
 	}
 
 	@Override
@@ -83,13 +108,9 @@ public class RegistryEventRefresher implements SmartApplicationListener, Disposa
 		if (event instanceof HeartbeatEvent) {
 			evictAll();
 		}
-		else if (event instanceof AvailabilityChangeEvent<?> availability) {
-			if (availability.getState() == ReadinessState.REFUSING_TRAFFIC) {
-				startRefreshing();
-			}
-			else if (availability.getState() == ReadinessState.ACCEPTING_TRAFFIC) {
-				stopRefreshing();
-			}
+		else if (event instanceof ContextClosedEvent closed && closed.getApplicationContext() == this.context
+				&& this.needed.getAsBoolean()) {
+			startRefreshing();
 		}
 	}
 
@@ -107,8 +128,7 @@ public class RegistryEventRefresher implements SmartApplicationListener, Disposa
 	}
 
 	/**
-	 * Whether cached lists are being evicted periodically (the application refuses
-	 * traffic).
+	 * Whether cached lists are being evicted periodically (shutting down).
 	 * @return {@code true} while refreshing
 	 */
 	public boolean isRefreshing() {
@@ -119,27 +139,33 @@ public class RegistryEventRefresher implements SmartApplicationListener, Disposa
 
 	private void startRefreshing() {
 		synchronized (this.lock) {
-			if (this.refreshing != null) {
+			if (this.refreshing != null || this.destroyed) {
 				return;
 			}
 			if (this.scheduler == null) {
-				CustomizableThreadFactory threads = new CustomizableThreadFactory("atlas-drain-refresh-");
+				CustomizableThreadFactory threads = new CustomizableThreadFactory("atlas-shutdown-refresh-");
 				threads.setDaemon(true);
 				this.scheduler = Executors.newSingleThreadScheduledExecutor(threads);
 			}
-			long period = this.whileRefusing.toMillis();
-			this.refreshing = this.scheduler.scheduleAtFixedRate(this::evictQuietly, 0, period, TimeUnit.MILLISECONDS);
+			long period = this.duringShutdown.toMillis();
+			this.refreshing = this.scheduler.scheduleAtFixedRate(this::evictWhileRefreshing, 0, period,
+					TimeUnit.MILLISECONDS);
 		}
-		log.info("Refusing traffic: instance lists are refreshed every {} ms until the application stops",
-				this.whileRefusing.toMillis());
+		log.info("Shutting down: instance lists are refreshed every {} ms until the registry client closes "
+				+ "(its change events stop with the JVM)", this.duringShutdown.toMillis());
 	}
 
-	private void evictQuietly() {
-		try {
-			evictAll();
-		}
-		catch (RuntimeException ex) {
-			log.debug("Periodic eviction of cached instance lists failed", ex);
+	private void evictWhileRefreshing() {
+		synchronized (this.lock) {
+			if (this.refreshing == null) {
+				return;
+			}
+			try {
+				evictAll();
+			}
+			catch (RuntimeException ex) {
+				log.debug("Periodic eviction of cached instance lists failed", ex);
+			}
 		}
 	}
 
@@ -152,10 +178,50 @@ public class RegistryEventRefresher implements SmartApplicationListener, Disposa
 		}
 	}
 
-	/** Stops the periodic eviction; idempotent. */
+	@Override
+	public void start() {
+		synchronized (this.lock) {
+			this.running = true;
+		}
+	}
+
+	/** Ends the periodic eviction; no eviction runs once this returns. */
+	@Override
+	public void stop() {
+		synchronized (this.lock) {
+			this.running = false;
+			stopRefreshing();
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		synchronized (this.lock) {
+			return this.running;
+		}
+	}
+
+	/**
+	 * Just before the registry client closes ({@code DeferredRegistryClose}, the last
+	 * phase), after the web server has stopped.
+	 * @return {@link Integer#MIN_VALUE} + 1
+	 */
+	@Override
+	public int getPhase() {
+		return Integer.MIN_VALUE + 1;
+	}
+
+	/** Not stopped when the context pauses. */
+	@Override
+	public boolean isPauseable() {
+		return false;
+	}
+
+	/** Stops the periodic eviction for good; idempotent. */
 	@Override
 	public void destroy() {
 		synchronized (this.lock) {
+			this.destroyed = true;
 			stopRefreshing();
 			if (this.scheduler != null) {
 				this.scheduler.shutdownNow();

@@ -100,6 +100,17 @@ public class NacosInstanceChangeSource
 		this.subscriptions.forEach((serviceId, onChange) -> subscribe(naming, serviceId, onChange));
 	}
 
+	/**
+	 * The Nacos client shuts its event publishers ({@code NotifyCenter}) down in a JVM
+	 * shutdown hook of its own, next to Spring Boot's: on SIGTERM, pushes still update
+	 * its local copy, but no change event reaches this source any more.
+	 * @return {@code false}
+	 */
+	@Override
+	public boolean deliversDuringShutdown() {
+		return false;
+	}
+
 	private @Nullable NamingService namingService() {
 		try {
 			return this.nacos.getNamingService();

@@ -116,6 +116,9 @@ class LosslessRegistrationTest {
 		this.scheduler.runAll();
 		assertThat(this.context.isActive()).isFalse();
 		assertThat(output.getOut()).contains("Registration after atlas.lifecycle.register-delay failed");
+		// ready (and routed to, on Kubernetes) for the whole delay: it drains like any
+		// other
+		assertThat(lossless.registrationFailed()).isFalse();
 	}
 
 	@Test

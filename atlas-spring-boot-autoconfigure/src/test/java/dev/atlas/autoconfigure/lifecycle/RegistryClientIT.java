@@ -12,6 +12,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import dev.atlas.autoconfigure.actuator.AtlasEndpoint;
+import dev.atlas.autoconfigure.loadbalancer.InstanceChangeSource;
+import dev.atlas.autoconfigure.loadbalancer.RegistryEventRefresher;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.curator.x.discovery.ServiceDiscovery;
 import org.junit.jupiter.api.AfterAll;
@@ -23,6 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.zookeeper.discovery.ZookeeperInstance;
 import org.springframework.cloud.zookeeper.serviceregistry.ZookeeperRegistration;
@@ -157,9 +160,47 @@ class RegistryClientIT {
 		assertThat(registry.closes().get(0)).isEqualTo("DRAINED, web server stopped");
 	}
 
+	/**
+	 * With a registry client that stops delivering change events at JVM shutdown (as
+	 * Nacos's does), the periodic refresh must run during the drain, not after it:
+	 * Atlas's shutdown sequence blocks the context's closing for the whole drain.
+	 */
+	@Test
+	void withARegistryThatFallsSilentAtShutdownListsRefreshDuringTheDrain() throws Exception {
+		this.app = start("silent-app", "registry.silent-at-shutdown=true", "atlas.lifecycle.drain=2s");
+		await().atMost(Duration.ofSeconds(5)).until(() -> registered("silent-app").size() == 1);
+		RegistryEventRefresher refresher = this.app.getBean(RegistryEventRefresher.class);
+		GracefulShutdown sequence = this.app.getBean(GracefulShutdown.class);
+		assertThat(refresher.isRefreshing()).isFalse();
+		ConfigurableApplicationContext closing = this.app;
+		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(closing::close);
+		await().atMost(Duration.ofSeconds(1))
+			.until(() -> sequence.state() == GracefulShutdown.State.DRAINING && refresher.isRefreshing());
+		shutdown.get(30, TimeUnit.SECONDS);
+		this.app = null;
+		assertThat(refresher.isRefreshing()).isFalse();
+	}
+
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class App {
+
+		@Bean
+		@ConditionalOnBooleanProperty("registry.silent-at-shutdown")
+		InstanceChangeSource silentAtShutdown() {
+			return new InstanceChangeSource() {
+
+				@Override
+				public void subscribe(String serviceId, Runnable onChange) {
+				}
+
+				@Override
+				public boolean deliversDuringShutdown() {
+					return false;
+				}
+
+			};
+		}
 
 		/** Primary: Spring Cloud ZooKeeper's own registry bean cannot be replaced. */
 		@Bean

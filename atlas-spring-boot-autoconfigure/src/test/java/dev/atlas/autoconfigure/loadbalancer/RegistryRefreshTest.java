@@ -9,8 +9,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.availability.AvailabilityChangeEvent;
-import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
@@ -22,6 +20,7 @@ import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfigurati
 import org.springframework.cloud.loadbalancer.config.LoadBalancerCacheAutoConfiguration;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.event.ContextClosedEvent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -85,26 +84,52 @@ class RegistryRefreshTest {
 	}
 
 	/**
-	 * A draining application may get no change event any more (the Nacos client stops
-	 * delivering them at JVM shutdown): while it refuses traffic its lists are refreshed
-	 * without one, and no longer once it accepts traffic again.
+	 * A registry client that stops delivering change events at JVM shutdown (Nacos's):
+	 * from the moment the application context closes, its lists refresh without events,
+	 * until the phase before the registry client closes.
 	 */
 	@Test
-	void whileRefusingTrafficListsRefreshWithoutEvents() {
-		this.runner.run((context) -> {
+	void duringShutdownListsRefreshWithoutEventsWhenAChangeSourceStopsDelivering() {
+		this.runner.withBean(InstanceChangeSource.class, () -> new SilentAtShutdown()).run((context) -> {
+			RegistryEventRefresher refresher = context.getBean(RegistryEventRefresher.class);
 			assertThat(picks(context, 200)).containsExactlyInAnyOrder("A", "B");
-			AvailabilityChangeEvent.publish(context, ReadinessState.REFUSING_TRAFFIC);
-			assertThat(context.getBean(RegistryEventRefresher.class).isRefreshing()).isTrue();
+			context.publishEvent(new ContextClosedEvent(context.getSourceApplicationContext()));
+			assertThat(refresher.isRefreshing()).isTrue();
 			this.discovery.instances.removeIf((instance) -> instance.getInstanceId().equals("B"));
 			await().atMost(Duration.ofSeconds(1)).until(() -> picks(context, 50).equals(Set.of("A")));
-			AvailabilityChangeEvent.publish(context, ReadinessState.ACCEPTING_TRAFFIC);
-			assertThat(context.getBean(RegistryEventRefresher.class).isRefreshing()).isFalse();
-			this.discovery.instances.add(new DefaultServiceInstance("B", "user-service", "10.0.0.2", 8080, false));
-			// Accepting traffic again: the 35 s cache holds until an event.
+			refresher.stop();
+			assertThat(refresher.isRefreshing()).isFalse();
+			picks(context, 1);
+			this.discovery.instances.add(new DefaultServiceInstance("B", "user-service", "b", 80, false));
+			// Stopped: the 35 s cache holds again until an event.
 			await().during(Duration.ofMillis(500))
 				.atMost(Duration.ofSeconds(1))
 				.until(() -> picks(context, 50).equals(Set.of("A")));
 		});
+	}
+
+	/** ZooKeeper's watch keeps delivering during shutdown: no periodic refresh. */
+	@Test
+	void duringShutdownNoPeriodicRefreshWhenChangesKeepComing() {
+		this.runner.withBean(InstanceChangeSource.class, () -> (serviceId, onChange) -> {
+		}).run((context) -> {
+			context.publishEvent(new ContextClosedEvent(context.getSourceApplicationContext()));
+			assertThat(context.getBean(RegistryEventRefresher.class).isRefreshing()).isFalse();
+		});
+	}
+
+	/** A change source like Nacos's: silent once the JVM shuts down. */
+	static final class SilentAtShutdown implements InstanceChangeSource {
+
+		@Override
+		public void subscribe(String serviceId, Runnable onChange) {
+		}
+
+		@Override
+		public boolean deliversDuringShutdown() {
+			return false;
+		}
+
 	}
 
 	/** A registry whose answer the test changes. */

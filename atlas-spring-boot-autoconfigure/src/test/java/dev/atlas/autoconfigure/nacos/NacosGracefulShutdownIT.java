@@ -85,7 +85,7 @@ class NacosGracefulShutdownIT {
 		await("the forked application is listed").atMost(Duration.ofSeconds(60))
 			.pollInterval(Duration.ofMillis(200))
 			.until(() -> this.nacos.listedPorts(service).contains(stoppingPort) || !this.stopping.isAlive());
-		assertThat(this.stopping.isAlive()).as("forked application running; its log: %s", log).isTrue();
+		assertThat(this.stopping.isAlive()).as("forked application running; its log:%n%s", tail(log)).isTrue();
 		// Smooth round robin over three: the forked application also calls itself.
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> answers(stoppingPort, 30).containsAll(Set.of(stoppingPort, otherPort, disabledPort)));
@@ -149,6 +149,11 @@ class NacosGracefulShutdownIT {
 		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 	}
 
+	private static String tail(Path log) throws IOException {
+		List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+		return String.join(System.lineSeparator(), lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+	}
+
 	private static int freePort() throws IOException {
 		try (ServerSocket socket = new ServerSocket(0)) {
 			return socket.getLocalPort();
@@ -166,6 +171,20 @@ class NacosGracefulShutdownIT {
 		 * @param args Spring Boot arguments
 		 */
 		public static void main(String[] args) {
+			// the test holds this JVM's standard input: if the test JVM dies, stop too
+			Thread orphanGuard = new Thread(() -> {
+				try {
+					while (System.in.read() != -1) {
+						// nothing to read; wait for the end
+					}
+				}
+				catch (IOException ex) {
+					// the pipe broke: same as its end
+				}
+				System.exit(1);
+			}, "orphan-guard");
+			orphanGuard.setDaemon(true);
+			orphanGuard.start();
 			SpringApplication.run(WhoApp.class, args);
 		}
 

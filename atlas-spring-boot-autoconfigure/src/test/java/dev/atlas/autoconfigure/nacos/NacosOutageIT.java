@@ -166,11 +166,6 @@ class NacosOutageIT {
 	}
 
 	/**
-	 * Fails while Atlas's deferred registration swallows the registration failure: the
-	 * application then starts, and the Nacos client even registers it later by itself
-	 * once the registry is reachable (its redo).
-	 */
-	/**
 	 * With {@code fail-fast=true} (Spring Cloud Alibaba's default) an application that
 	 * cannot register does not start: with Atlas (which registers once the application is
 	 * ready) as without it (which registers when the web server is up).
@@ -235,29 +230,34 @@ class NacosOutageIT {
 		WhoApp who = caller.getBean(WhoApp.class);
 		// one thread per client: the common pool may have fewer threads than loops
 		ExecutorService threads = Executors.newFixedThreadPool(clients.size());
-		List<CompletableFuture<Void>> load = clients.stream().map((client) -> CompletableFuture.runAsync(() -> {
-			while (running.get()) {
-				sent.computeIfAbsent(client, (key) -> new AtomicInteger()).incrementAndGet();
-				try {
-					answers.add(who.call(client));
-				}
-				catch (RuntimeException ex) {
-					failed.computeIfAbsent(client, (key) -> new CopyOnWriteArrayList<>()).add(ex.toString());
-				}
-			}
-		})).toList();
-		await().atMost(Duration.ofSeconds(5))
-			.until(() -> answers.contains(Integer.toString(port(app)))
-					&& answers.contains(Integer.toString(port(other))));
 		MeterRegistry meters = app.getBean(MeterRegistry.class);
-		app.close();
-		// calls go on after the stopped instance is gone
-		int sentAtStop = sent.values().stream().mapToInt(AtomicInteger::get).sum();
-		await().atMost(Duration.ofSeconds(10))
-			.until(() -> sent.values().stream().mapToInt(AtomicInteger::get).sum() >= sentAtStop + 200);
-		running.set(false);
-		CompletableFuture.allOf(load.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
-		threads.shutdown();
+		try {
+			List<CompletableFuture<Void>> load = clients.stream().map((client) -> CompletableFuture.runAsync(() -> {
+				while (running.get()) {
+					sent.computeIfAbsent(client, (key) -> new AtomicInteger()).incrementAndGet();
+					try {
+						answers.add(who.call(client));
+					}
+					catch (RuntimeException ex) {
+						failed.computeIfAbsent(client, (key) -> new CopyOnWriteArrayList<>()).add(ex.toString());
+					}
+				}
+			}, threads)).toList();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> answers.contains(Integer.toString(port(app)))
+						&& answers.contains(Integer.toString(port(other))));
+			app.close();
+			// calls go on after the stopped instance is gone
+			int sentAtStop = sent.values().stream().mapToInt(AtomicInteger::get).sum();
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> sent.values().stream().mapToInt(AtomicInteger::get).sum() >= sentAtStop + 200);
+			running.set(false);
+			CompletableFuture.allOf(load.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+		}
+		finally {
+			running.set(false);
+			threads.shutdown();
+		}
 		System.out.printf("nacos-it: fail-fast=false, closed after the late registration: sent %s, failed %s%n", sent,
 				failed.keySet());
 		assertThat(this.nacos.listedPorts(service)).containsExactly(port(other));
