@@ -155,9 +155,8 @@ public class AtlasEndpoint {
 		GracefulShutdown sequence = this.shutdown.getIfAvailable();
 		GracefulShutdown.State state = (sequence != null) ? sequence.state() : GracefulShutdown.State.SERVING;
 		RegistrationStatus status = this.status.getIfAvailable();
-		RegistrationStatus.Phase phase = (status != null) ? status.phase()
-				: ((registeredAt >= 0) ? RegistrationStatus.Phase.LISTED : RegistrationStatus.Phase.NOT_REGISTERED);
-		long listedAt = (status != null) ? status.listedAt() : registeredAt;
+		RegistrationStatus.Phase phase = (status != null) ? status.phase() : RegistrationStatus.Phase.NOT_REGISTERED;
+		long listedAt = (status != null) ? status.listedAt() : -1;
 		view.put("registered", phase == RegistrationStatus.Phase.LISTED && state == GracefulShutdown.State.SERVING);
 		view.put("registration", phase.name());
 		view.put("registeredAt", (registeredAt >= 0) ? registeredAt : null);
