@@ -1,7 +1,6 @@
 package dev.atlas.autoconfigure.lifecycle;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import dev.atlas.autoconfigure.Ports;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -86,9 +86,7 @@ class GracefulShutdownIT {
 
 	/** Starts the application without waiting for it to be registered. */
 	private void startUnregistered(String... properties) throws IOException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			this.port = socket.getLocalPort();
-		}
+		this.port = Ports.free();
 		this.app = new SpringApplicationBuilder(App.class)
 			.properties("spring.application.name=draining-app", "server.port=" + this.port,
 					"spring.cloud.zookeeper.connect-string=" + this.zookeeper.getConnectString(),

@@ -1,15 +1,13 @@
 package dev.atlas.autoconfigure.lifecycle;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import dev.atlas.autoconfigure.Ports;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,29 +74,13 @@ class LosslessRegistrationIT {
 		return zookeeper.firstPayload(name);
 	}
 
-	private static boolean listening(int port) {
-		try (Socket socket = new Socket()) {
-			socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-			return true;
-		}
-		catch (IOException ex) {
-			return false;
-		}
-	}
-
-	private static int freePort() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			return socket.getLocalPort();
-		}
-	}
-
 	@Test
 	void case11_notVisibleBeforeReadyAndVisibleWithinTwoSecondsAfter() throws Exception {
-		int port = freePort();
+		int port = Ports.free();
 		CompletableFuture<ConfigurableApplicationContext> started = start("slow-app", port);
 		// The web server is up (Spring Cloud would have registered by now) while the
 		// runner still runs.
-		await().atMost(Duration.ofSeconds(30)).until(() -> listening(port));
+		await().atMost(Duration.ofSeconds(30)).until(() -> Ports.listening(port));
 		await().during(Duration.ofSeconds(1))
 			.atMost(Duration.ofSeconds(3))
 			.until(() -> registered("slow-app").isEmpty());
@@ -115,7 +97,7 @@ class LosslessRegistrationIT {
 
 	@Test
 	void withoutAtlasTheSlowAppIsVisibleBeforeItIsReady() throws Exception {
-		int port = freePort();
+		int port = Ports.free();
 		CompletableFuture<ConfigurableApplicationContext> started = start("eager-app", port,
 				"atlas.lifecycle.register-when-ready=false", "slow-app.block=true");
 		await().atMost(Duration.ofSeconds(30)).until(() -> registered("eager-app").size() == 1);
@@ -126,7 +108,7 @@ class LosslessRegistrationIT {
 
 	@Test
 	void case11_failedStartupIsNeverRegistered() throws Exception {
-		int port = freePort();
+		int port = Ports.free();
 		failRunner = true;
 		try {
 			// The web server started (port bound) before the runner failed; Spring Cloud

@@ -1,13 +1,13 @@
 package dev.atlas.autoconfigure.lifecycle;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
+import dev.atlas.autoconfigure.Ports;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -103,10 +103,7 @@ class PreStopEndpointIT {
 
 	@Test
 	void aManagementPortEqualToTheApplicationPortIsTheApplicationPort() throws IOException {
-		int port;
-		try (ServerSocket socket = new ServerSocket(0)) {
-			port = socket.getLocalPort();
-		}
+		int port = Ports.free();
 		assertThatException()
 			.isThrownBy(() -> start("server.port=" + port, "management.server.port=" + port,
 					"management.endpoints.web.exposure.include=health,prestop"))

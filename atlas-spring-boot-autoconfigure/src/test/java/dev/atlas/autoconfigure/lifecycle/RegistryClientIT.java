@@ -1,8 +1,6 @@
 package dev.atlas.autoconfigure.lifecycle;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +9,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import dev.atlas.autoconfigure.Ports;
 import dev.atlas.autoconfigure.actuator.AtlasEndpoint;
 import dev.atlas.autoconfigure.loadbalancer.InstanceChangeSource;
 import dev.atlas.autoconfigure.loadbalancer.RegistryEventRefresher;
@@ -93,16 +92,6 @@ class RegistryClientIT {
 	@SuppressWarnings("unchecked")
 	private static Map<String, Object> lifecycle(ConfigurableApplicationContext app) {
 		return (Map<String, Object>) app.getBean(AtlasEndpoint.class).atlas().get("lifecycle");
-	}
-
-	private static boolean listening(int port) {
-		try (Socket socket = new Socket()) {
-			socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-			return true;
-		}
-		catch (IOException ex) {
-			return false;
-		}
 	}
 
 	/**
@@ -273,7 +262,7 @@ class RegistryClientIT {
 			catch (RuntimeException ex) {
 				state = "destroyed";
 			}
-			this.closes.add(state + ", web server " + (listening(this.port) ? "still serving" : "stopped"));
+			this.closes.add(state + ", web server " + (Ports.listening(this.port) ? "still serving" : "stopped"));
 			super.close();
 		}
 

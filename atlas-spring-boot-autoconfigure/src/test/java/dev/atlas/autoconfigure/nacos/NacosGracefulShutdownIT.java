@@ -1,7 +1,6 @@
 package dev.atlas.autoconfigure.nacos;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import dev.atlas.autoconfigure.Ports;
 import dev.atlas.autoconfigure.WhoApp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -75,7 +75,7 @@ class NacosGracefulShutdownIT {
 		ConfigurableApplicationContext disabled = this.nacos.start(service, common);
 		int otherPort = NacosApps.port(other);
 		int disabledPort = NacosApps.port(disabled);
-		int stoppingPort = freePort();
+		int stoppingPort = Ports.free();
 		Path log = logs.resolve("stopping.log");
 		this.stopping = fork(log, "--spring.application.name=" + service, "--server.port=" + stoppingPort,
 				"--spring.cloud.nacos.discovery.server-addr=" + this.nacos.address(),
@@ -152,12 +152,6 @@ class NacosGracefulShutdownIT {
 	private static String tail(Path log) throws IOException {
 		List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
 		return String.join(System.lineSeparator(), lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-	}
-
-	private static int freePort() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			return socket.getLocalPort();
-		}
 	}
 
 	/** The forked application: the tests' {@link WhoApp}. */
