@@ -21,7 +21,7 @@ class PackageDependenciesTest {
 
 	private static final String ROOT = "dev.atlas.loadbalancer";
 
-	private static final String[] CONCERNS = { "choice", "routing", "weighting", "stats" };
+	private static final String[] CONCERNS = { "choice", "routing", "weighting", "stats", "outlier" };
 
 	private final JavaClasses engine = new ClassFileImporter()
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
@@ -57,7 +57,7 @@ class PackageDependenciesTest {
 
 	@Test
 	void thePipelineKnowsConcernsOnlyThroughTheSpi() {
-		for (String concern : new String[] { "routing", "weighting", "stats" }) {
+		for (String concern : new String[] { "routing", "weighting", "stats", "outlier" }) {
 			noDependency("pipeline", concern).check(this.engine);
 		}
 	}

@@ -22,8 +22,8 @@ import org.springframework.core.env.ConfigurableEnvironment;
  *
  * <p>
  * A service's settings are resolved once, generically, for every section a service can
- * override ({@code loadbalancer}, {@code gray}, {@code warmup}): the global section
- * {@code atlas.<section>} is bound into a fresh object, then
+ * override ({@code loadbalancer}, {@code gray}, {@code warmup}, {@code outlier}): the
+ * global section {@code atlas.<section>} is bound into a fresh object, then
  * {@code atlas.services.<key>.<section>} onto the same instance, with Spring Boot's
  * {@link Binder}, for every configured key that {@link #matches(String, String) matches}
  * the service id (its own spelling last, so it wins); properties that only exist per
@@ -45,6 +45,8 @@ public class AtlasSettings {
 			Set.of(ServiceGrayProperties.WEIGHTS));
 
 	private static final Section<WarmupProperties> WARMUP = new Section<>("warmup", WarmupProperties::new);
+
+	private static final Section<OutlierProperties> OUTLIER = new Section<>("outlier", OutlierProperties::new);
 
 	private final ServiceOverlay overlay;
 
@@ -158,9 +160,11 @@ public class AtlasSettings {
 		LoadBalancerProperties loadbalancer = this.overlay.bind(LOADBALANCER, keys);
 		ServiceGrayProperties lanes = this.overlay.bind(GRAY, keys);
 		WarmupProperties warmup = this.overlay.bind(WARMUP, keys);
+		OutlierProperties outlier = this.overlay.bind(OUTLIER, keys);
 		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(), this.gray.isEnabled(),
 				this.gray.rulesFor(serviceId, lanes),
-				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())));
+				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())),
+				outlier.toRules(ServiceOverlay.propertyName(serviceId, OUTLIER.name())));
 	}
 
 }

@@ -3,6 +3,8 @@ package dev.atlas.autoconfigure;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 
+import dev.atlas.loadbalancer.outlier.ProbeType;
+
 import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.core.convert.ConversionService;
 import org.springframework.core.convert.converter.Converter;
@@ -28,6 +30,7 @@ public final class AtlasValueConverters {
 		ApplicationConversionService conversion = new ApplicationConversionService();
 		conversion.addConverter(new ToAllZeroWeightsPolicy());
 		conversion.addConverter(new ToGrayFallback());
+		conversion.addConverter(new ToProbeType());
 		return conversion;
 	}
 
@@ -55,6 +58,20 @@ public final class AtlasValueConverters {
 		@Override
 		public GrayFallback convert(String source) {
 			return GrayFallback.fromValue(source);
+		}
+
+	}
+
+	/** {@code String} to {@link ProbeType}. */
+	public static final class ToProbeType implements Converter<String, ProbeType> {
+
+		/**
+		 * Converts a property value.
+		 * @throws IllegalArgumentException naming the allowed values
+		 */
+		@Override
+		public ProbeType convert(String source) {
+			return ProbeType.fromValue(source);
 		}
 
 	}

@@ -3,8 +3,9 @@ package dev.atlas.autoconfigure;
 /**
  * The sections a service can override under {@code atlas.services.<serviceId>}. Each is
  * overlaid on the global section of the same name ({@code atlas.loadbalancer},
- * {@code atlas.gray}, {@code atlas.warmup}) by {@link AtlasSettings}: what the service
- * does not set is the global value. Mutable while being bound, not thread-safe.
+ * {@code atlas.gray}, {@code atlas.warmup}, {@code atlas.outlier}) by
+ * {@link AtlasSettings}: what the service does not set is the global value. Mutable while
+ * being bound, not thread-safe.
  */
 public class ServiceProperties {
 
@@ -20,6 +21,9 @@ public class ServiceProperties {
 	/** Warmup of this service's instances; unset ones are atlas.warmup.*. */
 	private final WarmupProperties warmup = new WarmupProperties();
 
+	/** Outlier detection for this service's instances; unset ones are atlas.outlier.*. */
+	private final OutlierProperties outlier = new OutlierProperties();
+
 	public LoadBalancerProperties getLoadbalancer() {
 		return this.loadbalancer;
 	}
@@ -30,6 +34,10 @@ public class ServiceProperties {
 
 	public WarmupProperties getWarmup() {
 		return this.warmup;
+	}
+
+	public OutlierProperties getOutlier() {
+		return this.outlier;
 	}
 
 }

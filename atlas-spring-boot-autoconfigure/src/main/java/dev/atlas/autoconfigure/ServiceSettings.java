@@ -2,8 +2,9 @@ package dev.atlas.autoconfigure;
 
 import java.util.Objects;
 
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 
 /**
@@ -21,9 +22,11 @@ import dev.atlas.loadbalancer.weighting.WarmupRules;
  * and canary percentages)
  * @param warmup the warmup rules; {@link WarmupRules#OFF} when warmup is disabled; never
  * {@code null}
+ * @param outlier the outlier detection rules (disabled ones when
+ * {@code atlas.outlier.enabled} is {@code false}); never {@code null}
  */
 public record ServiceSettings(String strategy, AllZeroWeightsPolicy allZeroWeights, boolean grayEnabled, GrayRules gray,
-		WarmupRules warmup) {
+		WarmupRules warmup, OutlierRules outlier) {
 
 	/**
 	 * Checks that nothing is missing.
@@ -34,6 +37,7 @@ public record ServiceSettings(String strategy, AllZeroWeightsPolicy allZeroWeigh
 		Objects.requireNonNull(allZeroWeights, "allZeroWeights");
 		Objects.requireNonNull(gray, "gray");
 		Objects.requireNonNull(warmup, "warmup");
+		Objects.requireNonNull(outlier, "outlier");
 	}
 
 }

@@ -2,12 +2,16 @@ package dev.atlas.loadbalancer.instance;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
+import dev.atlas.loadbalancer.support.InstanceProbe;
+import dev.atlas.loadbalancer.support.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +25,22 @@ import org.springframework.cloud.client.ServiceInstance;
  * until a non-empty answer comes back — or until the empty answers have lasted longer
  * than the stale limit, after which an empty list is accepted, so a real scale to zero is
  * honoured.
+ *
+ * <p>
+ * <strong>It never revives the dead.</strong>
+ * <ul>
+ * <li>An empty answer that is the first answer after a registry change event
+ * ({@link #changeReported(boolean)}) from a source whose removals are reliable (a
+ * ZooKeeper watch: the instances' nodes were deleted) is the truth and is accepted at
+ * once: the service's last instance deregistered, or it was scaled to zero.</li>
+ * <li>A stale list is connect-checked (with a {@link StaleCheck}): as soon as it becomes
+ * stale and again every check interval while it stays so, each of its instances is probed
+ * off the request path, and those that do not accept a connection are left out until the
+ * next check (all of them: the empty answer is used). Until the first check has run
+ * (about one connect timeout) the whole list is used.</li>
+ * </ul>
+ * A failed query that happens to be the first answer after such a change event is
+ * indistinguishable from a deregistration; the connect check covers every other case.
  *
  * <p>
  * Thread-safe and lock-free: returns the same list object while nothing changes, so
@@ -50,6 +70,20 @@ public final class LastKnownGood {
 
 	private volatile long emptySince = -1;
 
+	private final @Nullable StaleCheck check;
+
+	private final AtomicBoolean checking = new AtomicBoolean();
+
+	private volatile @Nullable Checked checked;
+
+	/** Change events reported so far. */
+	private volatile long changes;
+
+	/** {@link #changes} when the last non-empty answer came. */
+	private volatile long changesAtLastGood;
+
+	private volatile boolean reliableChange;
+
 	/**
 	 * Creates the guard of one service.
 	 * @param serviceId the service
@@ -59,6 +93,21 @@ public final class LastKnownGood {
 	 * @param meterRegistry where {@value #STALE_METER} is registered
 	 */
 	public LastKnownGood(String serviceId, Duration staleLimit, Clock clock, MeterRegistry meterRegistry) {
+		this(serviceId, staleLimit, clock, meterRegistry, null);
+	}
+
+	/**
+	 * Creates the guard of one service, with a connect check of stale lists.
+	 * @param serviceId the service
+	 * @param staleLimit how long empty answers are overridden, not negative
+	 * ({@link Duration#ZERO} accepts empty lists at once)
+	 * @param clock measures the stale period
+	 * @param meterRegistry where {@value #STALE_METER} is registered
+	 * @param check how a stale list is checked, or {@code null} for no check
+	 */
+	public LastKnownGood(String serviceId, Duration staleLimit, Clock clock, MeterRegistry meterRegistry,
+			@Nullable StaleCheck check) {
+		this.check = check;
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		if (staleLimit.isNegative()) {
 			throw new IllegalArgumentException("staleLimit must not be negative, was " + staleLimit);
@@ -72,18 +121,35 @@ public final class LastKnownGood {
 	}
 
 	/**
+	 * Tells that the registry reported a change of this service's instances (a watch or
+	 * subscription event). Quick and thread-safe; called on a registry client thread.
+	 * @param removalsReliable whether the source's events are the registry's truth, so
+	 * that an empty answer right after one means the instances are gone (a ZooKeeper
+	 * watch); {@code false} when an empty list may be transient (a Nacos client pushes
+	 * one when it resubscribes after a server restart, before the providers have
+	 * registered again)
+	 */
+	public void changeReported(boolean removalsReliable) {
+		this.reliableChange = removalsReliable;
+		this.changes++;
+	}
+
+	/**
 	 * The list to use for a registry answer.
 	 * @param answer as emitted by the supplier below (discovery + cache); not
 	 * {@code null}
-	 * @return {@code answer} when it is non-empty or when the stale limit has passed,
-	 * else the last non-empty answer
+	 * @return {@code answer} when it is non-empty, when it follows a reliable change
+	 * event, or when the stale limit has passed; else the last non-empty answer, less the
+	 * instances its last connect check found refusing connections
 	 */
 	public List<ServiceInstance> apply(List<ServiceInstance> answer) {
 		if (!answer.isEmpty()) {
+			this.changesAtLastGood = this.changes;
 			if (this.emptySince >= 0) {
 				log.info("Service '{}': the registry lists {} instances again; stale list dropped", this.serviceId,
 						answer.size());
 				this.emptySince = -1;
+				this.checked = null;
 			}
 			if (this.lastGood != answer) {
 				this.lastGood = answer;
@@ -94,17 +160,27 @@ public final class LastKnownGood {
 		if (good == null) {
 			return answer;
 		}
+		if (this.changes != this.changesAtLastGood && this.reliableChange) {
+			this.lastGood = null;
+			this.emptySince = -1;
+			this.checked = null;
+			log.info("Service '{}': the registry reported a change and lists no instance any more; the {} "
+					+ "instances known before are gone", this.serviceId, good.size());
+			return answer;
+		}
 		long now = this.clock.millis();
 		if (this.emptySince < 0) {
 			this.emptySince = now;
-			log.warn("Service '{}': the registry answered no instance; keeping the last {} known for up to {} ms",
-					this.serviceId, good.size(), this.staleLimit.toMillis());
+			log.warn("Service '{}': the registry answered no instance; keeping the last {} known for up to {} ms{}",
+					this.serviceId, good.size(), this.staleLimit.toMillis(),
+					(this.check != null) ? ", less those that refuse connections" : "");
 		}
 		if (now - this.emptySince >= this.staleLimit.toMillis()) {
 			if (this.lastGood != null) {
 				log.warn("Service '{}': still no instance after {} ms; accepting the empty list", this.serviceId,
 						this.staleLimit.toMillis());
 				this.lastGood = null;
+				this.checked = null;
 			}
 			return answer;
 		}
@@ -112,7 +188,48 @@ public final class LastKnownGood {
 			this.lastEmpty = answer;
 			this.stale.increment();
 		}
-		return good;
+		return (this.check != null) ? checked(good, answer, now, this.check) : good;
+	}
+
+	/** The stale list less the instances refusing connections, as last checked. */
+	private List<ServiceInstance> checked(List<ServiceInstance> good, List<ServiceInstance> empty, long now,
+			StaleCheck check) {
+		Checked last = this.checked;
+		if (last == null || last.source != good || now - last.at >= check.interval().toMillis()) {
+			startCheck(good, check);
+		}
+		if (last == null || last.source != good) {
+			return good;
+		}
+		return last.usable.isEmpty() ? empty : last.usable;
+	}
+
+	private void startCheck(List<ServiceInstance> good, StaleCheck check) {
+		if (!this.checking.compareAndSet(false, true)) {
+			return;
+		}
+		check.scheduler().schedule(() -> {
+			try {
+				List<ServiceInstance> usable = new ArrayList<>(good.size());
+				for (ServiceInstance instance : good) {
+					if (check.probe().probe(instance)) {
+						usable.add(instance);
+					}
+				}
+				List<ServiceInstance> result = (usable.size() == good.size()) ? good : List.copyOf(usable);
+				Checked previous = this.checked;
+				if (result != good && (previous == null || previous.usable.size() != result.size())) {
+					log.warn("Service '{}': {} of the {} instances of the stale list refuse connections and are "
+							+ "left out", this.serviceId, good.size() - result.size(), good.size());
+				}
+				if (this.lastGood == good) {
+					this.checked = new Checked(good, result, this.clock.millis());
+				}
+			}
+			finally {
+				this.checking.set(false);
+			}
+		}, 0);
 	}
 
 	/**
@@ -121,6 +238,34 @@ public final class LastKnownGood {
 	 */
 	public boolean isStale() {
 		return this.emptySince >= 0 && this.lastGood != null;
+	}
+
+	/**
+	 * How a stale list is checked: each instance is probed (a TCP connect), off the
+	 * request path.
+	 *
+	 * @param probe the probe; an instance it fails is left out
+	 * @param scheduler runs the check
+	 * @param interval how often the check runs again while the list stays stale,
+	 * {@code > 0}
+	 */
+	public record StaleCheck(InstanceProbe probe, Scheduler scheduler, Duration interval) {
+
+		/**
+		 * Validates.
+		 * @throws IllegalArgumentException if the interval is not positive
+		 */
+		public StaleCheck {
+			Objects.requireNonNull(probe, "probe");
+			Objects.requireNonNull(scheduler, "scheduler");
+			if (interval.toMillis() < 1) {
+				throw new IllegalArgumentException("interval must be at least 1ms, was " + interval);
+			}
+		}
+
+	}
+
+	private record Checked(List<ServiceInstance> source, List<ServiceInstance> usable, long at) {
 	}
 
 }

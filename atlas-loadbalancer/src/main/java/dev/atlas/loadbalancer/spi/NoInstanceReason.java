@@ -23,6 +23,13 @@ public enum NoInstanceReason {
 	 */
 	ALL_WEIGHTS_ZERO("every candidate has weight 0 and atlas.loadbalancer.all-zero-weights is reject"),
 
+	/**
+	 * Every candidate of the request's lane is ejected as an outlier and
+	 * {@code atlas.outlier.panic-threshold-percent} is 0 (with a positive threshold the
+	 * lane is in panic mode and its ejected instances stay candidates).
+	 */
+	OUTLIERS_EJECTED("every candidate is ejected as an outlier and atlas.outlier.panic-threshold-percent is 0"),
+
 	/** A candidate filter (the application's own) left no candidate. */
 	FILTERED_OUT("a candidate filter left no instance"),
 

@@ -12,6 +12,7 @@ import dev.atlas.autoconfigure.lifecycle.RegistrationMetadata;
 import dev.atlas.autoconfigure.lifecycle.RegistrationStatus;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.stats.InstanceStats;
@@ -39,7 +40,9 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *     "user-service": {
  *       "strategy": "weighted-random", "stale": false,
  *       "instances": [ { "instanceId": "…", "host": "127.0.0.1", "port": 8081, "tag": "v1", "cluster": "a",
- *                        "weight": 2.0, "effectiveWeight": 1.0, "warmup": 0.5, "picks": 120, "inFlight": 1 } ]
+ *                        "weight": 2.0, "effectiveWeight": 1.0, "warmup": 0.5, "picks": 120, "inFlight": 1,
+ *                        "outlier": { "ejected": false, "ejectedUntil": null, "timesEjected": 0,
+ *                                     "consecutive5xx": 0, "consecutiveGatewayFailures": 0 } } ]
  *     }
  *   },
  *   "lifecycle": { "registered": true, "registration": "LISTED", "registeredAt": 1767000000000,
@@ -55,7 +58,10 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * as warmup reports it; {@code effectiveWeight} is the weight after every weight
  * adjuster; {@code picks} counts this caller's requests sent to the instance (each
  * attempt) and {@code inFlight} those not completed yet, both from Spring Cloud
- * LoadBalancer's request lifecycle.
+ * LoadBalancer's request lifecycle. {@code outlier} is what outlier detection knows:
+ * whether the instance is ejected now and until when (epoch ms: it returns at the first
+ * probe that passes from then on; {@code null} when not ejected), the multiplier of its
+ * next or current ejection time ({@code timesEjected}), and its failures in a row.
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {
@@ -105,6 +111,16 @@ public class AtlasEndpoint {
 		return view;
 	}
 
+	private static Map<String, Object> outlier(OutlierDetector.@Nullable InstanceHealth health) {
+		Map<String, Object> view = new LinkedHashMap<>();
+		view.put("ejected", health != null && health.ejected());
+		view.put("ejectedUntil", (health != null && health.ejected()) ? health.ejectedUntil() : null);
+		view.put("timesEjected", (health != null) ? health.timesEjected() : 0);
+		view.put("consecutive5xx", (health != null) ? health.consecutive5xx() : 0);
+		view.put("consecutiveGatewayFailures", (health != null) ? health.consecutiveGatewayFailures() : 0);
+		return view;
+	}
+
 	/**
 	 * One service.
 	 * @param serviceId the service id
@@ -126,6 +142,7 @@ public class AtlasEndpoint {
 		view.put("stale", stage != null && stage.isStale());
 		InstanceStats stats = (atlas != null) ? this.clients.getInstance(serviceId, InstanceStats.class) : null;
 		SlowStart slowStart = this.clients.getInstance(serviceId, SlowStart.class);
+		OutlierDetector outliers = (atlas != null) ? this.clients.getInstance(serviceId, OutlierDetector.class) : null;
 		List<Map<String, Object>> instances = new ArrayList<>();
 		InstanceSnapshot snapshot = (stage != null) ? stage.lastSeen() : InstanceSnapshot.EMPTY;
 		for (int i = 0; i < snapshot.size(); i++) {
@@ -142,6 +159,7 @@ public class AtlasEndpoint {
 			row.put("warmup", (slowStart != null) ? slowStart.factor(instance) : 1.0);
 			row.put("picks", (stats != null) ? stats.requests(instance) : 0);
 			row.put("inFlight", (stats != null) ? stats.inFlight(instance) : 0);
+			row.put("outlier", outlier((outliers != null) ? outliers.health(instance) : null));
 			instances.add(row);
 		}
 		view.put("instances", instances);

@@ -9,6 +9,7 @@ import dev.atlas.autoconfigure.AtlasValueConverters;
 import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.LoadBalancerProperties;
+import dev.atlas.autoconfigure.OutlierProperties;
 import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.WarmupProperties;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
@@ -55,7 +56,8 @@ import org.springframework.core.env.Environment;
 @ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ AtlasProperties.class, LoadBalancerProperties.class, GrayProperties.class,
-		AffinityProperties.class, WarmupProperties.class, RegistryProperties.class, LifecycleProperties.class })
+		AffinityProperties.class, WarmupProperties.class, OutlierProperties.class, RegistryProperties.class,
+		LifecycleProperties.class })
 @LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
 public class AtlasLoadBalancerAutoConfiguration {
 
@@ -71,6 +73,12 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToGrayFallback atlasGrayFallbackConverter() {
 		return new AtlasValueConverters.ToGrayFallback();
+	}
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static AtlasValueConverters.ToProbeType atlasProbeTypeConverter() {
+		return new AtlasValueConverters.ToProbeType();
 	}
 
 	/**
@@ -163,6 +171,16 @@ public class AtlasLoadBalancerAutoConfiguration {
 		return new RegistryEventRefresher(beanFactory, context,
 				() -> changeSources.stream().anyMatch((source) -> !source.deliversDuringShutdown()),
 				Duration.ofMillis(100));
+	}
+
+	/**
+	 * The executor of outlier probes and stale-list connect checks, shared by every
+	 * service; its threads start at the first probe.
+	 * @return the scheduler
+	 */
+	@Bean
+	ProbeScheduler atlasProbeScheduler() {
+		return new ProbeScheduler();
 	}
 
 	/**

@@ -11,6 +11,11 @@ import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
+import dev.atlas.loadbalancer.outlier.OutlierEjection;
+import dev.atlas.loadbalancer.outlier.OutlierRules;
+import dev.atlas.loadbalancer.outlier.ProbeRules;
+import dev.atlas.loadbalancer.outlier.Probes;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
@@ -168,13 +173,64 @@ public class AtlasLoadBalancerClientConfiguration {
 		return new RetryAvoidance();
 	}
 
+	/**
+	 * Outlier detection of the service: always declared, since a service may turn it on
+	 * under {@code atlas.services.<service-id>.outlier} while it is off globally (then it
+	 * records nothing and ejects nothing).
+	 * @param environment the child context's environment (names the service)
+	 * @param settings the service's settings (its outlier rules)
+	 * @param scheduler runs the probes
+	 * @param meterRegistry where the outlier meters are registered
+	 * @return the detector, closed with the child context
+	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	LastKnownGood atlasLastKnownGood(Environment environment, RegistryProperties registry,
+	OutlierDetector atlasOutlierDetector(Environment environment, AtlasSettings settings, ProbeScheduler scheduler,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new LastKnownGood(serviceId(environment), registry.getStaleLimit(), Clock.systemUTC(),
+		String serviceId = serviceId(environment);
+		OutlierRules rules = settings.settingsFor(serviceId).outlier();
+		return new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()), scheduler,
 				meters(meterRegistry));
+	}
+
+	/**
+	 * Outlier ejection, the candidate filter between the gray lane and cluster affinity.
+	 * @param detector the service's detector
+	 * @return the filter
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	OutlierEjection atlasOutlierEjection(OutlierDetector detector) {
+		return new OutlierEjection(detector);
+	}
+
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	OutlierLifecycle atlasOutlierLifecycle(OutlierDetector detector) {
+		return new OutlierLifecycle(detector);
+	}
+
+	/**
+	 * Last-known-good over empty registry answers, with a connect check of stale lists
+	 * (TCP, the outlier probe's timeout and interval).
+	 * @param environment the child context's environment (names the service)
+	 * @param registry the stale limit
+	 * @param settings the service's settings (its probe timeout and interval)
+	 * @param scheduler runs the connect checks
+	 * @param meterRegistry where the stale counter is registered
+	 * @return the guard
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	LastKnownGood atlasLastKnownGood(Environment environment, RegistryProperties registry, AtlasSettings settings,
+			ProbeScheduler scheduler, ObjectProvider<MeterRegistry> meterRegistry) {
+		String serviceId = serviceId(environment);
+		ProbeRules probe = settings.settingsFor(serviceId).outlier().probe();
+		return new LastKnownGood(serviceId, registry.getStaleLimit(), Clock.systemUTC(), meters(meterRegistry),
+				new LastKnownGood.StaleCheck(Probes.tcp(probe.timeout()), scheduler, probe.interval()));
 	}
 
 	/**
@@ -187,7 +243,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	static BeanPostProcessor atlasSupplierStages(ConfigurableListableBeanFactory beanFactory,
 			ObjectProvider<InstanceChangeSource> changeSources, ObjectProvider<RegistryEventRefresher> refresher,
 			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<LastKnownGood> lastKnownGood,
-			ObjectProvider<WeightAdjuster> adjusters, ObjectProvider<CandidateFilter> filters) {
+			ObjectProvider<WeightAdjuster> adjusters, ObjectProvider<CandidateFilter> filters,
+			ObjectProvider<OutlierDetector> outliers) {
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
@@ -195,14 +252,20 @@ public class AtlasLoadBalancerClientConfiguration {
 						|| OnNoApplicationLoadBalancerCondition.applicationBalancer(beanFactory) != null) {
 					return bean;
 				}
+				LastKnownGood guard = lastKnownGood.getIfAvailable();
 				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier,
-						new SnapshotCache(parser.getObject()), lastKnownGood.getIfAvailable(),
-						adjusters.orderedStream().toList(), retryAvoidanceLast(filters.orderedStream().toList()));
+						new SnapshotCache(parser.getObject()), guard, adjusters.orderedStream().toList(),
+						retryAvoidanceLast(filters.orderedStream().toList()));
+				outliers.ifAvailable((detector) -> detector.instances(stage::lastSeen));
 				RegistryEventRefresher evictor = refresher.getIfAvailable();
 				if (evictor != null) {
 					String serviceId = supplier.getServiceId();
-					changeSources.orderedStream()
-						.forEach((source) -> source.subscribe(serviceId, () -> evictor.evict(serviceId)));
+					changeSources.orderedStream().forEach((source) -> source.subscribe(serviceId, () -> {
+						if (guard != null) {
+							guard.changeReported(source.removalsReliable());
+						}
+						evictor.evict(serviceId);
+					}));
 				}
 				return stage;
 			}

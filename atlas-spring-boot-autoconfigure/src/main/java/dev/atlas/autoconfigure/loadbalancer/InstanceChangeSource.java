@@ -33,4 +33,17 @@ public interface InstanceChangeSource {
 		return true;
 	}
 
+	/**
+	 * Whether this source's events are the registry's truth about removals: when the
+	 * first answer after an event lists no instance, the instances are gone
+	 * (deregistered, scaled to zero), and Atlas's last-known-good list gives way at once
+	 * instead of keeping them for {@code atlas.registry.stale-limit}.
+	 * @return {@code false} (the default) when an empty list after an event may be
+	 * transient, e.g. a Nacos client resubscribing after a server restart, before the
+	 * providers have registered again; then the stale list is connect-checked instead
+	 */
+	default boolean removalsReliable() {
+		return false;
+	}
+
 }

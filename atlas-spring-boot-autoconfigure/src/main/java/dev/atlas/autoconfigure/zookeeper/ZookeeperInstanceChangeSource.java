@@ -154,6 +154,17 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 		return Set.copyOf(this.watches.keySet());
 	}
 
+	/**
+	 * Yes: an event is a node created, changed or deleted under a live session; an empty
+	 * list after one means the instance nodes were deleted (a connection loss fails the
+	 * query instead, and starts no event).
+	 * @return {@code true}
+	 */
+	@Override
+	public boolean removalsReliable() {
+		return true;
+	}
+
 	/** Closes every watch; later subscriptions are ignored. */
 	@Override
 	public void destroy() {

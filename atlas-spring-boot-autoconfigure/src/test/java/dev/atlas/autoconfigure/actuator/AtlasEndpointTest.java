@@ -28,6 +28,7 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 import static org.assertj.core.api.Assertions.within;
 
 @ExtendWith(OutputCaptureExtension.class)
@@ -94,7 +95,10 @@ class AtlasEndpointTest {
 			Map<String, Object> old = instances.get(0);
 			Map<String, Object> young = instances.get(1);
 			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight",
-					"effectiveWeight", "warmup", "picks", "inFlight");
+					"effectiveWeight", "warmup", "picks", "inFlight", "outlier");
+			assertThat((Map<String, Object>) old.get("outlier")).containsExactly(entry("ejected", false),
+					entry("ejectedUntil", null), entry("timesEjected", 0), entry("consecutive5xx", 0),
+					entry("consecutiveGatewayFailures", 0));
 			assertThat(old).containsEntry("instanceId", "old")
 				.containsEntry("cluster", "a")
 				.containsEntry("weight", 2.0)

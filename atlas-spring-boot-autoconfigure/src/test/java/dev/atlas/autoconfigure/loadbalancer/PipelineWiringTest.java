@@ -4,6 +4,8 @@ import java.time.Clock;
 import java.util.List;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.outlier.OutlierEjection;
+import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
@@ -63,8 +65,8 @@ class PipelineWiringTest {
 	void builtInConcernsInTheirOrder() {
 		this.runner.run((context) -> {
 			assertThat(types(stage(context).adjusters())).containsExactly(SlowStart.class);
-			assertThat(types(stage(context).filters())).containsExactly(GrayRouter.class, ClusterAffinity.class,
-					RetryAvoidance.class);
+			assertThat(types(stage(context).filters())).containsExactly(GrayRouter.class, OutlierEjection.class,
+					ClusterAffinity.class, RetryAvoidance.class);
 		});
 	}
 
@@ -89,7 +91,28 @@ class PipelineWiringTest {
 	@Test
 	void aConcernTurnedOffIsLeftOut() {
 		this.runner.withPropertyValues("atlas.gray.enabled=false", "atlas.affinity.enabled=false")
-			.run((context) -> assertThat(types(stage(context).filters())).containsExactly(RetryAvoidance.class));
+			.run((context) -> assertThat(types(stage(context).filters())).containsExactly(OutlierEjection.class,
+					RetryAvoidance.class));
+	}
+
+	@Test
+	void outlierDetectionTurnedOnForOneServiceWhileOffGlobally() {
+		this.runner
+			.withPropertyValues("atlas.outlier.enabled=false", "atlas.services.user-service.outlier.enabled=true",
+					"atlas.services.user-service.outlier.consecutive-5xx=3")
+			.run((context) -> assertThat(outlierRules(context)).returns(true, OutlierRules::enabled)
+				.returns(3, OutlierRules::consecutive5xx));
+		this.runner.withPropertyValues("atlas.outlier.enabled=false")
+			.run((context) -> assertThat(outlierRules(context).enabled()).isFalse());
+	}
+
+	private static OutlierRules outlierRules(ApplicationContext context) {
+		return stage(context).filters()
+			.stream()
+			.filter(OutlierEjection.class::isInstance)
+			.map((filter) -> ((OutlierEjection) filter).detector().rules())
+			.findFirst()
+			.orElseThrow();
 	}
 
 	@Test

@@ -1,0 +1,108 @@
+package dev.atlas.loadbalancer.outlier;
+
+import java.util.Objects;
+import java.util.function.Function;
+
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.Ordered;
+
+/**
+ * The candidate filter of outlier detection: leaves the instances its
+ * {@link OutlierDetector} has ejected out of a request's candidates, on the first attempt
+ * and on every retry. It runs after the gray lane and before cluster affinity
+ * ({@link #ORDER}), so its input is the request's lane, and affinity spills over when the
+ * ejections leave the caller's cluster short.
+ *
+ * <p>
+ * <strong>Panic threshold</strong> (Envoy's): when fewer than
+ * {@code panic-threshold-percent} of the lane's instances would remain, ejection is
+ * ignored for that lane (every instance of it stays a candidate), each such request is
+ * counted in {@value OutlierDetector#PANIC_METER} and one WARN per episode says so. With
+ * a threshold of 0 a lane whose every instance is ejected gets no instance
+ * ({@link NoInstanceReason#OUTLIERS_EJECTED}).
+ *
+ * <p>
+ * Cost per pick: one volatile read while nothing is ejected; otherwise a memo lookup on
+ * the lane's snapshot, recomputed once per ejection or return. Thread-safe, lock-free.
+ */
+public final class OutlierEjection implements CandidateFilter, Ordered {
+
+	/** Order: after the gray lane ({@value #GRAY_ORDER}), before affinity. */
+	public static final int ORDER = 1500;
+
+	private final OutlierDetector detector;
+
+	private final Function<InstanceSnapshot, Memo> memos = (snapshot) -> new Memo();
+
+	/**
+	 * Creates the filter.
+	 * @param detector the service's detector
+	 */
+	public OutlierEjection(OutlierDetector detector) {
+		this.detector = Objects.requireNonNull(detector, "detector");
+	}
+
+	@Override
+	public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
+		OutlierDetector.Ejected ejected = this.detector.ejected();
+		if (ejected.size() == 0) {
+			return candidates;
+		}
+		Memo memo = candidates.derive(this, this.memos);
+		Decision decision = memo.decision;
+		if (decision == null || decision.basis != ejected) {
+			decision = decide(candidates, ejected);
+			memo.decision = decision;
+		}
+		if (decision.panic) {
+			this.detector.panicked(decision.kept.size(), candidates.size());
+			return candidates;
+		}
+		return decision.kept;
+	}
+
+	private Decision decide(InstanceSnapshot candidates, OutlierDetector.Ejected ejected) {
+		InstanceSnapshot kept = candidates.filter((i) -> !ejected.contains(candidates.key(i)));
+		boolean panic = kept != candidates && this.detector.rules().panics(kept.size(), candidates.size());
+		return new Decision(ejected, kept, panic);
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	@Override
+	public NoInstanceReason emptyReason() {
+		return NoInstanceReason.OUTLIERS_EJECTED;
+	}
+
+	/**
+	 * The detector this filter reads.
+	 * @return the detector
+	 */
+	public OutlierDetector detector() {
+		return this.detector;
+	}
+
+	@Override
+	public String toString() {
+		return "OutlierEjection[" + this.detector.rules() + ']';
+	}
+
+	/** The decision for one candidate set, replaced when the ejections change. */
+	private static final class Memo {
+
+		volatile @Nullable Decision decision;
+
+	}
+
+	private record Decision(OutlierDetector.Ejected basis, InstanceSnapshot kept, boolean panic) {
+	}
+
+}

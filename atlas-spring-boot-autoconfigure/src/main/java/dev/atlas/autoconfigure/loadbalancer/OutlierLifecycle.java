@@ -1,0 +1,120 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import java.io.IOException;
+import java.util.concurrent.TimeoutException;
+
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
+import dev.atlas.loadbalancer.outlier.Outcome;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.client.loadbalancer.ResponseData;
+import org.springframework.http.HttpStatusCode;
+
+/**
+ * Feeds outlier detection from Spring Cloud LoadBalancer's request lifecycle, which
+ * RestTemplate, RestClient, WebClient, Feign and Spring Cloud Gateway all call once per
+ * attempt: each completed request becomes an {@link Outcome}.
+ * <ul>
+ * <li>an answer: 502, 503, 504 are gateway failures, other 5xx server errors, anything
+ * else a success;</li>
+ * <li>a failure without an answer: a gateway failure when an {@link IOException}
+ * (connection refused, reset or timed out, read timeout, closed prematurely) or a
+ * {@link TimeoutException} is among its causes, or a timeout exception of another library
+ * (by class name, e.g. Netty's); any other exception is the caller's own and changes
+ * nothing, nor does a discarded (cancelled) request.</li>
+ * </ul>
+ * Thread-safe.
+ */
+class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
+
+	private final OutlierDetector detector;
+
+	OutlierLifecycle(OutlierDetector detector) {
+		this.detector = detector;
+	}
+
+	@Override
+	public void onStart(Request<Object> request) {
+	}
+
+	@Override
+	public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
+	}
+
+	@Override
+	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
+		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
+		if (response == null || !response.hasServer()) {
+			return;
+		}
+		Throwable failure = completionContext.getThrowable();
+		Outcome outcome = outcome(completionContext.status(), failure, completionContext.getClientResponse());
+		if (outcome != Outcome.IGNORED) {
+			this.detector.record(response.getServer(), outcome,
+					(outcome == Outcome.SUCCESS) ? null : describe(failure, completionContext.getClientResponse()));
+		}
+	}
+
+	/**
+	 * What a completion tells of the instance.
+	 * @param status Spring Cloud's status
+	 * @param failure the exception, if any
+	 * @param clientResponse the client's response object, if any
+	 * @return the outcome
+	 */
+	static Outcome outcome(CompletionContext.Status status, @Nullable Throwable failure,
+			@Nullable Object clientResponse) {
+		if (status == CompletionContext.Status.DISCARD) {
+			return Outcome.IGNORED;
+		}
+		if (failure != null) {
+			return isGatewayFailure(failure) ? Outcome.GATEWAY_FAILURE : Outcome.IGNORED;
+		}
+		int code = statusCode(clientResponse);
+		if (code == 502 || code == 503 || code == 504) {
+			return Outcome.GATEWAY_FAILURE;
+		}
+		if (code >= 500 && code <= 599) {
+			return Outcome.SERVER_ERROR;
+		}
+		return (status == CompletionContext.Status.SUCCESS) ? Outcome.SUCCESS : Outcome.IGNORED;
+	}
+
+	private static int statusCode(@Nullable Object clientResponse) {
+		if (clientResponse instanceof ResponseData data) {
+			HttpStatusCode code = data.getHttpStatus();
+			return (code != null) ? code.value() : -1;
+		}
+		return -1;
+	}
+
+	/** Whether a failure without an answer says the instance is unreachable or stuck. */
+	static boolean isGatewayFailure(Throwable failure) {
+		Throwable current = failure;
+		for (int depth = 0; current != null && depth < 16; depth++) {
+			if (current instanceof IOException || current instanceof TimeoutException
+					|| current.getClass().getSimpleName().endsWith("TimeoutException")) {
+				return true;
+			}
+			current = current.getCause();
+		}
+		return false;
+	}
+
+	private static String describe(@Nullable Throwable failure, @Nullable Object clientResponse) {
+		if (failure != null) {
+			Throwable root = failure;
+			for (int depth = 0; root.getCause() != null && root.getCause() != root && depth < 16; depth++) {
+				root = root.getCause();
+			}
+			return root.getClass().getSimpleName() + ((root.getMessage() != null) ? ": " + root.getMessage() : "");
+		}
+		return "HTTP " + statusCode(clientResponse);
+	}
+
+}
