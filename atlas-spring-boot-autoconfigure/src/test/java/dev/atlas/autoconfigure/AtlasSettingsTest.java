@@ -228,6 +228,19 @@ class AtlasSettingsTest {
 			assertThat(messages(context.getStartupFailure()))
 				.contains("Invalid atlas.services.user-service.warmup.aggression must be a number > 0, was 0.0");
 		});
+		this.runner
+			.withPropertyValues("atlas.services.user-service.outlier.probe.type=http",
+					"atlas.services.user-service.outlier.probe.path=health")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains(
+						"Invalid atlas.services.user-service.outlier.probe.path must be a path starting with '/', was 'health'");
+			});
+		this.runner.withPropertyValues("atlas.services.user-service.outlier.probe.type=ping").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).contains("atlas.services.user-service.outlier.probe.type")
+				.contains("'ping' is not a probe type; allowed values: tcp, http, none");
+		});
 	}
 
 	@ParameterizedTest
@@ -243,6 +256,15 @@ class AtlasSettingsTest {
 					atlas.lifecycle.drain=-1s               | Invalid atlas.lifecycle.drain: must be a duration >= 0, was PT-1S
 					atlas.lifecycle.deregister-timeout=-1s  | Invalid atlas.lifecycle.deregister-timeout: must be a duration >= 0, was PT-1S
 					atlas.loadbalancer.all-zero-weights=x   | 'x' is not an all-zero-weights policy; allowed values: fail-open, reject
+					atlas.outlier.consecutive5xx=-1        | Invalid atlas.outlier.consecutive5xx must be >= 0 (0 turns it off), was -1
+					atlas.outlier.consecutive-gateway-failure=-2 | Invalid atlas.outlier.consecutive-gateway-failure must be >= 0 (0 turns it off), was -2
+					atlas.outlier.base-ejection-time=0s     | Invalid atlas.outlier.base-ejection-time must be at least 1ms, was PT0S
+					atlas.outlier.max-ejection-time=10s     | Invalid atlas.outlier.max-ejection-time must be >= base-ejection-time (PT30S), was PT10S
+					atlas.outlier.max-ejection-percent=120  | Invalid atlas.outlier.max-ejection-percent must be between 0 and 100, was 120.0
+					atlas.outlier.panic-threshold-percent=-1 | Invalid atlas.outlier.panic-threshold-percent must be between 0 and 100, was -1.0
+					atlas.outlier.probe.interval=0ms        | Invalid atlas.outlier.probe.interval must be at least 1ms, was PT0S
+					atlas.outlier.probe.timeout=0ms         | Invalid atlas.outlier.probe.timeout must be at least 1ms, was PT0S
+					atlas.outlier.probe.type=icmp           | 'icmp' is not a probe type; allowed values: tcp, http, none
 					""")
 	void eachSectionValidatesItsOwnValues(String property, String message) {
 		this.runner.withPropertyValues(property).run((context) -> {

@@ -10,7 +10,7 @@ public enum Outcome {
 	SUCCESS,
 
 	/**
-	 * A 5xx answer other than 502, 503 and 504: counts towards {@code consecutive-5xx},
+	 * A 5xx answer other than 502, 503 and 504: counts towards {@code consecutive5xx},
 	 * resets the gateway failure count.
 	 */
 	SERVER_ERROR,
@@ -18,7 +18,7 @@ public enum Outcome {
 	/**
 	 * A gateway failure: connection refused or timed out, read timeout, connection reset,
 	 * 502, 503 or 504. Counts towards both {@code consecutive-gateway-failure} and
-	 * {@code consecutive-5xx} (as in Envoy).
+	 * {@code consecutive5xx} (as in Envoy).
 	 */
 	GATEWAY_FAILURE,
 

@@ -32,7 +32,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * <ul>
  * <li>each completed request is {@link #record recorded} as an {@link Outcome}; an
  * instance with {@code consecutive-gateway-failure} gateway failures or
- * {@code consecutive-5xx} 5xx answers in a row (gateway failures included) is
+ * {@code consecutive5xx} 5xx answers in a row (gateway failures included) is
  * <em>ejected</em>; any success resets both counts;</li>
  * <li>the n-th ejection of an instance lasts {@code base-ejection-time × n}, capped at
  * {@code max-ejection-time}; n decreases by one for each base ejection time the instance
@@ -73,7 +73,7 @@ public final class OutlierDetector implements AutoCloseable {
 	 */
 	public static final String PANIC_METER = "atlas.outlier.panic";
 
-	/** Value of the {@code reason} tag for {@code consecutive-5xx}. */
+	/** Value of the {@code reason} tag for {@code consecutive5xx}. */
 	public static final String REASON_5XX = "consecutive-5xx";
 
 	/** Value of the {@code reason} tag for {@code consecutive-gateway-failure}. */

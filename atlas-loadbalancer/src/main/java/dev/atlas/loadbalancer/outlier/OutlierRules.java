@@ -47,7 +47,7 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 		Objects.requireNonNull(maxEjectionTime, "max-ejection-time");
 		Objects.requireNonNull(probe, "probe");
 		if (consecutive5xx < 0) {
-			throw new IllegalArgumentException("consecutive-5xx must be >= 0 (0 turns it off), was " + consecutive5xx);
+			throw new IllegalArgumentException("consecutive5xx must be >= 0 (0 turns it off), was " + consecutive5xx);
 		}
 		if (consecutiveGatewayFailure < 0) {
 			throw new IllegalArgumentException(

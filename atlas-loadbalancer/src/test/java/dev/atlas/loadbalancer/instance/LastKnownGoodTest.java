@@ -2,8 +2,11 @@ package dev.atlas.loadbalancer.instance;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
+import dev.atlas.loadbalancer.ManualScheduler;
 import dev.atlas.loadbalancer.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -64,6 +67,75 @@ class LastKnownGoodTest {
 	void emptyBeforeAnyGoodListIsPassedThrough() {
 		assertThat(this.lkg.apply(List.of())).isEmpty();
 		assertThat(stale()).isZero();
+	}
+
+	@Test
+	void anEmptyAnswerAfterAReliableChangeEventIsTheTruthAndAcceptedAtOnce() {
+		// One instance, seen; it deregisters; the registry's watch reports the change.
+		List<ServiceInstance> a = List.of(instance("A"));
+		assertThat(this.lkg.apply(a)).isSameAs(a);
+		this.lkg.changeReported(true);
+		List<ServiceInstance> none = new ArrayList<>();
+		assertThat(this.lkg.apply(none)).as("never the old address").isEmpty();
+		assertThat(this.lkg.apply(new ArrayList<>())).isEmpty();
+		assertThat(this.lkg.isStale()).isFalse();
+		assertThat(stale()).isZero();
+		List<ServiceInstance> replacement = List.of(instance("A2"));
+		assertThat(this.lkg.apply(replacement)).isSameAs(replacement);
+	}
+
+	@Test
+	void aChangeEventFollowedByANonEmptyAnswerIsConsumed() {
+		List<ServiceInstance> ab = List.of(instance("A"), instance("B"));
+		this.lkg.apply(ab);
+		this.lkg.changeReported(true);
+		List<ServiceInstance> b = List.of(instance("B"));
+		assertThat(this.lkg.apply(b)).isSameAs(b);
+		assertThat(this.lkg.apply(new ArrayList<>())).as("a later empty answer with no event: an outage").isSameAs(b);
+		assertThat(this.lkg.isStale()).isTrue();
+	}
+
+	@Test
+	void anEmptyAnswerAfterAnUnreliableChangeEventKeepsTheListConnectChecked() {
+		ManualScheduler scheduler = new ManualScheduler(this.clock);
+		Set<String> refusing = new HashSet<>(Set.of("B"));
+		LastKnownGood checked = new LastKnownGood(SERVICE, Duration.ofSeconds(60), this.clock, this.meters,
+				new LastKnownGood.StaleCheck((i) -> !refusing.contains(i.getInstanceId()), scheduler,
+						Duration.ofSeconds(5)));
+		List<ServiceInstance> ab = List.of(instance("A"), instance("B"));
+		checked.apply(ab);
+		// Nacos resubscribing after a server restart: an empty push before providers
+		// register again.
+		checked.changeReported(false);
+		List<ServiceInstance> none = new ArrayList<>();
+		assertThat(checked.apply(none)).as("until the first check has run").isSameAs(ab);
+		assertThat(scheduler.pending()).isOne();
+		scheduler.runDue();
+		assertThat(checked.apply(none)).extracting(ServiceInstance::getInstanceId).containsExactly("A");
+		List<ServiceInstance> first = checked.apply(none);
+		assertThat(checked.apply(none)).as("the same list object until the next check").isSameAs(first);
+		assertThat(scheduler.pending()).as("no new check within the interval").isZero();
+		this.clock.advance(Duration.ofSeconds(5));
+		refusing.add("A");
+		checked.apply(none);
+		scheduler.runDue();
+		assertThat(checked.apply(none)).as("every instance refuses: the empty answer").isEmpty();
+		refusing.clear();
+		List<ServiceInstance> back = List.of(instance("A"), instance("C"));
+		assertThat(checked.apply(back)).isSameAs(back);
+		assertThat(checked.isStale()).isFalse();
+	}
+
+	@Test
+	void aStaleListWhoseInstancesAllAnswerIsKeptAsTheSameObject() {
+		ManualScheduler scheduler = new ManualScheduler(this.clock);
+		LastKnownGood checked = new LastKnownGood(SERVICE, Duration.ofSeconds(60), this.clock, this.meters,
+				new LastKnownGood.StaleCheck((i) -> true, scheduler, Duration.ofSeconds(5)));
+		List<ServiceInstance> ab = List.of(instance("A"), instance("B"));
+		checked.apply(ab);
+		checked.apply(new ArrayList<>());
+		scheduler.runDue();
+		assertThat(checked.apply(new ArrayList<>())).isSameAs(ab);
 	}
 
 }

@@ -57,7 +57,7 @@ final class ServiceKeyAudit implements DisposableBean {
 	/**
 	 * The sections a service can override, as they follow {@code atlas.services.<id>}.
 	 */
-	private static final Set<String> SECTIONS = Set.of("loadbalancer", "gray", "warmup");
+	private static final Set<String> SECTIONS = Set.of("loadbalancer", "gray", "warmup", "outlier");
 
 	private static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName
 		.of(AtlasProperties.PREFIX + ".services");

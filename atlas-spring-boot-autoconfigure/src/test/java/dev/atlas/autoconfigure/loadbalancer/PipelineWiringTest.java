@@ -99,7 +99,7 @@ class PipelineWiringTest {
 	void outlierDetectionTurnedOnForOneServiceWhileOffGlobally() {
 		this.runner
 			.withPropertyValues("atlas.outlier.enabled=false", "atlas.services.user-service.outlier.enabled=true",
-					"atlas.services.user-service.outlier.consecutive-5xx=3")
+					"atlas.services.user-service.outlier.consecutive5xx=3")
 			.run((context) -> assertThat(outlierRules(context)).returns(true, OutlierRules::enabled)
 				.returns(3, OutlierRules::consecutive5xx));
 		this.runner.withPropertyValues("atlas.outlier.enabled=false")

@@ -1,0 +1,344 @@
+package dev.atlas.loadbalancer.outlier;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import dev.atlas.loadbalancer.ManualScheduler;
+import dev.atlas.loadbalancer.MutableClock;
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.Request;
+
+import static dev.atlas.loadbalancer.TestInstances.SERVICE;
+import static dev.atlas.loadbalancer.TestInstances.fleet;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Outlier detection on an injectable clock and a scheduler run by hand: thresholds,
+ * growing ejection time, max-ejection-percent, panic threshold, probing back.
+ */
+class OutlierDetectorTest {
+
+	private static final CandidateRequest NO_REQUEST = new CandidateRequest() {
+
+		@Override
+		public @Nullable Request<?> request() {
+			return null;
+		}
+
+		@Override
+		public @Nullable String header(String lowerCaseName) {
+			return null;
+		}
+
+	};
+
+	private final MutableClock clock = new MutableClock(1_000_000);
+
+	private final ManualScheduler scheduler = new ManualScheduler(this.clock);
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	private final Set<String> down = new HashSet<>();
+
+	private final List<String> probed = new ArrayList<>();
+
+	private OutlierRules rules = OutlierRules.DEFAULTS;
+
+	private InstanceSnapshot fleet = snapshot(3);
+
+	private OutlierDetector detector = detector();
+
+	private OutlierEjection ejection = new OutlierEjection(this.detector);
+
+	private OutlierDetector detector() {
+		OutlierDetector detector = new OutlierDetector(SERVICE, this.rules, this.clock, (instance) -> {
+			this.probed.add(instance.getInstanceId());
+			return !this.down.contains(instance.getInstanceId());
+		}, this.scheduler, this.meters);
+		detector.instances(() -> this.fleet);
+		return detector;
+	}
+
+	private void rebuild(OutlierRules rules, int instances) {
+		this.rules = rules;
+		this.fleet = snapshot(instances);
+		this.detector = detector();
+		this.ejection = new OutlierEjection(this.detector);
+	}
+
+	private static InstanceSnapshot snapshot(int n) {
+		return InstanceSnapshot.of(fleet(n),
+				new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry()));
+	}
+
+	private ServiceInstance instance(int i) {
+		return this.fleet.get(i);
+	}
+
+	private void fail(int i, Outcome outcome, int times) {
+		for (int k = 0; k < times; k++) {
+			this.detector.record(instance(i), outcome, "test");
+		}
+	}
+
+	private boolean ejected(int i) {
+		OutlierDetector.InstanceHealth health = this.detector.health(instance(i));
+		return health != null && health.ejected();
+	}
+
+	private double ejections(String reason) {
+		return this.meters.counter(OutlierDetector.EJECTIONS_METER, "service", SERVICE, "reason", reason).count();
+	}
+
+	private InstanceSnapshot candidates(InstanceSnapshot lane) {
+		return this.ejection.filter(lane, NO_REQUEST);
+	}
+
+	@Test
+	void fiveGatewayFailuresInARowEjectAndASuccessResetsTheCount() {
+		fail(0, Outcome.GATEWAY_FAILURE, 4);
+		this.detector.record(instance(0), Outcome.SUCCESS, null);
+		fail(0, Outcome.GATEWAY_FAILURE, 4);
+		assertThat(ejected(0)).as("4 + success + 4: never 5 in a row").isFalse();
+		fail(0, Outcome.GATEWAY_FAILURE, 1);
+		assertThat(ejected(0)).isTrue();
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(1);
+		assertThat(this.meters.get(OutlierDetector.EJECTED_METER).gauge().value()).isEqualTo(1);
+	}
+
+	@Test
+	void serverErrorsCountTowardsConsecutive5xxOnlyAndGatewayFailuresTowardsBoth() {
+		fail(0, Outcome.SERVER_ERROR, 3);
+		fail(0, Outcome.GATEWAY_FAILURE, 1);
+		assertThat(this.detector.health(instance(0))).returns(4, OutlierDetector.InstanceHealth::consecutive5xx)
+			.returns(1, OutlierDetector.InstanceHealth::consecutiveGatewayFailures);
+		fail(0, Outcome.SERVER_ERROR, 1);
+		assertThat(ejected(0)).isTrue();
+		assertThat(ejections(OutlierDetector.REASON_5XX)).isEqualTo(1);
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isZero();
+	}
+
+	@Test
+	void ignoredOutcomesChangeNothingAndADisabledDetectorEjectsNothing() {
+		fail(0, Outcome.IGNORED, 10);
+		assertThat(this.detector.health(instance(0))).isNull();
+		rebuild(OutlierRules.OFF, 3);
+		fail(0, Outcome.GATEWAY_FAILURE, 10);
+		assertThat(ejected(0)).isFalse();
+	}
+
+	@Test
+	void ejectedInstanceIsLeftOutOfEveryRequestUntilItReturns() {
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		InstanceSnapshot kept = candidates(this.fleet);
+		assertThat(kept).extracting(ServiceInstance::getInstanceId).containsExactly("i0", "i2");
+		assertThat(candidates(this.fleet)).as("memoized per snapshot and ejection state").isSameAs(kept);
+		this.clock.advance(Duration.ofSeconds(30));
+		this.scheduler.runNext();
+		assertThat(ejected(1)).isFalse();
+		assertThat(candidates(this.fleet)).isSameAs(this.fleet);
+	}
+
+	@Test
+	void ejectionTimeGrowsWithEachEjectionAndIsCapped() {
+		// base 30 s, cap 300 s; the instance fails again right after each return
+		List<Long> durations = new ArrayList<>();
+		for (int n = 1; n <= 12; n++) {
+			fail(0, Outcome.GATEWAY_FAILURE, 5);
+			OutlierDetector.InstanceHealth health = this.detector.health(instance(0));
+			assertThat(health.timesEjected()).isEqualTo(n);
+			durations.add(health.ejectedUntil() - health.ejectedAt());
+			this.clock.set(health.ejectedUntil());
+			this.scheduler.runNext();
+			assertThat(ejected(0)).isFalse();
+		}
+		assertThat(durations).containsExactly(30_000L, 60_000L, 90_000L, 120_000L, 150_000L, 180_000L, 210_000L,
+				240_000L, 270_000L, 300_000L, 300_000L, 300_000L);
+	}
+
+	@Test
+	void theMultiplierDecaysByOnePerBaseEjectionTimeBackInService() {
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		this.scheduler.runNext();
+		assertThat(ejected(0)).isFalse();
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(this.detector.health(instance(0)).timesEjected()).as("failed again right after returning")
+			.isEqualTo(2);
+		this.scheduler.runNext();
+		assertThat(ejected(0)).isFalse();
+		this.clock.advance(Duration.ofSeconds(65));
+		assertThat(this.detector.health(instance(0)).timesEjected()).as("two base periods healthy: 2 - 2").isZero();
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		OutlierDetector.InstanceHealth health = this.detector.health(instance(0));
+		assertThat(health.ejectedUntil() - health.ejectedAt()).isEqualTo(30_000);
+	}
+
+	@Test
+	void returnsOnlyWhenTheEjectionIsOverAndAProbePasses() {
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		this.down.add("i0");
+		this.clock.advance(Duration.ofSeconds(29));
+		this.scheduler.runDue();
+		assertThat(this.probed).as("no probe before the ejection time is over").isEmpty();
+		this.clock.advance(Duration.ofSeconds(1));
+		this.scheduler.runNext();
+		assertThat(this.probed).containsExactly("i0");
+		assertThat(ejected(0)).as("probe failed").isTrue();
+		long probeFailedAt = this.clock.millis();
+		this.down.remove("i0");
+		this.scheduler.runNext();
+		assertThat(ejected(0)).isFalse();
+		assertThat(this.clock.millis() - probeFailedAt).as("next probe one interval (5 s) +- 10 % later")
+			.isBetween(4_500L, 5_500L);
+		assertThat(this.scheduler.pending()).as("nothing runs for an instance that is not ejected").isZero();
+	}
+
+	@Test
+	void firstProbeComesWithinTenPercentOfAnIntervalAfterTheEjectionEnds() {
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(this.scheduler.delays()).singleElement()
+			.satisfies((delay) -> assertThat(delay).isBetween(30_000L, 30_501L));
+	}
+
+	@Test
+	void anInstanceThatLeavesTheRegistryWhileEjectedIsForgottenAndNoLongerProbed() {
+		fail(2, Outcome.GATEWAY_FAILURE, 5);
+		this.fleet = InstanceSnapshot.of(List.of(this.fleet.get(0), this.fleet.get(1)),
+				new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry()));
+		this.clock.advance(Duration.ofSeconds(31));
+		this.scheduler.runDue();
+		assertThat(this.probed).isEmpty();
+		assertThat(this.detector.ejected().size()).isZero();
+		assertThat(this.scheduler.pending()).isZero();
+	}
+
+	@Test
+	void withoutProbesAnInstanceReturnsWhenItsEjectionTimeIsOver() {
+		rebuild(withProbe(ProbeType.NONE), 3);
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		this.down.add("i0");
+		this.clock.advance(Duration.ofSeconds(30));
+		this.scheduler.runNext();
+		assertThat(this.probed).isEmpty();
+		assertThat(ejected(0)).isFalse();
+	}
+
+	@ParameterizedTest(name = "{0} instances, {1} % -> at most {2} ejected")
+	@CsvSource({ "1, 10, 1", "2, 10, 1", "3, 10, 1", "20, 10, 2", "20, 0, 1", "3, 100, 3", "20, 50, 10" })
+	void maxEjectionPercentWithAtLeastOneInstance(int instances, double percent, int allowed) {
+		rebuild(withMaxEjectionPercent(percent), instances);
+		for (int i = 0; i < instances; i++) {
+			fail(i, Outcome.GATEWAY_FAILURE, 5);
+		}
+		assertThat(this.detector.ejected().size()).isEqualTo(allowed);
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(allowed);
+		int notEjected = instances - allowed;
+		if (notEjected > 0) {
+			assertThat(this.detector.health(instance(instances - 1)).consecutiveGatewayFailures())
+				.as("a threshold reached beyond the maximum resets the count: no retry per request")
+				.isZero();
+		}
+	}
+
+	@Test
+	void panicThresholdIgnoresEjectionForALaneBelowIt() {
+		rebuild(withMaxEjectionPercent(100), 4);
+		InstanceSnapshot lane = this.fleet.filter((i) -> i < 2);
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(candidates(lane)).as("1 of 2 usable: 50 % is not below 50 %")
+			.extracting(ServiceInstance::getInstanceId)
+			.containsExactly("i1");
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(candidates(lane)).as("0 of 2 usable: panic, every instance of the lane").isSameAs(lane);
+		assertThat(candidates(lane)).isSameAs(lane);
+		assertThat(this.meters.counter(OutlierDetector.PANIC_METER, "service", SERVICE).count())
+			.as("each request in panic mode counted")
+			.isEqualTo(2);
+		assertThat(candidates(this.fleet)).as("the whole service (2 of 4 usable) is not in panic")
+			.extracting(ServiceInstance::getInstanceId)
+			.containsExactly("i2", "i3");
+	}
+
+	@Test
+	void aLaneWithOneInstanceNeverLosesIt() {
+		rebuild(OutlierRules.DEFAULTS, 1);
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(ejected(0)).isTrue();
+		assertThat(candidates(this.fleet)).isSameAs(this.fleet);
+	}
+
+	@Test
+	void withPanicThresholdZeroAFullyEjectedLaneHasNoCandidate() {
+		rebuild(new OutlierRules(true, 5, 5, Duration.ofSeconds(30), Duration.ofSeconds(300), 100, 0,
+				ProbeRules.DEFAULTS), 2);
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(candidates(this.fleet)).isEmpty();
+		assertThat(new OutlierEjection(this.detector).emptyReason())
+			.isEqualTo(dev.atlas.loadbalancer.spi.NoInstanceReason.OUTLIERS_EJECTED);
+	}
+
+	@Test
+	void outcomesOfAnInstanceWhileEjectedChangeNothing() {
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		fail(0, Outcome.GATEWAY_FAILURE, 20);
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(1);
+		assertThat(this.detector.health(instance(0)).consecutiveGatewayFailures()).isZero();
+	}
+
+	@Test
+	void closedDetectorStopsProbing() {
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		this.detector.close();
+		this.clock.advance(Duration.ofSeconds(40));
+		this.scheduler.runDue();
+		assertThat(this.probed).isEmpty();
+		assertThat(this.scheduler.pending()).isZero();
+	}
+
+	@Test
+	void rulesRejectOutOfRangeValuesNamingTheProperty() {
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutlierRules(true, -1, 5, Duration.ofSeconds(30), Duration.ofSeconds(300), 10, 50,
+					ProbeRules.DEFAULTS))
+			.withMessageStartingWith("consecutive5xx must be >= 0");
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutlierRules(true, 5, 5, Duration.ofSeconds(30), Duration.ofSeconds(10), 10, 50,
+					ProbeRules.DEFAULTS))
+			.withMessageStartingWith("max-ejection-time must be >= base-ejection-time");
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> new OutlierRules(true, 5, 5, Duration.ofSeconds(30), Duration.ofSeconds(300), 101, 50,
+					ProbeRules.DEFAULTS))
+			.withMessageStartingWith("max-ejection-percent must be between 0 and 100");
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> new ProbeRules(ProbeType.HTTP, Duration.ofSeconds(5), Duration.ofSeconds(1),
+					"http://elsewhere/x"))
+			.withMessageStartingWith("probe.path must be a path starting with '/'");
+	}
+
+	private static OutlierRules withMaxEjectionPercent(double percent) {
+		OutlierRules d = OutlierRules.DEFAULTS;
+		return new OutlierRules(true, d.consecutive5xx(), d.consecutiveGatewayFailure(), d.baseEjectionTime(),
+				d.maxEjectionTime(), percent, d.panicThresholdPercent(), d.probe());
+	}
+
+	private static OutlierRules withProbe(ProbeType type) {
+		OutlierRules d = OutlierRules.DEFAULTS;
+		return new OutlierRules(true, d.consecutive5xx(), d.consecutiveGatewayFailure(), d.baseEjectionTime(),
+				d.maxEjectionTime(), d.maxEjectionPercent(), d.panicThresholdPercent(),
+				new ProbeRules(type, d.probe().interval(), d.probe().timeout(), d.probe().path()));
+	}
+
+}
