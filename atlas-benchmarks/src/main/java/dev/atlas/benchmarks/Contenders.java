@@ -11,20 +11,24 @@ import dev.atlas.benchmarks.Fixtures.Just;
 import dev.atlas.loadbalancer.choice.Balancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
-import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
-import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
-import dev.atlas.loadbalancer.routing.RetryAvoidance;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.spi.StrategyFactory;
-import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.outlier.Outcome;
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
+import dev.atlas.loadbalancer.outlier.OutlierEjection;
+import dev.atlas.loadbalancer.outlier.OutlierRules;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategyFactory;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
@@ -94,9 +98,17 @@ public final class Contenders {
 	/**
 	 * Atlas's whole chain as its auto-configuration builds it: last-known-good (stale
 	 * limit 60 s) → snapshot → warmup (defaults) → gray (10 % canary to v2 for untagged
-	 * requests) → cluster affinity (caller in {@code a}) → weighted random.
+	 * requests) → outlier ejection (defaults, nothing ejected) → cluster affinity (caller
+	 * in {@code a}) → weighted random.
 	 */
 	public final AtlasLoadBalancer atlasChain;
+
+	/**
+	 * The same chain with one baseline instance of cluster {@code a} ejected as an
+	 * outlier (the third of the fleet, index 2): ejection is looked up per snapshot, not
+	 * per request.
+	 */
+	public final AtlasLoadBalancer atlasChainEjected;
 
 	/** The bare engine, weighted random. */
 	public final Balancer engineWeightedRandom;
@@ -131,16 +143,35 @@ public final class Contenders {
 		Clock clock = Clock.systemUTC();
 		GrayRules gray = new GrayRules(Fixtures.TAG_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
 				Map.of(Fixtures.CANARY_TAG, 10.0), null);
-		AtlasServiceInstanceListSupplier chain = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
-				new SnapshotCache(parser()), new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters),
-				List.of(new SlowStart(WarmupRules.DEFAULTS, clock)),
-				List.of(new GrayRouter(id, gray, this.meters),
-						new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock),
-						new RetryAvoidance()));
-		this.atlasChain = atlas(new Just<>(chain), WeightedRandomBalancer.FACTORY);
+		this.atlasChain = atlas(new Just<>(chain(gray, outlierDetector(clock))), WeightedRandomBalancer.FACTORY);
+		OutlierDetector ejecting = outlierDetector(clock);
+		for (int i = 0; i < OutlierRules.DEFAULTS.consecutiveGatewayFailure(); i++) {
+			ejecting.record(this.fleet.get(2), Outcome.GATEWAY_FAILURE, null);
+		}
+		this.atlasChainEjected = atlas(new Just<>(chain(gray, ejecting)), WeightedRandomBalancer.FACTORY);
 
 		this.engineWeightedRandom = balancer(WeightedRandomBalancer.FACTORY);
 		this.engineSmoothRoundRobin = balancer(SmoothWeightedRoundRobinBalancer.FACTORY);
+	}
+
+	private OutlierDetector outlierDetector(Clock clock) {
+		// Probes never run here: the scheduler drops them.
+		return new OutlierDetector(Fixtures.SERVICE_ID, OutlierRules.DEFAULTS, clock, (instance) -> true,
+				(task, delay) -> {
+				}, this.meters);
+	}
+
+	private AtlasServiceInstanceListSupplier chain(GrayRules gray, OutlierDetector outliers) {
+		String id = Fixtures.SERVICE_ID;
+		Clock clock = Clock.systemUTC();
+		AtlasServiceInstanceListSupplier chain = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
+				new SnapshotCache(parser()), new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters),
+				List.of(new SlowStart(WarmupRules.DEFAULTS, clock)),
+				List.of(new GrayRouter(id, gray, this.meters), new OutlierEjection(outliers),
+						new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock),
+						new RetryAvoidance()));
+		outliers.instances(chain::lastSeen);
+		return chain;
 	}
 
 	private InstanceAttributesParser parser() {
@@ -187,6 +218,7 @@ public final class Contenders {
 		}
 		requirePick(pick(this.atlasChain, this.plain), this.atlasChain);
 		requirePick(pick(this.atlasChain, this.tagged), this.atlasChain);
+		requirePick(pick(this.atlasChainEjected, this.plain), this.atlasChainEjected);
 		requirePick(this.engineWeightedRandom.choose(this.fleet), this.engineWeightedRandom);
 		requirePick(this.engineSmoothRoundRobin.choose(this.fleet), this.engineSmoothRoundRobin);
 	}

@@ -33,6 +33,7 @@ public final class MarkdownReport {
 		ATLAS_SWRR("atlasSmoothRoundRobin", "Atlas smooth-round-robin", true),
 		ATLAS_CHAIN("atlasChain", "Atlas full chain, no tag (10 % canary)", true),
 		ATLAS_CHAIN_TAGGED("atlasChainTagged", "Atlas full chain, `X-Service-Version: v2`", true),
+		ATLAS_CHAIN_EJECTED("atlasChainEjected", "Atlas full chain, one instance ejected as an outlier", true),
 		ENGINE_WR("engineWeightedRandom", "Atlas engine only: `Balancer.choose`, weighted-random", true),
 		ENGINE_SWRR("engineSmoothRoundRobin", "Atlas engine only: `Balancer.choose`, smooth-round-robin", true);
 
@@ -339,6 +340,7 @@ public final class MarkdownReport {
 			case ATLAS_SWRR -> "smooth-round-robin";
 			case ATLAS_CHAIN -> "chain, no tag";
 			case ATLAS_CHAIN_TAGGED -> "chain, tag v2";
+			case ATLAS_CHAIN_EJECTED -> "chain, one ejected";
 			case ENGINE_WR -> "engine weighted-random";
 			case ENGINE_SWRR -> "engine smooth-round-robin";
 			case SPRING_RR -> "Spring round robin";

@@ -99,6 +99,15 @@ public abstract class PickBenchmark {
 		return Contenders.pick(this.c.atlasChain, this.c.plain);
 	}
 
+	/**
+	 * Atlas's full chain with one baseline instance ejected as an outlier, request
+	 * without tag.
+	 */
+	@Benchmark
+	public ServiceInstance atlasChainEjected() {
+		return Contenders.pick(this.c.atlasChainEjected, this.c.plain);
+	}
+
 	/** Atlas's full chain, request with {@code X-Service-Version: v2}. */
 	@Benchmark
 	public ServiceInstance atlasChainTagged() {

@@ -61,4 +61,16 @@ class ContendersTest {
 			.allSatisfy((Counter counter) -> assertThat(counter.count()).isZero());
 	}
 
+	@Test
+	void theChainWithAnEjectedInstanceNeverPicksIt() {
+		ServiceInstance ejected = this.contenders.fleet.get(2);
+		Set<ServiceInstance> picked = new HashSet<>();
+		for (int i = 0; i < 5_000; i++) {
+			picked.add(Contenders.pick(this.contenders.atlasChainEjected, this.contenders.plain));
+		}
+		assertThat(picked).doesNotContain(ejected).hasSizeGreaterThan(10);
+		assertThat(this.contenders.meters.find("atlas.outlier.panic").counters())
+			.allSatisfy((Counter counter) -> assertThat(counter.count()).isZero());
+	}
+
 }
