@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import dev.atlas.loadbalancer.instance.InstanceKey;
@@ -109,6 +110,8 @@ public final class OutlierDetector implements AutoCloseable {
 
 	private volatile Supplier<InstanceSnapshot> instances = () -> InstanceSnapshot.EMPTY;
 
+	private volatile LongSupplier traffic = () -> -1;
+
 	private volatile boolean closed;
 
 	/**
@@ -157,6 +160,17 @@ public final class OutlierDetector implements AutoCloseable {
 	 */
 	public void instances(Supplier<InstanceSnapshot> instances) {
 		this.instances = Objects.requireNonNull(instances, "instances");
+	}
+
+	/**
+	 * Tells the detector how to see whether the service is still called: probing stops
+	 * (and the instance is no longer ejected) once the service has had no request for
+	 * {@code max-ejection-time} while the instance was being probed.
+	 * @param totalRequests requests sent to the service so far, any monotonic count (e.g.
+	 * {@code InstanceStats::totalRequests}); read on probes only
+	 */
+	public void traffic(LongSupplier totalRequests) {
+		this.traffic = Objects.requireNonNull(totalRequests, "totalRequests");
 	}
 
 	/**
@@ -247,6 +261,8 @@ public final class OutlierDetector implements AutoCloseable {
 			long duration = this.rules.ejectionMillis(times);
 			health.timesEjected = times;
 			health.ejectedAt = now;
+			health.callsSeen = this.traffic.getAsLong();
+			health.idleSince = now;
 			until = now + duration;
 			health.ejectedUntil = until;
 			this.ejected = current.with(health);
@@ -294,7 +310,17 @@ public final class OutlierDetector implements AutoCloseable {
 			return;
 		}
 		if (!listed(health.key)) {
-			forget(health, "it is no longer listed by the registry");
+			forget(health, "it is no longer listed by the registry", true);
+			return;
+		}
+		long calls = this.traffic.getAsLong();
+		if (calls != health.callsSeen) {
+			health.callsSeen = calls;
+			health.idleSince = now;
+		}
+		else if (now - health.idleSince >= this.rules.maxEjectionTime().toMillis()) {
+			forget(health, "the service has not been called for " + (now - health.idleSince)
+					+ " ms; probing stops and the next request may choose it", false);
 			return;
 		}
 		ProbeType type = this.rules.probe().type();
@@ -346,13 +372,17 @@ public final class OutlierDetector implements AutoCloseable {
 		}
 	}
 
-	private void forget(Health health, String why) {
+	private void forget(Health health, String why, boolean unlisted) {
 		synchronized (this.transitions) {
 			if (this.ejected.get(health.key) != health) {
 				return;
 			}
 			this.ejected = this.ejected.without(health.key);
-			this.health.remove(health.key, health);
+			health.ejectedUntil = 0;
+			health.returnedAt = this.clock.millis();
+			if (unlisted) {
+				this.health.remove(health.key, health);
+			}
 			if (this.ejected.size() == 0) {
 				this.panicWarned.set(false);
 			}
@@ -476,6 +506,11 @@ public final class OutlierDetector implements AutoCloseable {
 		volatile int timesEjected;
 
 		volatile int failedProbes;
+
+		// Read and written by the probe chain only (one at a time per instance).
+		long callsSeen;
+
+		long idleSince;
 
 		Health(InstanceKey key, ServiceInstance instance) {
 			this.key = key;

@@ -225,6 +225,28 @@ class OutlierDetectorTest {
 	}
 
 	@Test
+	void probingStopsWhenTheServiceIsNoLongerCalled() {
+		long[] calls = { 100 };
+		this.detector.traffic(() -> calls[0]);
+		this.down.add("i0");
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		for (int k = 0; k < 80; k++) {
+			calls[0] += 50;
+			this.scheduler.runNext();
+		}
+		assertThat(ejected(0)).as("probed for more than 6 min while the service is called").isTrue();
+		int probes = this.probed.size();
+		// no call any more: after max-ejection-time (300 s) without a request, probing
+		// stops
+		while (this.scheduler.pending() > 0) {
+			this.scheduler.runNext();
+		}
+		assertThat(ejected(0)).isFalse();
+		assertThat(this.probed.size() - probes).isBetween(55, 67);
+		assertThat(this.detector.health(instance(0)).timesEjected()).as("history kept").isOne();
+	}
+
+	@Test
 	void withoutProbesAnInstanceReturnsWhenItsEjectionTimeIsOver() {
 		rebuild(withProbe(ProbeType.NONE), 3);
 		fail(0, Outcome.GATEWAY_FAILURE, 5);

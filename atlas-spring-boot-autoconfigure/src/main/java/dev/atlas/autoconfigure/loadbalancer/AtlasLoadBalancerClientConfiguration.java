@@ -180,6 +180,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * @param environment the child context's environment (names the service)
 	 * @param settings the service's settings (its outlier rules)
 	 * @param scheduler runs the probes
+	 * @param stats the service's request counts (probing stops when the service is no
+	 * longer called)
 	 * @param meterRegistry where the outlier meters are registered
 	 * @return the detector, closed with the child context
 	 */
@@ -187,11 +189,13 @@ public class AtlasLoadBalancerClientConfiguration {
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	OutlierDetector atlasOutlierDetector(Environment environment, AtlasSettings settings, ProbeScheduler scheduler,
-			ObjectProvider<MeterRegistry> meterRegistry) {
+			InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		OutlierRules rules = settings.settingsFor(serviceId).outlier();
-		return new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()), scheduler,
-				meters(meterRegistry));
+		OutlierDetector detector = new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()),
+				scheduler, meters(meterRegistry));
+		detector.traffic(stats::totalRequests);
+		return detector;
 	}
 
 	/**
