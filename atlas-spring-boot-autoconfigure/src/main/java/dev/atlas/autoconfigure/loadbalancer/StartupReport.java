@@ -16,6 +16,7 @@ import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 
@@ -63,6 +64,12 @@ final class StartupReport {
 					+ ((gray.ownTag() != null) ? ", own tag " + gray.ownTag() : "") + ")" : "off");
 		line.append("; affinity=").append(callerCluster.describe());
 		line.append("; warmup=").append(warmup.enabled() ? warmup.duration().toSeconds() + "s" : "off");
+		OutlierRules outlier = defaults.outlier();
+		line.append("; outlier=")
+			.append(outlier.enabled() ? "on (" + outlier.consecutiveGatewayFailure() + " gateway failures or "
+					+ outlier.consecutive5xx() + " 5xx in a row, base " + outlier.baseEjectionTime().toMillis()
+					+ "ms, max " + outlier.maxEjectionPercent() + " %, panic below " + outlier.panicThresholdPercent()
+					+ " %, probe " + outlier.probe().type() + ")" : "off");
 		line.append("; register-when-ready=").append(lifecycle.isRegisterWhenReady());
 		line.append("; graceful-shutdown=")
 			.append(lifecycle.isGracefulShutdown() ? "drain " + lifecycle.getDrain().toMillis() + "ms" : "off");
