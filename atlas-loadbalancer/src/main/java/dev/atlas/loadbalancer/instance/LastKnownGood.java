@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -29,18 +31,18 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * <strong>It never revives the dead.</strong>
  * <ul>
- * <li>An empty answer that is the first answer after a registry change event
- * ({@link #changeReported(boolean)}) from a source whose removals are reliable (a
- * ZooKeeper watch: the instances' nodes were deleted) is the truth and is accepted at
- * once: the service's last instance deregistered, or it was scaled to zero.</li>
+ * <li>An empty answer that the registry's own live view confirms ({@link #confirmEmpty}:
+ * e.g. the nodes a ZooKeeper watch holds, which a deletion updates and an outage does
+ * not) is the truth and is accepted at once: the service's last instance deregistered, or
+ * it was scaled to zero. Asked once per new empty answer (at most once a second for the
+ * same answer object), never per request.</li>
  * <li>A stale list is connect-checked (with a {@link StaleCheck}): as soon as it becomes
  * stale and again every check interval while it stays so, each of its instances is probed
- * off the request path, and those that do not accept a connection are left out until the
- * next check (all of them: the empty answer is used). Until the first check has run
- * (about one connect timeout) the whole list is used.</li>
+ * off the request path (one task per instance), and those that do not accept a connection
+ * are left out until the next check (all of them: the empty answer is used). Until the
+ * first check has run (refused connections answer at once; an unreachable host takes up
+ * to the connect timeout) the whole list is used.</li>
  * </ul>
- * A failed query that happens to be the first answer after such a change event is
- * indistinguishable from a deregistration; the connect check covers every other case.
  *
  * <p>
  * Thread-safe and lock-free: returns the same list object while nothing changes, so
@@ -55,6 +57,9 @@ public final class LastKnownGood {
 	 * {@code service}.
 	 */
 	public static final String STALE_METER = "atlas.registry.stale";
+
+	/** The same empty answer object is confirmed again at most this often. */
+	static final long CONFIRM_INTERVAL_MILLIS = 1_000;
 
 	private final String serviceId;
 
@@ -76,13 +81,10 @@ public final class LastKnownGood {
 
 	private volatile @Nullable Checked checked;
 
-	/** Change events reported so far. */
-	private volatile long changes;
+	private volatile BooleanSupplier confirmsEmpty = () -> false;
 
-	/** {@link #changes} when the last non-empty answer came. */
-	private volatile long changesAtLastGood;
-
-	private volatile boolean reliableChange;
+	/** When the registry's view was last asked to confirm an empty answer. */
+	private volatile long confirmedAt;
 
 	/**
 	 * Creates the guard of one service.
@@ -121,17 +123,15 @@ public final class LastKnownGood {
 	}
 
 	/**
-	 * Tells that the registry reported a change of this service's instances (a watch or
-	 * subscription event). Quick and thread-safe; called on a registry client thread.
-	 * @param removalsReliable whether the source's events are the registry's truth, so
-	 * that an empty answer right after one means the instances are gone (a ZooKeeper
-	 * watch); {@code false} when an empty list may be transient (a Nacos client pushes
-	 * one when it resubscribes after a server restart, before the providers have
-	 * registered again)
+	 * Tells how to ask the registry's own live view whether the service really has no
+	 * instance (e.g. a ZooKeeper watch's cache: a deletion updates it, a lost connection
+	 * does not). Without it, every empty answer keeps the last known good list.
+	 * @param confirmsEmpty {@code true} when the registry's view holds no instance of the
+	 * service; called on the request path, once per new empty answer (at most once a
+	 * second for the same answer object); must be quick, thread-safe and must not throw
 	 */
-	public void changeReported(boolean removalsReliable) {
-		this.reliableChange = removalsReliable;
-		this.changes++;
+	public void confirmEmpty(BooleanSupplier confirmsEmpty) {
+		this.confirmsEmpty = Objects.requireNonNull(confirmsEmpty, "confirmsEmpty");
 	}
 
 	/**
@@ -144,7 +144,6 @@ public final class LastKnownGood {
 	 */
 	public List<ServiceInstance> apply(List<ServiceInstance> answer) {
 		if (!answer.isEmpty()) {
-			this.changesAtLastGood = this.changes;
 			if (this.emptySince >= 0) {
 				log.info("Service '{}': the registry lists {} instances again; stale list dropped", this.serviceId,
 						answer.size());
@@ -160,15 +159,15 @@ public final class LastKnownGood {
 		if (good == null) {
 			return answer;
 		}
-		if (this.changes != this.changesAtLastGood && this.reliableChange) {
+		long now = this.clock.millis();
+		if ((this.lastEmpty != answer || now - this.confirmedAt >= CONFIRM_INTERVAL_MILLIS) && confirmed(now)) {
 			this.lastGood = null;
 			this.emptySince = -1;
 			this.checked = null;
-			log.info("Service '{}': the registry reported a change and lists no instance any more; the {} "
+			log.info("Service '{}': the registry lists no instance any more, as its change events confirm; the {} "
 					+ "instances known before are gone", this.serviceId, good.size());
 			return answer;
 		}
-		long now = this.clock.millis();
 		if (this.emptySince < 0) {
 			this.emptySince = now;
 			log.warn("Service '{}': the registry answered no instance; keeping the last {} known for up to {} ms{}",
@@ -191,6 +190,16 @@ public final class LastKnownGood {
 		return (this.check != null) ? checked(good, answer, now, this.check) : good;
 	}
 
+	private boolean confirmed(long now) {
+		this.confirmedAt = now;
+		try {
+			return this.confirmsEmpty.getAsBoolean();
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
+	}
+
 	/** The stale list less the instances refusing connections, as last checked. */
 	private List<ServiceInstance> checked(List<ServiceInstance> good, List<ServiceInstance> empty, long now,
 			StaleCheck check) {
@@ -205,31 +214,52 @@ public final class LastKnownGood {
 	}
 
 	private void startCheck(List<ServiceInstance> good, StaleCheck check) {
-		if (!this.checking.compareAndSet(false, true)) {
+		if (this.checking.get() || !this.checking.compareAndSet(false, true)) {
 			return;
 		}
-		check.scheduler().schedule(() -> {
-			try {
-				List<ServiceInstance> usable = new ArrayList<>(good.size());
-				for (ServiceInstance instance : good) {
-					if (check.probe().probe(instance)) {
-						usable.add(instance);
+		// One task per instance: an unreachable one holds a probe thread for one connect
+		// timeout, not the whole check.
+		int size = good.size();
+		boolean[] answers = new boolean[size];
+		AtomicInteger left = new AtomicInteger(size);
+		for (int i = 0; i < size; i++) {
+			int index = i;
+			check.scheduler().schedule(() -> {
+				try {
+					answers[index] = check.probe().probe(good.get(index));
+				}
+				finally {
+					// the last task to finish sees every answer (decrementAndGet orders
+					// them)
+					if (left.decrementAndGet() == 0) {
+						checked(good, answers);
 					}
 				}
-				List<ServiceInstance> result = (usable.size() == good.size()) ? good : List.copyOf(usable);
-				Checked previous = this.checked;
-				if (result != good && (previous == null || previous.usable.size() != result.size())) {
-					log.warn("Service '{}': {} of the {} instances of the stale list refuse connections and are "
-							+ "left out", this.serviceId, good.size() - result.size(), good.size());
-				}
-				if (this.lastGood == good) {
-					this.checked = new Checked(good, result, this.clock.millis());
+			}, 0);
+		}
+	}
+
+	private void checked(List<ServiceInstance> good, boolean[] answers) {
+		try {
+			List<ServiceInstance> usable = new ArrayList<>(good.size());
+			for (int i = 0; i < answers.length; i++) {
+				if (answers[i]) {
+					usable.add(good.get(i));
 				}
 			}
-			finally {
-				this.checking.set(false);
+			List<ServiceInstance> result = (usable.size() == good.size()) ? good : List.copyOf(usable);
+			Checked previous = this.checked;
+			if (result != good && (previous == null || previous.usable.size() != result.size())) {
+				log.warn("Service '{}': {} of the {} instances of the stale list refuse connections and are left out",
+						this.serviceId, good.size() - result.size(), good.size());
 			}
-		}, 0);
+			if (this.lastGood == good) {
+				this.checked = new Checked(good, result, this.clock.millis());
+			}
+		}
+		finally {
+			this.checking.set(false);
+		}
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package dev.atlas.loadbalancer.outlier;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -16,6 +18,19 @@ import java.util.Objects;
  * {@code /}; ignored for other types
  */
 public record ProbeRules(ProbeType type, Duration interval, Duration timeout, String path) {
+
+	private static boolean isPath(String path) {
+		if (!path.startsWith("/") || path.startsWith("//")) {
+			return false;
+		}
+		try {
+			URI uri = new URI("http://host" + path);
+			return "host".equals(uri.getHost()) && uri.getFragment() == null;
+		}
+		catch (URISyntaxException ex) {
+			return false;
+		}
+	}
 
 	/** A TCP connect every 5 s, 1 s timeout. */
 	public static final ProbeRules DEFAULTS = new ProbeRules(ProbeType.TCP, Duration.ofSeconds(5),
@@ -37,8 +52,10 @@ public record ProbeRules(ProbeType type, Duration interval, Duration timeout, St
 		if (timeout.toMillis() < 1) {
 			throw new IllegalArgumentException("probe.timeout must be at least 1ms, was " + timeout);
 		}
-		if (type == ProbeType.HTTP && (!path.startsWith("/") || path.startsWith("//") || path.contains("://"))) {
-			throw new IllegalArgumentException("probe.path must be a path starting with '/', was '" + path + "'");
+		if (type == ProbeType.HTTP && !isPath(path)) {
+			throw new IllegalArgumentException(
+					"probe.path must be a path starting with '/' (URI syntax, e.g. /actuator/health), was '" + path
+							+ "'");
 		}
 	}
 

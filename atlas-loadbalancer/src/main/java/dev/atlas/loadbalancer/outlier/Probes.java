@@ -1,12 +1,14 @@
 package dev.atlas.loadbalancer.outlier;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
+import java.net.Proxy;
 import java.net.Socket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.net.URL;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -17,8 +19,9 @@ import org.springframework.cloud.client.ServiceInstance;
 /**
  * The built-in {@link InstanceProbe}s: a TCP connect, and an HTTP GET of a path. Neither
  * sends anything of any request: the TCP probe opens and closes a connection, the HTTP
- * probe sends a GET of the configured path with no header of its own. Both are
- * thread-safe.
+ * probe sends a GET of the configured path with no header of its own. Both run on the
+ * calling thread and start none; both are thread-safe. Resolving a host name (when an
+ * instance is registered by name) is the JVM's, outside the probe's timeout.
  */
 public final class Probes {
 
@@ -62,33 +65,47 @@ public final class Probes {
 	}
 
 	/**
-	 * An HTTP GET of a path on the instance (its scheme, host and port), through the
-	 * JDK's {@link HttpClient}; redirects are not followed.
+	 * An HTTP GET of a path on the instance (its scheme, host and port), on the calling
+	 * (probe) thread with the JDK's {@link HttpURLConnection}: no thread of its own, no
+	 * redirect followed, no cache, no header beyond the JDK's defaults. The path is
+	 * requested on the port the instance is registered with: give a path the application
+	 * serves there (with a separate {@code management.server.port}, its actuator health
+	 * is not on that port).
 	 * @param path the path, starting with {@code /}
-	 * @param timeout connect timeout and answer timeout, each, {@code > 0}
-	 * @return passes on a 2xx answer within the timeout
+	 * @param timeout connect timeout and read timeout, each, {@code > 0}
+	 * @return passes on a 2xx answer within the timeouts
 	 */
 	public static InstanceProbe http(String path, Duration timeout) {
 		Objects.requireNonNull(path, "path");
-		HttpClient client = HttpClient.newBuilder()
-			.connectTimeout(timeout)
-			.followRedirects(HttpClient.Redirect.NEVER)
-			.version(HttpClient.Version.HTTP_1_1)
-			.build();
+		int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
 		return (instance) -> {
+			HttpURLConnection connection = null;
 			try {
-				URI uri = URI.create((instance.isSecure() ? "https" : "http") + "://" + hostForUri(instance.getHost())
-						+ ':' + instance.getPort() + path);
-				HttpRequest request = HttpRequest.newBuilder(uri).timeout(timeout).GET().build();
-				int status = client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+				URL url = URI
+					.create((instance.isSecure() ? "https" : "http") + "://" + hostForUri(instance.getHost()) + ':'
+							+ instance.getPort() + path)
+					.toURL();
+				connection = (HttpURLConnection) url.openConnection(Proxy.NO_PROXY);
+				connection.setConnectTimeout(millis);
+				connection.setReadTimeout(millis);
+				connection.setInstanceFollowRedirects(false);
+				connection.setUseCaches(false);
+				connection.setRequestMethod("GET");
+				int status = connection.getResponseCode();
+				try (InputStream body = (status < 400) ? connection.getInputStream() : connection.getErrorStream()) {
+					if (body != null) {
+						body.transferTo(OutputStream.nullOutputStream());
+					}
+				}
 				return status >= 200 && status < 300;
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return false;
 			}
 			catch (IOException | RuntimeException ex) {
 				return false;
+			}
+			finally {
+				if (connection != null) {
+					connection.disconnect();
+				}
 			}
 		};
 	}

@@ -70,11 +70,14 @@ class LastKnownGoodTest {
 	}
 
 	@Test
-	void anEmptyAnswerAfterAReliableChangeEventIsTheTruthAndAcceptedAtOnce() {
-		// One instance, seen; it deregisters; the registry's watch reports the change.
+	void anEmptyAnswerThatTheRegistrysViewConfirmsIsTheTruthAndAcceptedAtOnce() {
+		// One instance, seen; it deregisters: the registry's watch holds no node any
+		// more.
+		boolean[] registryEmpty = { false };
+		this.lkg.confirmEmpty(() -> registryEmpty[0]);
 		List<ServiceInstance> a = List.of(instance("A"));
 		assertThat(this.lkg.apply(a)).isSameAs(a);
-		this.lkg.changeReported(true);
+		registryEmpty[0] = true;
 		List<ServiceInstance> none = new ArrayList<>();
 		assertThat(this.lkg.apply(none)).as("never the old address").isEmpty();
 		assertThat(this.lkg.apply(new ArrayList<>())).isEmpty();
@@ -85,18 +88,41 @@ class LastKnownGoodTest {
 	}
 
 	@Test
-	void aChangeEventFollowedByANonEmptyAnswerIsConsumed() {
+	void anOutageTheRegistrysViewDoesNotConfirmKeepsTheListEvenAfterChangeEvents() {
+		// The watch still holds the instances (a lost connection does not delete them):
+		// a failed query's empty answer is an outage, whatever events came before.
+		int[] asked = { 0 };
+		this.lkg.confirmEmpty(() -> {
+			asked[0]++;
+			return false;
+		});
 		List<ServiceInstance> ab = List.of(instance("A"), instance("B"));
 		this.lkg.apply(ab);
-		this.lkg.changeReported(true);
-		List<ServiceInstance> b = List.of(instance("B"));
-		assertThat(this.lkg.apply(b)).isSameAs(b);
-		assertThat(this.lkg.apply(new ArrayList<>())).as("a later empty answer with no event: an outage").isSameAs(b);
+		List<ServiceInstance> failedQuery = new ArrayList<>();
+		for (int i = 0; i < 100; i++) {
+			assertThat(this.lkg.apply(failedQuery)).isSameAs(ab);
+		}
+		assertThat(asked[0]).as("asked once per new empty answer, not per request").isOne();
+		this.clock.advance(Duration.ofSeconds(1));
+		this.lkg.apply(failedQuery);
+		assertThat(asked[0]).as("the same answer object again after a second").isEqualTo(2);
+		this.lkg.apply(new ArrayList<>());
+		assertThat(asked[0]).isEqualTo(3);
 		assertThat(this.lkg.isStale()).isTrue();
 	}
 
 	@Test
-	void anEmptyAnswerAfterAnUnreliableChangeEventKeepsTheListConnectChecked() {
+	void aBrokenConfirmationKeepsTheList() {
+		this.lkg.confirmEmpty(() -> {
+			throw new IllegalStateException("registry client closed");
+		});
+		List<ServiceInstance> a = List.of(instance("A"));
+		this.lkg.apply(a);
+		assertThat(this.lkg.apply(new ArrayList<>())).isSameAs(a);
+	}
+
+	@Test
+	void anUnconfirmedEmptyAnswerKeepsTheListConnectChecked() {
 		ManualScheduler scheduler = new ManualScheduler(this.clock);
 		Set<String> refusing = new HashSet<>(Set.of("B"));
 		LastKnownGood checked = new LastKnownGood(SERVICE, Duration.ofSeconds(60), this.clock, this.meters,
@@ -104,12 +130,11 @@ class LastKnownGoodTest {
 						Duration.ofSeconds(5)));
 		List<ServiceInstance> ab = List.of(instance("A"), instance("B"));
 		checked.apply(ab);
-		// Nacos resubscribing after a server restart: an empty push before providers
-		// register again.
-		checked.changeReported(false);
+		// e.g. Nacos resubscribing after a server restart: an empty push before providers
+		// register again; or a registry outage
 		List<ServiceInstance> none = new ArrayList<>();
 		assertThat(checked.apply(none)).as("until the first check has run").isSameAs(ab);
-		assertThat(scheduler.pending()).isOne();
+		assertThat(scheduler.pending()).as("one check task per instance").isEqualTo(2);
 		scheduler.runDue();
 		assertThat(checked.apply(none)).extracting(ServiceInstance::getInstanceId).containsExactly("A");
 		List<ServiceInstance> first = checked.apply(none);

@@ -264,16 +264,24 @@ public class AtlasLoadBalancerClientConfiguration {
 				RegistryEventRefresher evictor = refresher.getIfAvailable();
 				if (evictor != null) {
 					String serviceId = supplier.getServiceId();
-					changeSources.orderedStream().forEach((source) -> source.subscribe(serviceId, () -> {
-						if (guard != null) {
-							guard.changeReported(source.removalsReliable());
-						}
-						evictor.evict(serviceId);
-					}));
+					List<InstanceChangeSource> sources = changeSources.orderedStream().toList();
+					sources.forEach((source) -> source.subscribe(serviceId, () -> evictor.evict(serviceId)));
+					if (guard != null && !sources.isEmpty()) {
+						guard.confirmEmpty(() -> confirmsNoInstances(sources, serviceId));
+					}
 				}
 				return stage;
 			}
 		};
+	}
+
+	private static boolean confirmsNoInstances(List<InstanceChangeSource> sources, String serviceId) {
+		for (InstanceChangeSource source : sources) {
+			if (source.confirmsNoInstances(serviceId)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

@@ -34,15 +34,19 @@ public interface InstanceChangeSource {
 	}
 
 	/**
-	 * Whether this source's events are the registry's truth about removals: when the
-	 * first answer after an event lists no instance, the instances are gone
-	 * (deregistered, scaled to zero), and Atlas's last-known-good list gives way at once
-	 * instead of keeping them for {@code atlas.registry.stale-limit}.
-	 * @return {@code false} (the default) when an empty list after an event may be
-	 * transient, e.g. a Nacos client resubscribing after a server restart, before the
-	 * providers have registered again; then the stale list is connect-checked instead
+	 * Whether this source's own live view of a service holds no instance, so that an
+	 * empty answer from the registry is the truth (the instances deregistered, the
+	 * service was scaled to zero) and Atlas's last-known-good list gives way at once
+	 * instead of keeping them for {@code atlas.registry.stale-limit}. Called on the
+	 * request path, once per new empty answer (at most once a second for the same
+	 * answer).
+	 * @param serviceId a service subscribed to with {@link #subscribe}
+	 * @return {@code false} (the default) when this source cannot tell an outage from an
+	 * empty service, e.g. a Nacos client, which pushes an empty list when it resubscribes
+	 * after a server restart, before the providers have registered again; then the stale
+	 * list is connect-checked instead. Must be quick and must not throw.
 	 */
-	default boolean removalsReliable() {
+	default boolean confirmsNoInstances(String serviceId) {
 		return false;
 	}
 

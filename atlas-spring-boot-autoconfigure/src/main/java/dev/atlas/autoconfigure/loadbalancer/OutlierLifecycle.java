@@ -1,6 +1,11 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
@@ -93,17 +98,32 @@ class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceI
 		return -1;
 	}
 
+	/** Failures of the caller's own connection pool, by simple class name. */
+	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
+			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
+
+	/**
+	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
+	 */
+	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
+
 	/** Whether a failure without an answer says the instance is unreachable or stuck. */
 	static boolean isGatewayFailure(Throwable failure) {
+		boolean gateway = false;
 		Throwable current = failure;
 		for (int depth = 0; current != null && depth < 16; depth++) {
-			if (current instanceof IOException || current instanceof TimeoutException
-					|| current.getClass().getSimpleName().endsWith("TimeoutException")) {
-				return true;
+			String name = current.getClass().getSimpleName();
+			if (current instanceof InterruptedException || current instanceof CancellationException
+					|| current instanceof ClosedByInterruptException || CALLERS_OWN.contains(name)
+					|| (current instanceof InterruptedIOException && !(current instanceof SocketTimeoutException)
+							&& !CONNECT_TIMEOUTS.contains(name))) {
+				return false;
 			}
-			current = current.getCause();
+			gateway |= current instanceof IOException || current instanceof TimeoutException
+					|| name.endsWith("TimeoutException");
+			current = (current.getCause() != current) ? current.getCause() : null;
 		}
-		return false;
+		return gateway;
 	}
 
 	private static String describe(@Nullable Throwable failure, @Nullable Object clientResponse) {

@@ -155,14 +155,22 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 	}
 
 	/**
-	 * Yes: an event is a node created, changed or deleted under a live session; an empty
-	 * list after one means the instance nodes were deleted (a connection loss fails the
-	 * query instead, and starts no event).
-	 * @return {@code true}
+	 * Whether the watch of a service holds no instance node: its cache is updated by
+	 * ZooKeeper's own events (a deregistration deletes the instance's node) and keeps its
+	 * nodes while the connection is lost, so an empty answer it confirms is the truth,
+	 * and an outage is not confirmed.
+	 * @param serviceId the service id, as subscribed
+	 * @return {@code true} when the service's watch has loaded and holds no node below
+	 * the service's path; {@code false} without a loaded watch
 	 */
 	@Override
-	public boolean removalsReliable() {
-		return true;
+	public boolean confirmsNoInstances(String serviceId) {
+		Watch watch = this.watches.get(serviceId);
+		if (watch == null || !watch.initialized || this.closed) {
+			return false;
+		}
+		String prefix = watch.path + '/';
+		return watch.cache.stream().noneMatch((node) -> node.getPath().startsWith(prefix));
 	}
 
 	/** Closes every watch; later subscriptions are ignored. */

@@ -1,8 +1,11 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 
 import dev.atlas.loadbalancer.outlier.Outcome;
@@ -51,7 +54,7 @@ class OutlierLifecycleTest {
 	}
 
 	@Test
-	void theCallersOwnFailuresAndCancellationsTellNothing() {
+	void theCallersOwnFailuresAndRequestsWithoutInstanceTellNothing() {
 		assertThat(
 				OutlierLifecycle.outcome(CompletionContext.Status.FAILED, new IllegalStateException("own bug"), null))
 			.isEqualTo(Outcome.IGNORED);
@@ -59,6 +62,44 @@ class OutlierLifecycleTest {
 		assertThat(OutlierLifecycle.outcome(CompletionContext.Status.SUCCESS, null, null))
 			.as("no answer object: a success")
 			.isEqualTo(Outcome.SUCCESS);
+	}
+
+	@Test
+	void interruptionsCancellationsAndTheCallersOwnPoolAreNotTheInstancesFault() {
+		// spring-web's JdkClientHttpRequest
+		assertThat(outcomeOf(new IOException("Request was interrupted", new InterruptedException())))
+			.isEqualTo(Outcome.IGNORED);
+		assertThat(outcomeOf(new IOException("Request cancelled", new CancellationException())))
+			.isEqualTo(Outcome.IGNORED);
+		assertThat(outcomeOf(new ResourceAccessException("I/O error", new InterruptedIOException("aborted"))))
+			.isEqualTo(Outcome.IGNORED);
+		assertThat(outcomeOf(new ClosedByInterruptException())).isEqualTo(Outcome.IGNORED);
+		// Apache HttpClient 5's pool lease timeout, Reactor Netty's pool acquire timeout
+		assertThat(outcomeOf(new ConnectionRequestTimeoutException())).isEqualTo(Outcome.IGNORED);
+		assertThat(outcomeOf(new RuntimeException(new PoolAcquireTimeoutException()))).isEqualTo(Outcome.IGNORED);
+		// Apache HttpClient 5's connect timeout is an InterruptedIOException too, but the
+		// instance's fault
+		assertThat(outcomeOf(new ConnectTimeoutException())).isEqualTo(Outcome.GATEWAY_FAILURE);
+		assertThat(outcomeOf(new SocketTimeoutException("Read timed out"))).isEqualTo(Outcome.GATEWAY_FAILURE);
+	}
+
+	private static Outcome outcomeOf(Throwable failure) {
+		return OutlierLifecycle.outcome(CompletionContext.Status.FAILED, failure, null);
+	}
+
+	/** Stands for Apache HttpClient 5's (an {@code InterruptedIOException}). */
+	static final class ConnectionRequestTimeoutException extends InterruptedIOException {
+
+	}
+
+	/** Stands for Apache HttpClient 5's (an {@code InterruptedIOException}). */
+	static final class ConnectTimeoutException extends InterruptedIOException {
+
+	}
+
+	/** Stands for Reactor Netty's (a {@code TimeoutException}). */
+	static final class PoolAcquireTimeoutException extends TimeoutException {
+
 	}
 
 	/** Stands for a timeout exception of another library, e.g. Netty's. */
