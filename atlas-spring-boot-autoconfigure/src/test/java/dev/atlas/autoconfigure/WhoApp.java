@@ -1,6 +1,10 @@
 package dev.atlas.autoconfigure;
 
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringBootConfiguration;
@@ -12,6 +16,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
@@ -24,11 +29,16 @@ import org.springframework.web.reactive.function.client.WebClient;
  * <ul>
  * <li>As provider, {@code GET /who} answers who served the call: {@code app.answer} if
  * set, else its port; with status 503 when {@code app.fail=true}, else 200. It counts the
- * calls it served ({@link #served()}).</li>
+ * calls it served ({@link #served()}). At run time a test may make it answer 503
+ * ({@link #fail(boolean)}, which overrides {@code app.fail}) or hang: accept the
+ * connection and the request but answer only once {@link #release() released}
+ * ({@link #hang()}).</li>
  * <li>As caller, it calls {@code /who} of the service {@code app.target} (default
  * {@code provider}) through a load-balanced client: {@link #call()}, {@code GET /call},
  * or {@link #call(String)} to choose the client (RestClient, RestTemplate, WebClient,
- * Feign).</li>
+ * Feign). With {@code app.read-timeout} (a duration) its load-balanced
+ * {@code RestTemplate} gives up reading an answer after that long (and connecting after
+ * the same); without it, it waits as long as the JDK does.</li>
  * </ul>
  * Thread-safe.
  */
@@ -50,6 +60,12 @@ public class WhoApp {
 
 	private final ObjectProvider<WebClient.Builder> webClient;
 
+	/** Overrides {@code app.fail} when set. */
+	private volatile @Nullable Boolean fail;
+
+	/** Set while {@code /who} hangs: each call waits for it. */
+	private volatile @Nullable CountDownLatch hang;
+
 	WhoApp(Environment environment, ObjectProvider<RestClient.Builder> restClient,
 			ObjectProvider<RestTemplate> restTemplate, ObjectProvider<WhoClient> feign,
 			ObjectProvider<WebClient.Builder> webClient) {
@@ -69,7 +85,14 @@ public class WhoApp {
 	@Bean
 	@LoadBalanced
 	RestTemplate loadBalancedRestTemplate() {
-		return new RestTemplate();
+		Duration timeout = this.environment.getProperty("app.read-timeout", Duration.class);
+		if (timeout == null) {
+			return new RestTemplate();
+		}
+		SimpleClientHttpRequestFactory requests = new SimpleClientHttpRequestFactory();
+		requests.setConnectTimeout(timeout);
+		requests.setReadTimeout(timeout);
+		return new RestTemplate(requests);
 	}
 
 	@Bean
@@ -79,11 +102,16 @@ public class WhoApp {
 	}
 
 	@GetMapping("/who")
-	ResponseEntity<String> who() {
+	ResponseEntity<String> who() throws InterruptedException {
 		this.served.incrementAndGet();
+		CountDownLatch hanging = this.hang;
+		if (hanging != null) {
+			hanging.await();
+		}
 		String answer = this.environment.getProperty("app.answer",
 				this.environment.getProperty("local.server.port", ""));
-		boolean fail = this.environment.getProperty("app.fail", Boolean.class, false);
+		Boolean override = this.fail;
+		boolean fail = (override != null) ? override : this.environment.getProperty("app.fail", Boolean.class, false);
 		return ResponseEntity.status(fail ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.OK).body(answer);
 	}
 
@@ -121,6 +149,37 @@ public class WhoApp {
 	 */
 	public int served() {
 		return this.served.get();
+	}
+
+	/**
+	 * Makes {@code /who} answer 503 ({@code true}) or 200 ({@code false}) from now on,
+	 * whatever {@code app.fail} says.
+	 * @param failing whether to fail
+	 */
+	public void fail(boolean failing) {
+		this.fail = failing;
+	}
+
+	/**
+	 * Makes {@code /who} hang from now on: each call is accepted and counted, then waits
+	 * until {@link #release()}. No-op while already hanging.
+	 */
+	public synchronized void hang() {
+		if (this.hang == null) {
+			this.hang = new CountDownLatch(1);
+		}
+	}
+
+	/**
+	 * Ends the hang: every waiting call answers now (to a caller that may have given up),
+	 * and later calls do not wait. No-op when not hanging.
+	 */
+	public synchronized void release() {
+		CountDownLatch hanging = this.hang;
+		this.hang = null;
+		if (hanging != null) {
+			hanging.countDown();
+		}
 	}
 
 	/** Feign client of {@code /who} on {@code app.target} (default {@code provider}). */

@@ -56,6 +56,14 @@ public final class ZooKeeperApps implements AutoCloseable {
 	}
 
 	/**
+	 * Where the registry listens, for a test's own ZooKeeper client.
+	 * @return the connect string, {@code host:port}
+	 */
+	public String connectString() {
+		return this.zookeeper.getConnectString();
+	}
+
+	/**
 	 * The port an application listens on.
 	 * @param app a running web application
 	 * @return the port
