@@ -234,7 +234,7 @@ class AtlasSettingsTest {
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				assertThat(messages(context.getStartupFailure())).contains(
-						"Invalid atlas.services.user-service.outlier.probe.path must be a path starting with '/', was 'health'");
+						"Invalid atlas.services.user-service.outlier.probe.path must be a path starting with '/' (URI syntax, e.g. /actuator/health), was 'health'");
 			});
 		this.runner.withPropertyValues("atlas.services.user-service.outlier.probe.type=ping").run((context) -> {
 			assertThat(context).hasFailed();
