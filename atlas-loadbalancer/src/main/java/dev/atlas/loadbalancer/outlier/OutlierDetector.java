@@ -2,13 +2,13 @@ package dev.atlas.loadbalancer.outlier;
 
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -54,9 +54,11 @@ import org.springframework.cloud.client.ServiceInstance;
  * {@value #EJECTED_METER}{@code {service}} and {@value #PANIC_METER}{@code {service}}.
  *
  * <p>
- * Thread-safe. Recording a success takes no lock and allocates nothing while no instance
- * of the service is failing; an ejection or return takes a lock of this detector (never
- * taken on a pick). Time comes from the injected {@link Clock}.
+ * Thread-safe. Recording an outcome scans the few instances that are failing or were
+ * ejected (none for a healthy service) without a lock and allocates nothing; the first
+ * failure of an instance, an ejection, a return, and forgetting an instance that
+ * recovered take a lock of this detector (never taken on a pick). Time comes from the
+ * injected {@link Clock}.
  */
 public final class OutlierDetector implements AutoCloseable {
 
@@ -99,8 +101,14 @@ public final class OutlierDetector implements AutoCloseable {
 
 	private final Counter panic;
 
-	/** Instances with a failure count, an ejection, or an ejection history. */
-	private final ConcurrentHashMap<InstanceKey, Health> health = new ConcurrentHashMap<>();
+	private static final Health[] NONE_TRACKED = {};
+
+	/**
+	 * Instances with a failure count, an ejection, or an ejection history: few (a healthy
+	 * service has none), so an array replaced as a whole under {@link #transitions} and
+	 * scanned without a lock or an allocation.
+	 */
+	private volatile Health[] tracked = NONE_TRACKED;
 
 	private final Object transitions = new Object();
 
@@ -108,7 +116,7 @@ public final class OutlierDetector implements AutoCloseable {
 
 	private volatile Ejected ejected = Ejected.NONE;
 
-	private volatile Supplier<InstanceSnapshot> instances = () -> InstanceSnapshot.EMPTY;
+	private volatile @Nullable Supplier<InstanceSnapshot> instances;
 
 	private volatile LongSupplier traffic = () -> -1;
 
@@ -193,23 +201,16 @@ public final class OutlierDetector implements AutoCloseable {
 		if (!this.rules.enabled() || outcome == Outcome.IGNORED || this.closed) {
 			return;
 		}
+		Health[] tracked = this.tracked;
+		Health health = find(tracked, instance);
 		if (outcome == Outcome.SUCCESS) {
-			if (!this.health.isEmpty()) {
-				Health health = this.health.get(InstanceKey.of(instance));
-				if (health != null) {
-					health.consecutive5xx.set(0);
-					health.consecutiveGateway.set(0);
-				}
+			if (health != null) {
+				succeeded(health);
 			}
 			return;
 		}
-		InstanceKey key = InstanceKey.of(instance);
-		Health health = this.health.get(key);
 		if (health == null) {
-			if (this.health.size() >= SWEEP_THRESHOLD) {
-				sweep();
-			}
-			health = this.health.computeIfAbsent(key, (k) -> new Health(k, instance));
+			health = track(instance);
 		}
 		if (health.ejectedUntil != 0) {
 			return;
@@ -235,6 +236,67 @@ public final class OutlierDetector implements AutoCloseable {
 		}
 	}
 
+	private static @Nullable Health find(Health[] tracked, ServiceInstance instance) {
+		for (Health health : tracked) {
+			if (health.key.matches(instance)) {
+				return health;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * A success: resets the counts; an instance with nothing left to remember is dropped.
+	 */
+	private void succeeded(Health health) {
+		if (health.consecutive5xx.get() != 0) {
+			health.consecutive5xx.set(0);
+		}
+		if (health.consecutiveGateway.get() != 0) {
+			health.consecutiveGateway.set(0);
+		}
+		if (health.ejectedUntil == 0 && (health.timesEjected == 0 || decayedTimes(health, this.clock.millis()) == 0)) {
+			synchronized (this.transitions) {
+				if (health.ejectedUntil == 0 && health.consecutive5xx.get() == 0
+						&& health.consecutiveGateway.get() == 0) {
+					untrack(health);
+				}
+			}
+		}
+	}
+
+	private Health track(ServiceInstance instance) {
+		synchronized (this.transitions) {
+			Health[] tracked = this.tracked;
+			Health found = find(tracked, instance);
+			if (found != null) {
+				return found;
+			}
+			if (tracked.length >= SWEEP_THRESHOLD) {
+				tracked = sweep(tracked);
+			}
+			Health created = new Health(InstanceKey.of(instance), instance);
+			Health[] more = Arrays.copyOf(tracked, tracked.length + 1);
+			more[tracked.length] = created;
+			this.tracked = more;
+			return created;
+		}
+	}
+
+	/** Under {@link #transitions}. */
+	private void untrack(Health health) {
+		Health[] tracked = this.tracked;
+		for (int i = 0; i < tracked.length; i++) {
+			if (tracked[i] == health) {
+				Health[] fewer = new Health[tracked.length - 1];
+				System.arraycopy(tracked, 0, fewer, 0, i);
+				System.arraycopy(tracked, i + 1, fewer, i, tracked.length - i - 1);
+				this.tracked = fewer;
+				return;
+			}
+		}
+	}
+
 	private void eject(Health health, String reason, int failures, @Nullable Object cause) {
 		long until;
 		synchronized (this.transitions) {
@@ -242,7 +304,8 @@ public final class OutlierDetector implements AutoCloseable {
 				return;
 			}
 			Ejected current = this.ejected;
-			int instances = Math.max(this.instances.get().size(), current.size() + 1);
+			Supplier<InstanceSnapshot> listed = this.instances;
+			int instances = Math.max((listed != null) ? listed.get().size() : 0, current.size() + 1);
 			int allowed = this.rules.maxEjected(instances);
 			health.consecutive5xx.set(0);
 			health.consecutiveGateway.set(0);
@@ -336,11 +399,12 @@ public final class OutlierDetector implements AutoCloseable {
 	}
 
 	private boolean listed(InstanceKey key) {
-		InstanceSnapshot current = this.instances.get();
-		if (current.isEmpty()) {
-			// Not known (no request since) or gone: keep the ejection, stop nothing.
+		Supplier<InstanceSnapshot> instances = this.instances;
+		if (instances == null) {
+			// not told where to look: keep probing
 			return true;
 		}
+		InstanceSnapshot current = instances.get();
 		for (int i = 0; i < current.size(); i++) {
 			if (current.key(i).equals(key)) {
 				return true;
@@ -381,7 +445,7 @@ public final class OutlierDetector implements AutoCloseable {
 			health.ejectedUntil = 0;
 			health.returnedAt = this.clock.millis();
 			if (unlisted) {
-				this.health.remove(health.key, health);
+				untrack(health);
 			}
 			if (this.ejected.size() == 0) {
 				this.panicWarned.set(false);
@@ -391,13 +455,15 @@ public final class OutlierDetector implements AutoCloseable {
 	}
 
 	/**
-	 * Drops entries that no longer matter: not ejected, no recent failure, no history.
+	 * Drops entries that no longer matter (not ejected, no recent failure, no history);
+	 * under {@link #transitions}.
 	 */
-	private void sweep() {
+	private Health[] sweep(Health[] tracked) {
 		long now = this.clock.millis();
 		long horizon = this.rules.maxEjectionTime().toMillis();
-		this.health.values()
-			.removeIf((h) -> h.ejectedUntil == 0 && now - h.lastFailureAt > horizon && decayedTimes(h, now) == 0);
+		return Arrays.stream(tracked)
+			.filter((h) -> h.ejectedUntil != 0 || now - h.lastFailureAt <= horizon || decayedTimes(h, now) > 0)
+			.toArray(Health[]::new);
 	}
 
 	/**
@@ -432,7 +498,7 @@ public final class OutlierDetector implements AutoCloseable {
 	public List<InstanceHealth> health() {
 		long now = this.clock.millis();
 		List<InstanceHealth> result = new ArrayList<>();
-		for (Health h : this.health.values()) {
+		for (Health h : this.tracked) {
 			result.add(new InstanceHealth(h.key, h.ejectedUntil != 0, (h.ejectedUntil != 0) ? h.ejectedAt : 0,
 					h.ejectedUntil, decayedTimes(h, now), h.consecutive5xx.get(), h.consecutiveGateway.get()));
 		}
@@ -449,7 +515,7 @@ public final class OutlierDetector implements AutoCloseable {
 	 * history
 	 */
 	public @Nullable InstanceHealth health(ServiceInstance instance) {
-		Health h = this.health.get(InstanceKey.of(instance));
+		Health h = find(this.tracked, instance);
 		if (h == null) {
 			return null;
 		}

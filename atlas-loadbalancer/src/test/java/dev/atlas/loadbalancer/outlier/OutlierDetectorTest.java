@@ -321,6 +321,51 @@ class OutlierDetectorTest {
 	}
 
 	@Test
+	void aTransientFailureLeavesNothingBehindOnceTheInstanceSucceeds() {
+		fail(0, Outcome.GATEWAY_FAILURE, 3);
+		assertThat(this.detector.health(instance(0))).isNotNull();
+		this.detector.record(instance(0), Outcome.SUCCESS, null);
+		assertThat(this.detector.health(instance(0))).isNull();
+		assertThat(this.detector.health()).isEmpty();
+	}
+
+	@Test
+	void concurrentOutcomesEjectOnceAndNeverMoreThanAllowed() throws Exception {
+		rebuild(OutlierRules.DEFAULTS, 20);
+		int threads = 8;
+		java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+		try {
+			java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+			List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int seed = t;
+				done.add(pool.submit(() -> {
+					start.await();
+					java.util.Random random = new java.util.Random(seed);
+					for (int k = 0; k < 20_000; k++) {
+						int i = random.nextInt(20);
+						// instances 0..4 always fail, the others succeed
+						this.detector.record(instance(i), (i < 5) ? Outcome.GATEWAY_FAILURE : Outcome.SUCCESS, null);
+					}
+					return null;
+				}));
+			}
+			start.countDown();
+			for (java.util.concurrent.Future<?> future : done) {
+				future.get();
+			}
+		}
+		finally {
+			pool.shutdown();
+		}
+		assertThat(this.detector.ejected().size()).as("10 % of 20").isEqualTo(2);
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(2);
+		assertThat(this.detector.health()).extracting(OutlierDetector.InstanceHealth::key)
+			.extracting(Object::toString)
+			.allSatisfy((key) -> assertThat(key).matches("i[0-4].*"));
+	}
+
+	@Test
 	void closedDetectorStopsProbing() {
 		fail(0, Outcome.GATEWAY_FAILURE, 5);
 		this.detector.close();
