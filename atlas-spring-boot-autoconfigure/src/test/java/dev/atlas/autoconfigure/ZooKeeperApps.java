@@ -56,6 +56,15 @@ public final class ZooKeeperApps implements AutoCloseable {
 	}
 
 	/**
+	 * Where the registry listens, for applications started elsewhere (e.g.
+	 * {@link ForkedApp}).
+	 * @return ZooKeeper's connect string
+	 */
+	public String connectString() {
+		return this.zookeeper.getConnectString();
+	}
+
+	/**
 	 * The port an application listens on.
 	 * @param app a running web application
 	 * @return the port
