@@ -56,8 +56,9 @@ public final class ZooKeeperApps implements AutoCloseable {
 	}
 
 	/**
-	 * Where the registry listens, for a test's own ZooKeeper client.
-	 * @return the connect string, {@code host:port}
+	 * Where the registry listens, for a test's own ZooKeeper client and for applications
+	 * started elsewhere (e.g. {@link ForkedApp}).
+	 * @return ZooKeeper's connect string, {@code host:port}
 	 */
 	public String connectString() {
 		return this.zookeeper.getConnectString();
