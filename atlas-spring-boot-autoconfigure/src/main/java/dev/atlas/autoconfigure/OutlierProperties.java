@@ -92,6 +92,12 @@ public class OutlierProperties implements InitializingBean {
 		catch (IllegalArgumentException | NullPointerException ex) {
 			throw new IllegalArgumentException("Invalid " + prefix + "." + ex.getMessage(), ex);
 		}
+		catch (ArithmeticException ex) {
+			throw new IllegalArgumentException(
+					"Invalid " + prefix + ": a duration is too long to be counted in "
+							+ "milliseconds (base-ejection-time, max-ejection-time, probe.interval, probe.timeout)",
+					ex);
+		}
 	}
 
 	public boolean isEnabled() {
