@@ -283,6 +283,15 @@ public final class OutlierDetector implements AutoCloseable {
 		}
 	}
 
+	private boolean isTracked(Health health) {
+		for (Health tracked : this.tracked) {
+			if (tracked == health) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/** Under {@link #transitions}. */
 	private void untrack(Health health) {
 		Health[] tracked = this.tracked;
@@ -318,6 +327,14 @@ public final class OutlierDetector implements AutoCloseable {
 							this.rules.maxEjectionPercent());
 				}
 				return;
+			}
+			if (!isTracked(health)) {
+				// dropped by a concurrent success meanwhile: track it again, so that it
+				// is
+				// shown and found
+				Health[] more = Arrays.copyOf(this.tracked, this.tracked.length + 1);
+				more[more.length - 1] = health;
+				this.tracked = more;
 			}
 			long now = this.clock.millis();
 			int times = decayedTimes(health, now) + 1;
