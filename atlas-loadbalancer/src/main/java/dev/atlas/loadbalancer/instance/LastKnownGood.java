@@ -138,9 +138,10 @@ public final class LastKnownGood {
 	 * The list to use for a registry answer.
 	 * @param answer as emitted by the supplier below (discovery + cache); not
 	 * {@code null}
-	 * @return {@code answer} when it is non-empty, when it follows a reliable change
-	 * event, or when the stale limit has passed; else the last non-empty answer, less the
-	 * instances its last connect check found refusing connections
+	 * @return {@code answer} when it is non-empty, when the registry's live view confirms
+	 * it ({@link #confirmEmpty}), or when the stale limit has passed; else the last
+	 * non-empty answer, less the instances its last connect check found refusing
+	 * connections
 	 */
 	public List<ServiceInstance> apply(List<ServiceInstance> answer) {
 		if (!answer.isEmpty()) {
@@ -164,7 +165,7 @@ public final class LastKnownGood {
 			this.lastGood = null;
 			this.emptySince = -1;
 			this.checked = null;
-			log.info("Service '{}': the registry lists no instance any more, as its change events confirm; the {} "
+			log.info("Service '{}': the registry lists no instance any more, as its own live view confirms; the {} "
 					+ "instances known before are gone", this.serviceId, good.size());
 			return answer;
 		}
