@@ -72,6 +72,32 @@ class ZookeeperInstanceChangeSourceTest {
 	}
 
 	@Test
+	void confirmsNoInstancesOnlyWhenTheWatchHoldsNoInstanceNodeNotDuringAnOutage() throws Exception {
+		this.curator.create().creatingParentsIfNeeded().forPath("/services/user-service/a", "a".getBytes());
+		ZookeeperInstanceChangeSource source = new ZookeeperInstanceChangeSource(this.curator, "/services", (id) -> id);
+		assertThat(source.confirmsNoInstances("user-service")).as("not watched yet").isFalse();
+		source.subscribe("user-service", () -> {
+		});
+		await().atMost(Duration.ofSeconds(5)).until(() -> source.watchedServices().contains("user-service"));
+		await().during(Duration.ofMillis(300))
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> !source.confirmsNoInstances("user-service"));
+		// the registry is unreachable: the watch keeps what it holds, nothing is
+		// confirmed
+		this.zookeeper.stop();
+		await().during(Duration.ofMillis(500))
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> !source.confirmsNoInstances("user-service"));
+		this.zookeeper.restart();
+		this.curator.blockUntilConnected();
+		// the last instance deregisters: its node is deleted
+		this.curator.delete().forPath("/services/user-service/a");
+		await().atMost(Duration.ofSeconds(5)).until(() -> source.confirmsNoInstances("user-service"));
+		source.destroy();
+		assertThat(source.confirmsNoInstances("user-service")).as("closed").isFalse();
+	}
+
+	@Test
 	void aServiceNotYetRegisteredIsWatchedFromItsFirstInstance() throws Exception {
 		ZookeeperInstanceChangeSource source = new ZookeeperInstanceChangeSource(this.curator, "/services",
 				(id) -> "aliased/" + id);
