@@ -357,7 +357,7 @@ public final class OutlierDetector implements AutoCloseable {
 	}
 
 	private int decayedTimes(Health health, long now) {
-		if (health.timesEjected == 0 || health.returnedAt == 0) {
+		if (health.timesEjected == 0 || health.returnedAt == 0 || health.ejectedUntil != 0) {
 			return health.timesEjected;
 		}
 		long healthyPeriods = Math.max(0, now - health.returnedAt) / this.rules.baseEjectionTime().toMillis();

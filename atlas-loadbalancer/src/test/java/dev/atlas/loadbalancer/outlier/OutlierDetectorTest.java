@@ -176,6 +176,9 @@ class OutlierDetectorTest {
 		fail(0, Outcome.GATEWAY_FAILURE, 5);
 		assertThat(this.detector.health(instance(0)).timesEjected()).as("failed again right after returning")
 			.isEqualTo(2);
+		this.clock.advance(Duration.ofSeconds(59));
+		assertThat(this.detector.health(instance(0)).timesEjected()).as("while ejected: the current multiplier")
+			.isEqualTo(2);
 		this.scheduler.runNext();
 		assertThat(ejected(0)).isFalse();
 		this.clock.advance(Duration.ofSeconds(65));

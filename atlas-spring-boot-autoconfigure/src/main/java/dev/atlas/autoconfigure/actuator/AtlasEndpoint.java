@@ -41,7 +41,7 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *       "strategy": "weighted-random", "stale": false,
  *       "instances": [ { "instanceId": "…", "host": "127.0.0.1", "port": 8081, "tag": "v1", "cluster": "a",
  *                        "weight": 2.0, "effectiveWeight": 1.0, "warmup": 0.5, "picks": 120, "inFlight": 1,
- *                        "outlier": { "ejected": false, "ejectedUntil": null, "timesEjected": 0,
+ *                        "outlier": { "ejected": false, "ejectedAt": null, "ejectedUntil": null, "timesEjected": 0,
  *                                     "consecutive5xx": 0, "consecutiveGatewayFailures": 0 } } ]
  *     }
  *   },
@@ -59,9 +59,10 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * adjuster; {@code picks} counts this caller's requests sent to the instance (each
  * attempt) and {@code inFlight} those not completed yet, both from Spring Cloud
  * LoadBalancer's request lifecycle. {@code outlier} is what outlier detection knows:
- * whether the instance is ejected now and until when (epoch ms: it returns at the first
- * probe that passes from then on; {@code null} when not ejected), the multiplier of its
- * next or current ejection time ({@code timesEjected}), and its failures in a row.
+ * whether the instance is ejected now, since when and until when (epoch ms: it returns at
+ * the first probe that passes from then on; {@code null} when not ejected), the
+ * multiplier of its next or current ejection time ({@code timesEjected}), and its
+ * failures in a row.
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {
@@ -114,6 +115,7 @@ public class AtlasEndpoint {
 	private static Map<String, Object> outlier(OutlierDetector.@Nullable InstanceHealth health) {
 		Map<String, Object> view = new LinkedHashMap<>();
 		view.put("ejected", health != null && health.ejected());
+		view.put("ejectedAt", (health != null && health.ejected()) ? health.ejectedAt() : null);
 		view.put("ejectedUntil", (health != null && health.ejected()) ? health.ejectedUntil() : null);
 		view.put("timesEjected", (health != null) ? health.timesEjected() : 0);
 		view.put("consecutive5xx", (health != null) ? health.consecutive5xx() : 0);

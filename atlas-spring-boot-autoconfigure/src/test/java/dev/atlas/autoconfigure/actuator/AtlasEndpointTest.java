@@ -97,8 +97,8 @@ class AtlasEndpointTest {
 			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight",
 					"effectiveWeight", "warmup", "picks", "inFlight", "outlier");
 			assertThat((Map<String, Object>) old.get("outlier")).containsExactly(entry("ejected", false),
-					entry("ejectedUntil", null), entry("timesEjected", 0), entry("consecutive5xx", 0),
-					entry("consecutiveGatewayFailures", 0));
+					entry("ejectedAt", null), entry("ejectedUntil", null), entry("timesEjected", 0),
+					entry("consecutive5xx", 0), entry("consecutiveGatewayFailures", 0));
 			assertThat(old).containsEntry("instanceId", "old")
 				.containsEntry("cluster", "a")
 				.containsEntry("weight", 2.0)
