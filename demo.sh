@@ -27,10 +27,20 @@
 #     order-service (bursts of ROLL_BURST calls to GET /traffic, back to back) while each v1
 #     user-service in turn gets SIGTERM (Atlas deregisters, drains ROLL_DRAIN, stops) and a
 #     replacement starts; every request must succeed;
-#  4. affinity: four untagged user-services in clusters a, a, b, b and an order-service in cluster a
+#  4. crash: the same closed loop while the v1 user-service with the largest weight gets SIGKILL (no
+#     deregistration: the registry keeps listing it until its session expires) and a replacement
+#     starts on the same port with the same instance id; order-service (started with
+#     --atlas.outlier.base-ejection-time=CRASH_EJECTION s and --atlas.outlier.probe.interval=CRASH_PROBE s)
+#     must eject it after 5 failures in a row; the report gives requests sent and failed, attempts on
+#     the dead instance (its "picks" on order-service's /actuator/atlas/user-service) before and after
+#     the ejection, the time to eject (kill → ejection) and the time to return (restart → back among
+#     the candidates, and → picked again); PASS when no request failed, the ejection came within
+#     CRASH_EJECT_LIMIT s of the kill, no attempt went to the instance while it was ejected, and it
+#     was picked again after the restart;
+#  5. affinity: four untagged user-services in clusters a, a, b, b and an order-service in cluster a
 #     (--sample.cluster=a): AFFINITY_CALLS calls all go to a; after both a instances get SIGTERM
 #     they spill over to b, counted in atlas.affinity.spillover (read from /actuator/prometheus);
-#  5. warmup: an order-service with --atlas.warmup.duration=WARMUP (20s) sees the two b instances;
+#  6. warmup: an order-service with --atlas.warmup.duration=WARMUP (20s) sees the two b instances;
 #     a new instance starts and its share is printed every few seconds as it ramps up (no verdict).
 # Exit status: 0 when every report PASSes, 1 when a report FAILs or a service does not start, 2 on a
 # usage or environment problem. Every process it starts is stopped on exit, failure or Ctrl-C.
@@ -38,9 +48,11 @@
 #
 # Environment: CALLS (3000), CONCURRENCY (4), TOLERANCE in percentage points (3), GRAY_CALLS (300),
 # CANARY_CALLS (3000), CANARY_TOLERANCE in percentage points (2), START_TIMEOUT in seconds (240),
-# ROLL_CONCURRENCY (50), ROLL_BURST (1000), ROLL_DRAIN (2s), AFFINITY_CALLS (1000), WARMUP in s (20),
-# DEMO_JAVA_OPTS (JVM options for every process), ORDER_ARGS (extra arguments of the first
-# order-service; ORDER_ARGS=--atlas.enabled=false shows Spring's round robin, and the reports FAIL).
+# ROLL_CONCURRENCY (50), ROLL_BURST (1000), ROLL_DRAIN (2s), CRASH_EJECTION in s (10), CRASH_PROBE in s
+# (1), CRASH_EJECT_LIMIT in s (2), AFFINITY_CALLS (1000), WARMUP in s (20), DEMO_JAVA_OPTS (JVM options
+# for every process), ORDER_ARGS (extra arguments of the first order-service; ORDER_ARGS=--atlas.enabled=false
+# shows Spring's round robin, and the reports FAIL; ORDER_ARGS=--atlas.outlier.enabled=false leaves the
+# crashed instance in rotation, and the crash report FAILs).
 set -Eeuo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -60,6 +72,9 @@ ROLL_BURST=${ROLL_BURST:-1000}
 ROLL_DRAIN=${ROLL_DRAIN:-2s}
 AFFINITY_CALLS=${AFFINITY_CALLS:-1000}
 WARMUP=${WARMUP:-20}
+CRASH_EJECTION=${CRASH_EJECTION:-10}
+CRASH_PROBE=${CRASH_PROBE:-1}
+CRASH_EJECT_LIMIT=${CRASH_EJECT_LIMIT:-2}
 # C1 only and the serial collector: eight JVMs start faster on a small machine.
 DEMO_JAVA_OPTS=${DEMO_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m}
 ORDER_ARGS=${ORDER_ARGS:-}
@@ -76,6 +91,11 @@ USER_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain="$ROLL_DRAIN")
 # instance registers) would make the freshly started instances' shares follow their age. Warmup
 # has its own tests (C11).
 ORDER_COMMON_ARGS=("${FLEET_ARGS[@]}" --atlas.warmup.enabled=false)
+# The first order-service (the one the crash scenario watches) ejects a failing instance for
+# CRASH_EJECTION s (Atlas's default: 30 s) and probes it every CRASH_PROBE s (default: 5 s), so that
+# the crashed instance's return fits in a short demo. The consecutive-failure thresholds stay at
+# their defaults (5).
+ORDER_OUTLIER_ARGS=(--atlas.outlier.base-ejection-time="${CRASH_EJECTION}s" --atlas.outlier.probe.interval="${CRASH_PROBE}s")
 
 REGISTRY_JAR="$ROOT/sample-registry/target/sample-registry-$VERSION-exec.jar"
 USER_JAR="$ROOT/sample-user-service/target/sample-user-service-$VERSION-exec.jar"
@@ -295,9 +315,11 @@ else
 fi
 
 USER_PORTS=()
+USER_NAMES=()
 for i in "${!USER_TAGS[@]}"; do
   pick_port
   USER_PORTS+=("$PORT")
+  USER_NAMES+=("user-service-$((i + 1))")
   # shellcheck disable=SC2086
   start "user-service-$((i + 1))" "$DEMO_DIR/user-service-$((i + 1)).log" \
     env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
@@ -308,7 +330,7 @@ pick_port; ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service "$DEMO_DIR/order-service.log" \
   env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$ORDER_PORT" "$(management_args "$ORDER_PORT")" \
-  "${ORDER_COMMON_ARGS[@]}" $ORDER_ARGS
+  "${ORDER_COMMON_ARGS[@]}" "${ORDER_OUTLIER_ARGS[@]}" $ORDER_ARGS
 pick_port; CANARY_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-canary "$DEMO_DIR/order-service-canary.log" \
@@ -370,11 +392,11 @@ report gray-v3 "$GRAY&version=v3&expect=v1&scenario=X-Service-Version:%20v3%20(n
 report gray-canary "http://127.0.0.1:$CANARY_PORT/gray/report?calls=$CANARY_CALLS&concurrency=$CONCURRENCY&expect-share=v2:$CANARY_PERCENT:$CANARY_TOLERANCE&scenario=untagged,%20${CANARY_PERCENT}%20%25%20canary%20on%20v2"
 
 # --- rolling restart ---------------------------------------------------------------------------
-# rolling_load : sends bursts of ROLL_BURST calls, ROLL_CONCURRENCY at a time, through order-service
-# while .demo/rolling.on exists; writes "sent failed first-error" to .demo/rolling.result
-rolling_load() {
-  local sent=0 failed=0 first="" out calls fails err
-  while [[ -f "$DEMO_DIR/rolling.on" ]]; do
+# load_loop NAME : a closed loop of bursts of ROLL_BURST calls, ROLL_CONCURRENCY at a time, through
+# order-service while .demo/NAME.on exists; writes "sent failed first-error" to .demo/NAME.result
+load_loop() {
+  local name=$1 sent=0 failed=0 first="" out calls fails err
+  while [[ -f "$DEMO_DIR/$name.on" ]]; do
     if out=$(curl -fsS --max-time 300 \
         "http://127.0.0.1:$ORDER_PORT/traffic?client=rest-template&calls=$ROLL_BURST&concurrency=$ROLL_CONCURRENCY" 2>&1); then
       calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
@@ -387,20 +409,33 @@ rolling_load() {
     failed=$((failed + ${fails:-0}))
     [[ -n "$first" || -z "$err" ]] || first=$err
   done
-  echo "$sent $failed $first" >"$DEMO_DIR/rolling.result"
+  echo "$sent $failed $first" >"$DEMO_DIR/$name.result"
+}
+
+# start_load NAME : starts load_loop NAME in the background (stopped by stop_load NAME)
+start_load() {
+  touch "$DEMO_DIR/$1.on"
+  rm -f "$DEMO_DIR/$1.result"
+  load_loop "$1" >"$DEMO_DIR/$1-load.log" 2>&1 &
+  PIDS+=("$!")
+  NAMES+=("$1-load")
+}
+
+# stop_load NAME : ends the loop after its current burst; sets LOAD_SENT, LOAD_FAILED, LOAD_FIRST
+stop_load() {
+  rm -f "$DEMO_DIR/$1.on"
+  wait "$(pid_of "$1-load")" 2>/dev/null || true
+  LOAD_SENT="" LOAD_FAILED="" LOAD_FIRST=""
+  read -r LOAD_SENT LOAD_FAILED LOAD_FIRST <"$DEMO_DIR/$1.result" || true
 }
 
 echo
 say "rolling restart: $ROLL_CONCURRENCY concurrent GETs through order-service (RestTemplate) while each v1 user-service in turn gets SIGTERM and a replacement starts"
-touch "$DEMO_DIR/rolling.on"
-rm -f "$DEMO_DIR/rolling.result"
-rolling_load >"$DEMO_DIR/rolling-load.log" 2>&1 &
-PIDS+=("$!")
-NAMES+=(rolling-load)
+start_load rolling
 sleep 2
 for i in "${!USER_TAGS[@]}"; do
   [[ "${USER_TAGS[i]}" == v1 ]] || continue
-  old="user-service-$((i + 1))"
+  old=${USER_NAMES[i]}
   old_pid=$(pid_of "$old")
   say "  SIGTERM $old (pid $old_pid, port ${USER_PORTS[i]}); Atlas deregisters it and drains $ROLL_DRAIN"
   kill -TERM "$old_pid" 2>/dev/null || true
@@ -412,6 +447,7 @@ for i in "${!USER_TAGS[@]}"; do
     --server.port="$PORT" "$(management_args "$PORT")" --sample.tag="${USER_TAGS[i]}" --sample.weight="${USER_WEIGHTS[i]}" \
     "${USER_ARGS[@]}"
   USER_PORTS[i]=$PORT
+  USER_NAMES[i]=$new
   deadline=$((SECONDS + 30))
   while kill -0 "$old_pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
   kill -0 "$old_pid" 2>/dev/null && fail_start "$old" "did not stop within 30 s of SIGTERM"
@@ -422,9 +458,8 @@ for i in "${!USER_TAGS[@]}"; do
   say "  $old stopped; replacement $new ready on 127.0.0.1:$PORT and discovered"
 done
 sleep 2
-rm -f "$DEMO_DIR/rolling.on"
-wait "$(pid_of rolling-load)" 2>/dev/null || true
-read -r roll_sent roll_failed roll_first <"$DEMO_DIR/rolling.result" || true
+stop_load rolling
+roll_sent=$LOAD_SENT roll_failed=$LOAD_FAILED roll_first=$LOAD_FIRST
 echo
 echo "rolling restart of 3 user-service instances under $ROLL_CONCURRENCY concurrent GETs"
 echo "requests sent:   ${roll_sent:-0}"
@@ -434,6 +469,204 @@ if [[ "${roll_failed:-x}" == 0 && "${roll_sent:-0}" -gt 0 ]]; then
 else
   echo "RESULT: FAIL"
   failed+=(rolling-restart)
+fi
+echo
+
+# --- crash -------------------------------------------------------------------------------------
+# NOW := the wall clock in epoch milliseconds (the clock of the ejectedUntil /actuator/atlas shows)
+now_ms() {
+  if [[ -n "${EPOCHREALTIME:-}" ]]; then
+    local t=${EPOCHREALTIME/[.,]/}
+    NOW=$((t / 1000))
+  else
+    NOW=$(($(date +%s) * 1000))
+  fi
+}
+
+# crash_poll : reads the crashed instance's row (CRASH_PORT) of order-service's
+# /actuator/atlas/user-service: C_SEEN = listed, absent (not among the instances order-service last
+# saw) or none (no answer); C_PICKS, C_INFLIGHT, C_EJECTED (true or false), C_UNTIL (epoch ms, empty
+# when not ejected), C_TIMES; NOW = when the answer came
+crash_poll() {
+  local out re="\"port\":$CRASH_PORT,[^}]*\}"
+  C_SEEN=none C_PICKS="" C_INFLIGHT="" C_EJECTED="" C_UNTIL="" C_TIMES=""
+  out=$(curl -fsS --max-time 2 "http://127.0.0.1:${MGMT_OF[ORDER_PORT]}/actuator/atlas/user-service" 2>/dev/null) || out=""
+  now_ms
+  [[ -n "$out" ]] || return 0
+  if [[ ! "$out" =~ $re ]]; then C_SEEN=absent; return 0; fi
+  local row=${BASH_REMATCH[0]}
+  C_SEEN=listed
+  [[ ! "$row" =~ \"picks\":([0-9]+) ]] || C_PICKS=${BASH_REMATCH[1]}
+  [[ ! "$row" =~ \"inFlight\":([0-9]+) ]] || C_INFLIGHT=${BASH_REMATCH[1]}
+  [[ ! "$row" =~ \"ejected\":(true|false) ]] || C_EJECTED=${BASH_REMATCH[1]}
+  [[ ! "$row" =~ \"ejectedUntil\":([0-9]+) ]] || C_UNTIL=${BASH_REMATCH[1]}
+  [[ ! "$row" =~ \"timesEjected\":([0-9]+) ]] || C_TIMES=${BASH_REMATCH[1]}
+}
+
+# secs MS : MS milliseconds as seconds with one decimal
+secs() { awk -v ms="$1" 'BEGIN { printf "%.1f", ms / 1000 }'; }
+
+# The v1 instance with the largest weight (half of the untagged traffic) crashes.
+crash_i=-1
+for i in "${!USER_TAGS[@]}"; do
+  [[ "${USER_TAGS[i]}" != v1 ]] || ((crash_i >= 0 && USER_WEIGHTS[i] <= USER_WEIGHTS[crash_i])) || crash_i=$i
+done
+CRASH_PORT=${USER_PORTS[crash_i]}
+victim=${USER_NAMES[crash_i]}
+# Its replacement registers under the same instance id on the same port: the same instance (id, host
+# and port) as order-service's outlier detection keys it. (On Nacos the instance id is made of the
+# address and cluster anyway.)
+crash_id=$(curl -fsS --max-time 5 "http://127.0.0.1:$CRASH_PORT/users/1" 2>/dev/null \
+  | sed -n 's/.*"instanceId":"\([^"]*\)".*/\1/p' || true)
+[[ -n "$crash_id" ]] || fail_start "$victim" "did not answer GET /users/1 before the crash"
+
+echo
+say "crash: $ROLL_CONCURRENCY concurrent GETs through order-service (RestTemplate, retry on another instance) while $victim (127.0.0.1:$CRASH_PORT, v1, weight ${USER_WEIGHTS[crash_i]}) gets SIGKILL and a replacement starts on the same port with the same instance id"
+say "  order-service ejects after 5 failures in a row for ${CRASH_EJECTION} s × times ejected, then TCP-probes every ${CRASH_PROBE} s (--atlas.outlier.base-ejection-time=${CRASH_EJECTION}s --atlas.outlier.probe.interval=${CRASH_PROBE}s)"
+log_from=$(($(wc -l <"$DEMO_DIR/order-service.log") + 1))
+start_load crash
+sleep 2
+# the kill comes while order-service has requests in flight on the instance (not between two bursts)
+deadline=$((SECONDS + 5))
+crash_poll
+while [[ "${C_INFLIGHT:-0}" == 0 ]] && ((SECONDS < deadline)); do
+  sleep 0.05
+  crash_poll
+done
+picks_at_kill=${C_PICKS:-0}
+victim_pid=$(pid_of "$victim")
+kill -KILL "$victim_pid" 2>/dev/null || true
+now_ms
+t_kill=$NOW
+wait "$victim_pid" 2>/dev/null || true
+say "  SIGKILL $victim (pid $victim_pid): no deregistration; the registry still lists it"
+
+# 1. until order-service ejects it (or, on a registry that notices the crash itself, no longer lists
+# it), at most 10 s
+how="" t_seen="" t_eject="" picks_first=""
+picks_last=$picks_at_kill
+while ((NOW - t_kill < 10000)); do
+  sleep 0.1
+  crash_poll
+  if [[ "$C_SEEN" == listed && "$C_EJECTED" == true ]]; then
+    how=ejected t_seen=$NOW picks_first=${C_PICKS:-0}
+    # the moment of the ejection itself: it lasts base-ejection-time × timesEjected
+    [[ -z "$C_UNTIL" || -z "$C_TIMES" ]] || t_eject=$((C_UNTIL - C_TIMES * CRASH_EJECTION * 1000))
+    break
+  elif [[ "$C_SEEN" == absent ]]; then
+    how=unlisted t_seen=$NOW picks_first=$picks_last
+    break
+  fi
+  [[ "$C_SEEN" != listed ]] || picks_last=${C_PICKS:-$picks_last}
+done
+t_eject=${t_eject:-${t_seen:-}}
+if [[ -n "$how" ]]; then
+  say "  $how after $(secs $((t_eject - t_kill))) s; starting the replacement"
+else
+  say "  neither ejected nor unlisted 10 s after the kill; starting the replacement"
+fi
+
+# 2. the replacement: until it is back in rotation (ejected false and picked again) and ready
+replacement="$victim-c"
+# shellcheck disable=SC2086
+start "$replacement" "$DEMO_DIR/$replacement.log" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" \
+  --server.port="$CRASH_PORT" "$(management_args "$CRASH_PORT")" --sample.instance-id="$crash_id" \
+  --sample.tag="${USER_TAGS[crash_i]}" --sample.weight="${USER_WEIGHTS[crash_i]}" "${USER_ARGS[@]}"
+USER_NAMES[crash_i]=$replacement
+now_ms
+t_restart=$NOW
+t_open="" t_ready="" t_return="" t_pick="" t_unlisted=""
+picks_ejected=$picks_first picks_dead=$picks_last
+deadline=$((t_restart + START_TIMEOUT * 1000))
+while ((NOW < deadline)); do
+  kill -0 "$(pid_of "$replacement")" 2>/dev/null || fail_start "$replacement" "exited while starting"
+  if [[ -z "$t_open" ]] && port_in_use "$CRASH_PORT"; then now_ms; t_open=$NOW; fi
+  if [[ -n "$t_open" && -z "$t_ready" ]] && http_ready "$CRASH_PORT"; then now_ms; t_ready=$NOW; fi
+  crash_poll
+  case "$C_SEEN" in
+    absent) [[ -n "$t_unlisted" ]] || t_unlisted=$NOW ;;
+    listed)
+      if [[ "$C_EJECTED" == true ]]; then
+        picks_ejected=${C_PICKS:-$picks_ejected}
+      elif [[ -z "$how" ]]; then
+        # never ejected: every pick before its port opened went to a dead process
+        [[ -n "$t_open" ]] || picks_dead=${C_PICKS:-$picks_dead}
+      else
+        [[ -n "$t_return" ]] || t_return=$NOW
+        if [[ -z "$t_pick" && -n "$C_PICKS" && "$C_PICKS" != "$picks_ejected" && "$C_PICKS" -gt 0 ]]; then
+          t_pick=$NOW
+        fi
+      fi ;;
+  esac
+  # done once it is ready and back in rotation; or, if it is not back 20 s after it got ready
+  # (and its ejection time, if any, is over), no longer waiting
+  if [[ -n "$t_ready" ]]; then
+    [[ -n "$how" && -z "$t_pick" ]] || break
+    ((NOW < t_ready + 20000 || NOW < t_eject + CRASH_EJECTION * 1000 + 20000)) || break
+  fi
+  sleep 0.1
+done
+sleep 1
+stop_load crash
+crash_sent=$LOAD_SENT crash_failed=$LOAD_FAILED crash_first=$LOAD_FIRST
+[[ -n "$t_ready" ]] || fail_start "$replacement" "was not ready after ${START_TIMEOUT} s"
+
+echo
+echo "crash of $victim (SIGKILL: no deregistration) under $ROLL_CONCURRENCY concurrent GETs"
+echo "order-service: eject after 5 gateway failures or 5 5xx in a row, for ${CRASH_EJECTION} s × times ejected; TCP probe every ${CRASH_PROBE} s"
+printf '%-48s %s\n' "requests sent:" "${crash_sent:-0}"
+printf '%-48s %s\n' "requests failed:" "${crash_failed:-unknown}${crash_first:+ (first: $crash_first)}"
+after=""
+case "$how" in
+  ejected)
+    after=$((picks_ejected - picks_first))
+    printf '%-48s %s\n' "attempts on the dead instance before ejection:" \
+      "$((picks_first - picks_at_kill)) (its picks from the kill until /actuator/atlas showed it ejected)"
+    printf '%-48s %s\n' "attempts on the dead instance after ejection:" \
+      "$after (its picks while it was ejected)"
+    printf '%-48s %s\n' "time to eject:" \
+      "$(secs $((t_eject - t_kill))) s (kill → ejection; /actuator/atlas showed it after $(secs $((t_seen - t_kill))) s)" ;;
+  unlisted)
+    after=0
+    printf '%-48s %s\n' "attempts on the dead instance before removal:" "$((picks_first - picks_at_kill))"
+    printf '%-48s %s\n' "attempts on the dead instance after removal:" "0 (no longer listed)"
+    printf '%-48s %s\n' "time to eject:" "none: the registry stopped listing it after $(secs $((t_seen - t_kill))) s" ;;
+  *)
+    printf '%-48s %s\n' "attempts on the dead instance:" \
+      "$((picks_dead - picks_at_kill)) (its picks from the kill until its port opened again)"
+    printf '%-48s %s\n' "time to eject:" "never (not ejected within 10 s of the kill)" ;;
+esac
+if [[ -n "$t_return" ]]; then
+  printf '%-48s %s\n' "time to return:" \
+    "$(secs $((t_return - t_restart))) s after the restart (its port open after $(secs $((t_open - t_restart))) s, ejected false after $(secs $((t_return - t_restart))) s, $(
+      [[ -n "$t_pick" ]] && echo "picked again after $(secs $((t_pick - t_restart))) s" || echo "not picked again"))"
+elif [[ -n "$how" ]]; then
+  printf '%-48s %s\n' "time to return:" \
+    "none (its port open after $(secs $((t_open - t_restart))) s, ready after $(secs $((t_ready - t_restart))) s, still ejected)"
+else
+  printf '%-48s %s\n' "time to return:" \
+    "not applicable (never ejected; its port open after $(secs $((t_open - t_restart))) s, ready after $(secs $((t_ready - t_restart))) s)"
+fi
+if [[ -n "$t_return" && -n "$t_unlisted" ]]; then
+  printf '%-48s %s\n' "how it returned:" \
+    "listed again once the replacement registered (the registry had dropped the dead instance $(secs $((t_unlisted - t_kill))) s after the kill, and order-service forgot its ejection)"
+elif [[ -n "$t_return" ]]; then
+  printf '%-48s %s\n' "how it returned:" \
+    "a probe passed $(secs $((t_return - t_open))) s after its port opened (the registry still listed the instance)"
+elif [[ -n "$t_unlisted" ]]; then
+  printf '%-48s %s\n' "" "(the registry dropped the dead instance $(secs $((t_unlisted - t_kill))) s after the kill)"
+fi
+echo "order-service's outlier log:"
+outlier_log=$(tail -n +"$log_from" "$DEMO_DIR/order-service.log" | grep 'outlier\.OutlierDetector' | sed 's/^.* : /  /' | head -n 6 || true)
+echo "${outlier_log:-  (nothing)}"
+echo "expected: no failed request; ejected within ${CRASH_EJECT_LIMIT} s of the kill; no attempt on it while ejected; back in rotation once its port is open again"
+if [[ "${crash_failed:-x}" == 0 && "${crash_sent:-0}" -gt 0 && -n "$how" && "$after" == 0 && -n "$t_pick" ]] \
+    && ((t_eject - t_kill <= CRASH_EJECT_LIMIT * 1000)); then
+  echo "RESULT: PASS"
+else
+  echo "RESULT: FAIL"
+  failed+=(crash)
 fi
 echo
 
@@ -562,4 +795,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, and cluster affinity keeps calls in a, then spills over to b (counted); the warmup ramp is printed above"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), and cluster affinity keeps calls in a, then spills over to b (counted); the warmup ramp is printed above"
