@@ -473,7 +473,7 @@ fi
 echo
 
 # --- crash -------------------------------------------------------------------------------------
-# NOW := the wall clock in epoch milliseconds (the clock of the ejectedUntil /actuator/atlas shows)
+# NOW := the wall clock in epoch milliseconds (the clock of the ejectedAt /actuator/atlas shows)
 now_ms() {
   if [[ -n "${EPOCHREALTIME:-}" ]]; then
     local t=${EPOCHREALTIME/[.,]/}
@@ -485,11 +485,11 @@ now_ms() {
 
 # crash_poll : reads the crashed instance's row (CRASH_PORT) of order-service's
 # /actuator/atlas/user-service: C_SEEN = listed, absent (not among the instances order-service last
-# saw) or none (no answer); C_PICKS, C_INFLIGHT, C_EJECTED (true or false), C_UNTIL (epoch ms, empty
-# when not ejected), C_TIMES; NOW = when the answer came
+# saw) or none (no answer); C_PICKS, C_INFLIGHT, C_EJECTED (true or false), C_AT (epoch ms of the ejection, empty
+# when not ejected); NOW = when the answer came
 crash_poll() {
   local out re="\"port\":$CRASH_PORT,[^}]*\}"
-  C_SEEN=none C_PICKS="" C_INFLIGHT="" C_EJECTED="" C_UNTIL="" C_TIMES=""
+  C_SEEN=none C_PICKS="" C_INFLIGHT="" C_EJECTED="" C_AT=""
   out=$(curl -fsS --max-time 2 "http://127.0.0.1:${MGMT_OF[ORDER_PORT]}/actuator/atlas/user-service" 2>/dev/null) || out=""
   now_ms
   [[ -n "$out" ]] || return 0
@@ -499,8 +499,7 @@ crash_poll() {
   [[ ! "$row" =~ \"picks\":([0-9]+) ]] || C_PICKS=${BASH_REMATCH[1]}
   [[ ! "$row" =~ \"inFlight\":([0-9]+) ]] || C_INFLIGHT=${BASH_REMATCH[1]}
   [[ ! "$row" =~ \"ejected\":(true|false) ]] || C_EJECTED=${BASH_REMATCH[1]}
-  [[ ! "$row" =~ \"ejectedUntil\":([0-9]+) ]] || C_UNTIL=${BASH_REMATCH[1]}
-  [[ ! "$row" =~ \"timesEjected\":([0-9]+) ]] || C_TIMES=${BASH_REMATCH[1]}
+  [[ ! "$row" =~ \"ejectedAt\":([0-9]+) ]] || C_AT=${BASH_REMATCH[1]}
 }
 
 # secs MS : MS milliseconds as seconds with one decimal
@@ -550,8 +549,8 @@ while ((NOW - t_kill < 10000)); do
   crash_poll
   if [[ "$C_SEEN" == listed && "$C_EJECTED" == true ]]; then
     how=ejected t_seen=$NOW picks_first=${C_PICKS:-0}
-    # the moment of the ejection itself: it lasts base-ejection-time × timesEjected
-    [[ -z "$C_UNTIL" || -z "$C_TIMES" ]] || t_eject=$((C_UNTIL - C_TIMES * CRASH_EJECTION * 1000))
+    # the moment of the ejection itself, as order-service's outlier detection recorded it
+    [[ -z "$C_AT" ]] || t_eject=$C_AT
     break
   elif [[ "$C_SEEN" == absent ]]; then
     how=unlisted t_seen=$NOW picks_first=$picks_last
