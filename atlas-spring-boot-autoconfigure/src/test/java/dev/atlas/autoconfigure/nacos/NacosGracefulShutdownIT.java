@@ -16,15 +16,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import dev.atlas.autoconfigure.ForkedApp;
 import dev.atlas.autoconfigure.Ports;
-import dev.atlas.autoconfigure.WhoApp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.io.TempDir;
 
-import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -144,7 +143,7 @@ class NacosGracefulShutdownIT {
 		command.add(System.getProperty("java.class.path"));
 		command.add("-Dnacos.logging.default.config.enabled=false");
 		command.add("-XX:TieredStopAtLevel=1");
-		command.add(Main.class.getName());
+		command.add(ForkedApp.Main.class.getName());
 		command.addAll(List.of(arguments));
 		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 	}
@@ -152,36 +151,6 @@ class NacosGracefulShutdownIT {
 	private static String tail(Path log) throws IOException {
 		List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
 		return String.join(System.lineSeparator(), lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-	}
-
-	/** The forked application: the tests' {@link WhoApp}. */
-	public static final class Main {
-
-		private Main() {
-		}
-
-		/**
-		 * Runs {@link WhoApp}.
-		 * @param args Spring Boot arguments
-		 */
-		public static void main(String[] args) {
-			// the test holds this JVM's standard input: if the test JVM dies, stop too
-			Thread orphanGuard = new Thread(() -> {
-				try {
-					while (System.in.read() != -1) {
-						// nothing to read; wait for the end
-					}
-				}
-				catch (IOException ex) {
-					// the pipe broke: same as its end
-				}
-				System.exit(1);
-			}, "orphan-guard");
-			orphanGuard.setDaemon(true);
-			orphanGuard.start();
-			SpringApplication.run(WhoApp.class, args);
-		}
-
 	}
 
 }
