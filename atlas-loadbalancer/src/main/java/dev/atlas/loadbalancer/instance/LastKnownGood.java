@@ -150,6 +150,8 @@ public final class LastKnownGood {
 						answer.size());
 				this.emptySince = -1;
 				this.checked = null;
+				// the next episode counts its empty answers again, even the same object
+				this.lastEmpty = null;
 			}
 			if (this.lastGood != answer) {
 				this.lastGood = answer;

@@ -85,6 +85,12 @@ public final class OutlierDetector implements AutoCloseable {
 	/** Entries of instances no longer failing are swept beyond this many. */
 	static final int SWEEP_THRESHOLD = 256;
 
+	/**
+	 * Beyond this many tracked instances, those the registry no longer lists are dropped
+	 * when another one is tracked (e.g. instances that failed during a rolling restart).
+	 */
+	static final int FORGET_UNLISTED_THRESHOLD = 16;
+
 	private final String serviceId;
 
 	private final OutlierRules rules;
@@ -272,6 +278,10 @@ public final class OutlierDetector implements AutoCloseable {
 			if (found != null) {
 				return found;
 			}
+			if (tracked.length >= FORGET_UNLISTED_THRESHOLD) {
+				forgetUnlisted();
+				tracked = this.tracked;
+			}
 			if (tracked.length >= SWEEP_THRESHOLD) {
 				tracked = sweep(tracked);
 			}
@@ -281,6 +291,43 @@ public final class OutlierDetector implements AutoCloseable {
 			this.tracked = more;
 			return created;
 		}
+	}
+
+	/**
+	 * Forgets what concerns instances the registry no longer lists: an ejected one no
+	 * longer counts towards max-ejection-percent, and tracked ones that are not ejected
+	 * are dropped. Under {@link #transitions}.
+	 * @return the service's current instances (empty when not known)
+	 */
+	private InstanceSnapshot forgetUnlisted() {
+		Supplier<InstanceSnapshot> instances = this.instances;
+		if (instances == null) {
+			return InstanceSnapshot.EMPTY;
+		}
+		InstanceSnapshot listed = instances.get();
+		if (listed.isEmpty()) {
+			return listed;
+		}
+		for (Health h : this.tracked) {
+			if (!listed(listed, h.key)) {
+				if (this.ejected.get(h.key) == h) {
+					forget(h, "it is no longer listed by the registry", true);
+				}
+				else if (h.ejectedUntil == 0) {
+					untrack(h);
+				}
+			}
+		}
+		return listed;
+	}
+
+	private static boolean listed(InstanceSnapshot listed, InstanceKey key) {
+		for (int i = 0; i < listed.size(); i++) {
+			if (listed.key(i).equals(key)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private boolean isTracked(Health health) {
@@ -312,12 +359,31 @@ public final class OutlierDetector implements AutoCloseable {
 			if (this.closed || health.ejectedUntil != 0) {
 				return;
 			}
-			Ejected current = this.ejected;
-			Supplier<InstanceSnapshot> listed = this.instances;
-			int instances = Math.max((listed != null) ? listed.get().size() : 0, current.size() + 1);
-			int allowed = this.rules.maxEjected(instances);
 			health.consecutive5xx.set(0);
 			health.consecutiveGateway.set(0);
+			if (this.ejected.contains(health.key)) {
+				// another entry of the same instance (recreated after a concurrent
+				// success
+				// dropped this one) is ejected already
+				return;
+			}
+			if (!isTracked(health)) {
+				Health other = find(this.tracked, health.instance);
+				if (other != null) {
+					// the instance is tracked by a newer entry: its failures count there
+					return;
+				}
+				// dropped by a concurrent success meanwhile: track it again, so that it
+				// is
+				// shown and found
+				Health[] more = Arrays.copyOf(this.tracked, this.tracked.length + 1);
+				more[more.length - 1] = health;
+				this.tracked = more;
+			}
+			InstanceSnapshot listed = forgetUnlisted();
+			Ejected current = this.ejected;
+			int instances = Math.max(listed.size(), current.size() + 1);
+			int allowed = this.rules.maxEjected(instances);
 			if (current.size() >= allowed) {
 				if (log.isDebugEnabled()) {
 					log.debug(
@@ -327,14 +393,6 @@ public final class OutlierDetector implements AutoCloseable {
 							this.rules.maxEjectionPercent());
 				}
 				return;
-			}
-			if (!isTracked(health)) {
-				// dropped by a concurrent success meanwhile: track it again, so that it
-				// is
-				// shown and found
-				Health[] more = Arrays.copyOf(this.tracked, this.tracked.length + 1);
-				more[more.length - 1] = health;
-				this.tracked = more;
 			}
 			long now = this.clock.millis();
 			int times = decayedTimes(health, now) + 1;
@@ -417,17 +475,8 @@ public final class OutlierDetector implements AutoCloseable {
 
 	private boolean listed(InstanceKey key) {
 		Supplier<InstanceSnapshot> instances = this.instances;
-		if (instances == null) {
-			// not told where to look: keep probing
-			return true;
-		}
-		InstanceSnapshot current = instances.get();
-		for (int i = 0; i < current.size(); i++) {
-			if (current.key(i).equals(key)) {
-				return true;
-			}
-		}
-		return false;
+		// not told where to look: keep probing
+		return instances == null || listed(instances.get(), key);
 	}
 
 	private void bringBack(Health health, ProbeType type) {

@@ -43,9 +43,9 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 	 * @throws NullPointerException when a value is missing
 	 */
 	public OutlierRules {
-		Objects.requireNonNull(baseEjectionTime, "base-ejection-time");
-		Objects.requireNonNull(maxEjectionTime, "max-ejection-time");
-		Objects.requireNonNull(probe, "probe");
+		Objects.requireNonNull(baseEjectionTime, "base-ejection-time must be set: a duration of at least 1ms");
+		Objects.requireNonNull(maxEjectionTime, "max-ejection-time must be set: a duration >= base-ejection-time");
+		Objects.requireNonNull(probe, "probe must be set");
 		if (consecutive5xx < 0) {
 			throw new IllegalArgumentException("consecutive5xx must be >= 0 (0 turns it off), was " + consecutive5xx);
 		}

@@ -42,10 +42,10 @@ public record ProbeRules(ProbeType type, Duration interval, Duration timeout, St
 	 * a value is out of range
 	 */
 	public ProbeRules {
-		Objects.requireNonNull(type, "probe.type");
-		Objects.requireNonNull(interval, "probe.interval");
-		Objects.requireNonNull(timeout, "probe.timeout");
-		Objects.requireNonNull(path, "probe.path");
+		Objects.requireNonNull(type, "probe.type must be set: tcp, http or none");
+		Objects.requireNonNull(interval, "probe.interval must be set: a duration of at least 1ms");
+		Objects.requireNonNull(timeout, "probe.timeout must be set: a duration of at least 1ms");
+		Objects.requireNonNull(path, "probe.path must be set: a path starting with '/'");
 		if (interval.toMillis() < 1) {
 			throw new IllegalArgumentException("probe.interval must be at least 1ms, was " + interval);
 		}

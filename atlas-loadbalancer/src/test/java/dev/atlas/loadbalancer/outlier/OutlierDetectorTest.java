@@ -368,6 +368,87 @@ class OutlierDetectorTest {
 			.allSatisfy((key) -> assertThat(key).matches("i[0-4].*"));
 	}
 
+	/**
+	 * Requests that found an instance's entry, then a success that drops it, then
+	 * failures that recreate and eject a second entry, then the first requests' failures
+	 * land on the dropped entry: one instance, one entry, one ejection, and it can be
+	 * ejected again after it returned. (The clock read in {@code record} is where the
+	 * interleaving is forced.)
+	 */
+	@Test
+	void aDroppedEntryThatReachesItsThresholdNeverMakesASecondEntryOfTheInstance() {
+		Runnable[] hook = new Runnable[1];
+		java.time.Clock hooked = new java.time.Clock() {
+
+			@Override
+			public java.time.ZoneId getZone() {
+				return java.time.ZoneOffset.UTC;
+			}
+
+			@Override
+			public java.time.Clock withZone(java.time.ZoneId zone) {
+				return this;
+			}
+
+			@Override
+			public java.time.Instant instant() {
+				return java.time.Instant.ofEpochMilli(millis());
+			}
+
+			@Override
+			public long millis() {
+				Runnable run = hook[0];
+				hook[0] = null;
+				if (run != null) {
+					run.run();
+				}
+				return OutlierDetectorTest.this.clock.millis();
+			}
+
+		};
+		this.fleet = snapshot(20);
+		this.detector = new OutlierDetector(SERVICE, OutlierRules.DEFAULTS, hooked, (instance) -> true, this.scheduler,
+				this.meters);
+		this.detector.instances(() -> this.fleet);
+		fail(0, Outcome.GATEWAY_FAILURE, 3);
+		int[] depth = { 0 };
+		Runnable[] nested = new Runnable[1];
+		nested[0] = () -> {
+			if (depth[0]++ < 4) {
+				// another request that found the same entry, paused at the same point
+				hook[0] = nested[0];
+				this.detector.record(instance(0), Outcome.GATEWAY_FAILURE, null);
+			}
+			else {
+				this.detector.record(instance(0), Outcome.SUCCESS, null);
+				fail(0, Outcome.GATEWAY_FAILURE, 5);
+			}
+		};
+		hook[0] = nested[0];
+		this.detector.record(instance(0), Outcome.GATEWAY_FAILURE, null);
+		assertThat(this.detector.health()).singleElement().returns(true, OutlierDetector.InstanceHealth::ejected);
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isOne();
+		this.scheduler.runNext();
+		assertThat(this.detector.ejected().size()).isZero();
+		this.detector.record(instance(0), Outcome.SUCCESS, null);
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(this.detector.health()).singleElement().returns(true, OutlierDetector.InstanceHealth::ejected);
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(2);
+	}
+
+	@Test
+	void anEjectedInstanceTheRegistryNoLongerListsFreesItsPlaceAtTheNextEjection() {
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(ejected(1)).as("3 instances: one may be ejected").isFalse();
+		// instance 0 is gone; its replacement has another address
+		this.fleet = InstanceSnapshot.of(List.of(this.fleet.get(1), this.fleet.get(2), fleet(4).get(3)),
+				new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry()));
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(ejected(1)).isTrue();
+		assertThat(this.detector.ejected().size()).isOne();
+	}
+
 	@Test
 	void closedDetectorStopsProbing() {
 		fail(0, Outcome.GATEWAY_FAILURE, 5);

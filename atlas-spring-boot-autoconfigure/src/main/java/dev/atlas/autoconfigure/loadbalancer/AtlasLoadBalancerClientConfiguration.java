@@ -180,8 +180,6 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * @param environment the child context's environment (names the service)
 	 * @param settings the service's settings (its outlier rules)
 	 * @param scheduler runs the probes
-	 * @param stats the service's request counts (probing stops when the service is no
-	 * longer called)
 	 * @param meterRegistry where the outlier meters are registered
 	 * @return the detector, closed with the child context
 	 */
@@ -189,13 +187,11 @@ public class AtlasLoadBalancerClientConfiguration {
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	OutlierDetector atlasOutlierDetector(Environment environment, AtlasSettings settings, ProbeScheduler scheduler,
-			InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
+			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		OutlierRules rules = settings.settingsFor(serviceId).outlier();
-		OutlierDetector detector = new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()),
-				scheduler, meters(meterRegistry));
-		detector.traffic(stats::totalRequests);
-		return detector;
+		return new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()), scheduler,
+				meters(meterRegistry));
 	}
 
 	/**
@@ -210,6 +206,12 @@ public class AtlasLoadBalancerClientConfiguration {
 		return new OutlierEjection(detector);
 	}
 
+	/**
+	 * Feeds outlier detection from the request lifecycle, and tells it whether the
+	 * service is still called.
+	 * @param detector the service's detector
+	 * @return the lifecycle
+	 */
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	OutlierLifecycle atlasOutlierLifecycle(OutlierDetector detector) {

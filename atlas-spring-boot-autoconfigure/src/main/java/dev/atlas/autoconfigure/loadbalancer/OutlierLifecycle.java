@@ -7,6 +7,7 @@ import java.nio.channels.ClosedByInterruptException;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.Outcome;
@@ -39,12 +40,20 @@ class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceI
 
 	private final OutlierDetector detector;
 
+	/**
+	 * Requests to the service, counted before the choice (those that found no instance
+	 * too): the detector stops probing for a service nobody calls any more.
+	 */
+	private final LongAdder requests = new LongAdder();
+
 	OutlierLifecycle(OutlierDetector detector) {
 		this.detector = detector;
+		detector.traffic(this.requests::sum);
 	}
 
 	@Override
 	public void onStart(Request<Object> request) {
+		this.requests.increment();
 	}
 
 	@Override

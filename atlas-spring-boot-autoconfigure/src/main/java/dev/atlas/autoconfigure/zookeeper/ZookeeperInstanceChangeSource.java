@@ -8,9 +8,11 @@ import java.util.function.UnaryOperator;
 
 import dev.atlas.autoconfigure.loadbalancer.InstanceChangeSource;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.utils.ZKPaths;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -126,11 +128,12 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 		if (this.watches.putIfAbsent(serviceId, watch) != null) {
 			return;
 		}
-		watch.cache.listenable()
-			.addListener(CuratorCacheListener.builder()
-				.forAll((type, oldData, data) -> onChange.run())
-				.forInitialized(() -> watch.initialized = true)
-				.build());
+		watch.cache.listenable().addListener(CuratorCacheListener.builder().forAll((type, oldData, data) -> {
+			if (isInstanceNode(watch, data) || isInstanceNode(watch, oldData)) {
+				watch.sawInstance = true;
+			}
+			onChange.run();
+		}).forInitialized(() -> watch.initialized = true).build());
 		try {
 			watch.cache.start();
 		}
@@ -158,19 +161,26 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 	 * Whether the watch of a service holds no instance node: its cache is updated by
 	 * ZooKeeper's own events (a deregistration deletes the instance's node) and keeps its
 	 * nodes while the connection is lost, so an empty answer it confirms is the truth,
-	 * and an outage is not confirmed.
+	 * and an outage is not confirmed. Confirms only a watch that has loaded, has held an
+	 * instance node before (a load that failed part-way may leave a cache without the
+	 * nodes), while the client is connected.
 	 * @param serviceId the service id, as subscribed
-	 * @return {@code true} when the service's watch has loaded and holds no node below
-	 * the service's path; {@code false} without a loaded watch
+	 * @return {@code true} when the service's watch holds no node below the service's
+	 * path under those conditions
 	 */
 	@Override
 	public boolean confirmsNoInstances(String serviceId) {
 		Watch watch = this.watches.get(serviceId);
-		if (watch == null || !watch.initialized || this.closed) {
+		if (watch == null || !watch.initialized || !watch.sawInstance || this.closed
+				|| !this.curator.getZookeeperClient().isConnected()) {
 			return false;
 		}
 		String prefix = watch.path + '/';
 		return watch.cache.stream().noneMatch((node) -> node.getPath().startsWith(prefix));
+	}
+
+	private static boolean isInstanceNode(Watch watch, @Nullable ChildData node) {
+		return node != null && node.getPath().startsWith(watch.path + '/');
 	}
 
 	/** Closes every watch; later subscriptions are ignored. */
@@ -192,6 +202,9 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 		final long startedAt = System.nanoTime();
 
 		volatile boolean initialized;
+
+		/** Whether the cache has held an instance node (loaded, created or deleted). */
+		volatile boolean sawInstance;
 
 		Watch(CuratorCache cache, String path, Runnable onChange) {
 			this.cache = cache;
