@@ -29,9 +29,16 @@ class ProbeScheduler implements Scheduler, DisposableBean {
 	private final ScheduledThreadPoolExecutor executor;
 
 	ProbeScheduler() {
+		this("atlas-probe-");
+	}
+
+	/**
+	 * @param threadNamePrefix the names of its threads, followed by 1, 2
+	 */
+	ProbeScheduler(String threadNamePrefix) {
 		AtomicInteger count = new AtomicInteger();
 		ThreadFactory threads = (task) -> {
-			Thread thread = new Thread(task, "atlas-probe-" + count.incrementAndGet());
+			Thread thread = new Thread(task, threadNamePrefix + count.incrementAndGet());
 			thread.setDaemon(true);
 			return thread;
 		};
