@@ -1,8 +1,6 @@
 package dev.atlas.loadbalancer.outlier;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.Proxy;
@@ -72,8 +70,9 @@ public final class Probes {
 	 * serves there (with a separate {@code management.server.port}, its actuator health
 	 * is not on that port).
 	 * @param path the path, starting with {@code /}
-	 * @param timeout connect timeout and read timeout, each, {@code > 0}
-	 * @return passes on a 2xx answer within the timeouts
+	 * @param timeout connect timeout and read timeout (of the status line and headers),
+	 * each, {@code > 0}
+	 * @return passes on a 2xx status within the timeouts; the body is not read
 	 */
 	public static InstanceProbe http(String path, Duration timeout) {
 		Objects.requireNonNull(path, "path");
@@ -91,12 +90,10 @@ public final class Probes {
 				connection.setInstanceFollowRedirects(false);
 				connection.setUseCaches(false);
 				connection.setRequestMethod("GET");
+				// the status line is the answer: the body is not read (a slow body cannot
+				// hold
+				// the probe thread), and the connection is closed, not kept alive
 				int status = connection.getResponseCode();
-				try (InputStream body = (status < 400) ? connection.getInputStream() : connection.getErrorStream()) {
-					if (body != null) {
-						body.transferTo(OutputStream.nullOutputStream());
-					}
-				}
 				return status >= 200 && status < 300;
 			}
 			catch (IOException | RuntimeException ex) {
