@@ -565,8 +565,7 @@ public final class OutlierDetector implements AutoCloseable {
 		long now = this.clock.millis();
 		List<InstanceHealth> result = new ArrayList<>();
 		for (Health h : this.tracked) {
-			result.add(new InstanceHealth(h.key, h.ejectedUntil != 0, (h.ejectedUntil != 0) ? h.ejectedAt : 0,
-					h.ejectedUntil, decayedTimes(h, now), h.consecutive5xx.get(), h.consecutiveGateway.get()));
+			result.add(view(h, now));
 		}
 		result.sort(Comparator.comparing(InstanceHealth::ejected)
 			.reversed()
@@ -585,8 +584,13 @@ public final class OutlierDetector implements AutoCloseable {
 		if (h == null) {
 			return null;
 		}
-		return new InstanceHealth(h.key, h.ejectedUntil != 0, (h.ejectedUntil != 0) ? h.ejectedAt : 0, h.ejectedUntil,
-				decayedTimes(h, this.clock.millis()), h.consecutive5xx.get(), h.consecutiveGateway.get());
+		return view(h, this.clock.millis());
+	}
+
+	private InstanceHealth view(Health h, long now) {
+		long until = h.ejectedUntil;
+		return new InstanceHealth(h.key, until != 0, (until != 0) ? h.ejectedAt : 0, until, decayedTimes(h, now),
+				h.consecutive5xx.get(), h.consecutiveGateway.get());
 	}
 
 	/** Stops probing; later outcomes are ignored. Idempotent. */
