@@ -158,13 +158,16 @@ public class AtlasSettings {
 	private ServiceSettings resolve(String serviceId) {
 		List<String> keys = ServiceOverlay.keysFor(this.atlas.getServices().keySet(), serviceId);
 		LoadBalancerProperties loadbalancer = this.overlay.bind(LOADBALANCER, keys);
+		String loadbalancerPrefix = ServiceOverlay.propertyName(serviceId, LOADBALANCER.name());
 		ServiceGrayProperties lanes = this.overlay.bind(GRAY, keys);
 		WarmupProperties warmup = this.overlay.bind(WARMUP, keys);
 		OutlierProperties outlier = this.overlay.bind(OUTLIER, keys);
 		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(), this.gray.isEnabled(),
 				this.gray.rulesFor(serviceId, lanes),
 				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())),
-				outlier.toRules(ServiceOverlay.propertyName(serviceId, OUTLIER.name())));
+				outlier.toRules(ServiceOverlay.propertyName(serviceId, OUTLIER.name())),
+				loadbalancer.leastRequestRules(loadbalancerPrefix), loadbalancer.peakEwmaRules(loadbalancerPrefix),
+				loadbalancer.hashRules(loadbalancerPrefix));
 	}
 
 }

@@ -2,6 +2,9 @@ package dev.atlas.autoconfigure;
 
 import java.util.Objects;
 
+import dev.atlas.loadbalancer.choice.HashRules;
+import dev.atlas.loadbalancer.choice.LeastRequestRules;
+import dev.atlas.loadbalancer.choice.PeakEwmaRules;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
@@ -24,9 +27,14 @@ import dev.atlas.loadbalancer.weighting.WarmupRules;
  * {@code null}
  * @param outlier the outlier detection rules (disabled ones when
  * {@code atlas.outlier.enabled} is {@code false}); never {@code null}
+ * @param leastRequest the rules of {@code least-request} (whichever strategy is in use)
+ * @param peakEwma the rules of {@code peak-ewma}; its decay time applies to the service's
+ * statistics whichever strategy is in use
+ * @param hash the rules of {@code ring-hash}
  */
 public record ServiceSettings(String strategy, AllZeroWeightsPolicy allZeroWeights, boolean grayEnabled, GrayRules gray,
-		WarmupRules warmup, OutlierRules outlier) {
+		WarmupRules warmup, OutlierRules outlier, LeastRequestRules leastRequest, PeakEwmaRules peakEwma,
+		HashRules hash) {
 
 	/**
 	 * Checks that nothing is missing.
@@ -38,6 +46,9 @@ public record ServiceSettings(String strategy, AllZeroWeightsPolicy allZeroWeigh
 		Objects.requireNonNull(gray, "gray");
 		Objects.requireNonNull(warmup, "warmup");
 		Objects.requireNonNull(outlier, "outlier");
+		Objects.requireNonNull(leastRequest, "leastRequest");
+		Objects.requireNonNull(peakEwma, "peakEwma");
+		Objects.requireNonNull(hash, "hash");
 	}
 
 }

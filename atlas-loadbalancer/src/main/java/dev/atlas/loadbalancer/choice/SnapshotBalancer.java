@@ -6,6 +6,7 @@ import java.util.function.Function;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.PickContext;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.Counter;
 import org.jspecify.annotations.Nullable;
@@ -73,8 +74,18 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 		return this.snapshots.snapshotOf(candidates);
 	}
 
+	/**
+	 * Chooses a position without a request or live statistics
+	 * ({@link #choose(InstanceSnapshot, PickContext)} with nothing in flight and no
+	 * latency known).
+	 */
 	@Override
 	public final int chooseIndex(InstanceSnapshot candidates) {
+		return choose(candidates, NoPickContext.INSTANCE);
+	}
+
+	@Override
+	public final int choose(InstanceSnapshot candidates, PickContext context) {
 		Prepared<T> current = candidates.derive(this, this.prepare);
 		if (current.allZero) {
 			this.allZeroWeights.increment();
@@ -83,7 +94,7 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 			return current.only;
 		}
 		T table = current.table;
-		return (table != null) ? pick(table) : -1;
+		return (table != null) ? pick(table, context) : -1;
 	}
 
 	private Prepared<T> prepare(InstanceSnapshot snapshot) {
@@ -139,6 +150,19 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 	 * @return an index of an instance whose weight is positive
 	 */
 	protected abstract int pick(T table);
+
+	/**
+	 * Picks an index from a table built by {@link #buildTable}, for a request. Must be
+	 * thread-safe and take no lock. By default {@link #pick(Object)}: the request and the
+	 * live statistics are not read.
+	 * @param table a table
+	 * @param context the request and live per-instance statistics, by position in the
+	 * snapshot the table was built from
+	 * @return an index of an instance whose weight is positive
+	 */
+	protected int pick(T table, PickContext context) {
+		return pick(table);
+	}
 
 	/**
 	 * The service this balancer serves.

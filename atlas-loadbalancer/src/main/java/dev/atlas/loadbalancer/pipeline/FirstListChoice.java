@@ -260,6 +260,11 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		}
 
 		@Override
+		public double peakEwmaMillis(int position) {
+			return this.parent.loadBalancer.stats.peakEwmaMillis(this.candidates, position);
+		}
+
+		@Override
 		public @Nullable Object scanUnsafe(Attr key) {
 			if (key == Attr.PARENT) {
 				return this.upstream;

@@ -43,4 +43,15 @@ public interface LiveStats {
 	 */
 	double latencyMillis(InstanceSnapshot candidates, int position);
 
+	/**
+	 * Peak-sensitive moving average of the response time of the instance at a position,
+	 * decayed to now (see {@link PickContext#peakEwmaMillis(int)}).
+	 * @param candidates a snapshot
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return ms, or {@link Double#NaN} when unknown (the default)
+	 */
+	default double peakEwmaMillis(InstanceSnapshot candidates, int position) {
+		return Double.NaN;
+	}
+
 }

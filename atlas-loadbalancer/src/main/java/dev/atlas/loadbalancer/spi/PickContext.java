@@ -26,4 +26,19 @@ public interface PickContext extends CandidateRequest {
 	 */
 	double latencyMillis(int position);
 
+	/**
+	 * This caller's peak-sensitive exponentially weighted moving average of a candidate's
+	 * response time, decayed to now: a slower response replaces the average at once, a
+	 * faster one is blended in with weight {@code 1 - exp(-Δt / decay time)}, and the
+	 * average decays towards 0 while no response arrives (Finagle's and Linkerd's
+	 * peak-EWMA). The decay time is the service's
+	 * {@code atlas.loadbalancer.peak-ewma.decay-time}.
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return ms, {@code >= 0}, or {@link Double#NaN} before any request completed (the
+	 * default)
+	 */
+	default double peakEwmaMillis(int position) {
+		return Double.NaN;
+	}
+
 }

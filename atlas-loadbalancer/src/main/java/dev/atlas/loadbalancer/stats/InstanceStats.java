@@ -1,12 +1,15 @@
 package dev.atlas.loadbalancer.stats;
 
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
@@ -21,7 +24,20 @@ import org.springframework.cloud.client.ServiceInstance;
  * completed). Fed by Spring Cloud LoadBalancer's request lifecycle
  * ({@code LoadBalancerLifecycle.onStartRequest} / {@code onComplete}, which RestTemplate,
  * RestClient, WebClient, Feign and Spring Cloud Gateway all call); read by the actuator
- * view and the {@code atlas.picks} meter.
+ * view, the {@code atlas.picks} meter and the load-aware strategies
+ * ({@code least-request}, {@code peak-ewma}, bounded-load {@code ring-hash}) through
+ * {@link LiveStats}.
+ *
+ * <p>
+ * Two latency averages are kept per instance: a plain moving average (weight
+ * {@value #LATENCY_ALPHA} for the newest sample), and the peak-sensitive one
+ * {@code peak-ewma} ranks by (Finagle's {@code PeakEwma}, also Linkerd's): a response
+ * slower than the current average replaces it; a faster one is blended in with weight
+ * {@code 1 - exp(-Δt / decay time)}, Δt being the time since the previous sample; between
+ * samples the average decays towards 0 as {@code exp(-Δt / decay time)}, so an instance
+ * avoided for being slow is tried again after a while. The decay is computed when read,
+ * not written (Finagle writes it on every read), so reads stay free of shared writes;
+ * with no read between two samples both give the same value.
  *
  * <p>
  * Counting happens when a request starts, not in the balancer's {@code choose}: a pick
@@ -79,9 +95,33 @@ public final class InstanceStats implements LiveStats {
 	 */
 	static final double LATENCY_ALPHA = 0.25;
 
-	/** Creates empty statistics. */
+	/**
+	 * Default decay time of the peak-sensitive average: 10 s, Finagle's and Linkerd's.
+	 */
+	public static final Duration DEFAULT_DECAY_TIME = Duration.ofSeconds(10);
+
+	/** Decay time of the peak-sensitive average, in ns, {@code > 0}. */
+	private final double decayNanos;
+
+	private final LongSupplier nanoTicker;
+
+	/**
+	 * Creates empty statistics with the default decay time ({@link #DEFAULT_DECAY_TIME})
+	 * on {@link System#nanoTime()}.
+	 */
 	public InstanceStats() {
-		this(MAX_INSTANCES);
+		this(DEFAULT_DECAY_TIME, System::nanoTime);
+	}
+
+	/**
+	 * Creates empty statistics.
+	 * @param decayTime decay time of the peak-sensitive average, positive
+	 * @param nanoTicker the time in ns (e.g. {@code System::nanoTime}), only compared
+	 * with itself; thread-safe
+	 * @throws IllegalArgumentException if {@code decayTime} is not positive
+	 */
+	public InstanceStats(Duration decayTime, LongSupplier nanoTicker) {
+		this(MAX_INSTANCES, decayTime, nanoTicker);
 	}
 
 	/**
@@ -89,8 +129,17 @@ public final class InstanceStats implements LiveStats {
 	 * @param minThreshold {@code >= 1}
 	 */
 	InstanceStats(int minThreshold) {
+		this(minThreshold, DEFAULT_DECAY_TIME, System::nanoTime);
+	}
+
+	private InstanceStats(int minThreshold, Duration decayTime, LongSupplier nanoTicker) {
+		if (decayTime.isNegative() || decayTime.isZero()) {
+			throw new IllegalArgumentException("decayTime must be positive, was " + decayTime);
+		}
 		this.minThreshold = minThreshold;
 		this.threshold = minThreshold;
+		this.decayNanos = decayTime.toNanos();
+		this.nanoTicker = Objects.requireNonNull(nanoTicker, "nanoTicker");
 	}
 
 	/**
@@ -132,7 +181,9 @@ public final class InstanceStats implements LiveStats {
 		if (counts != null) {
 			counts.inFlight.updateAndGet((n) -> Math.max(0, n - 1));
 			if (durationNanos >= 0) {
-				counts.recordLatency(durationNanos / 1_000_000.0);
+				double millis = durationNanos / 1_000_000.0;
+				counts.recordLatency(millis);
+				counts.recordPeak(millis, this.nanoTicker.getAsLong(), this.decayNanos);
 			}
 		}
 	}
@@ -146,6 +197,22 @@ public final class InstanceStats implements LiveStats {
 	public double latencyMillis(ServiceInstance instance) {
 		Counts counts = find(instance);
 		return (counts != null) ? counts.latencyMillis() : Double.NaN;
+	}
+
+	/**
+	 * The peak-sensitive latency average of an instance, decayed to now.
+	 * @param instance an instance
+	 * @return ms, or {@link Double#NaN} when no duration was recorded
+	 */
+	public double peakEwmaMillis(ServiceInstance instance) {
+		Counts counts = find(instance);
+		return (counts != null) ? counts.peakMillis(this.nanoTicker.getAsLong(), this.decayNanos) : Double.NaN;
+	}
+
+	@Override
+	public double peakEwmaMillis(InstanceSnapshot candidates, int position) {
+		Counts counts = candidates.derive(this, this.cells).at(position);
+		return (counts != null) ? counts.peakMillis(this.nanoTicker.getAsLong(), this.decayNanos) : Double.NaN;
 	}
 
 	@Override
@@ -368,6 +435,34 @@ public final class InstanceStats implements LiveStats {
 
 		double latencyMillis() {
 			return Double.longBitsToDouble(this.latencyBits.get());
+		}
+
+		/**
+		 * Peak-sensitive average in ms at {@link #peakStamp}; NaN until the first sample.
+		 * Written under this object's monitor, read without it.
+		 */
+		private volatile double peak = Double.NaN;
+
+		/** When {@link #peak} was last written, in ticker ns. */
+		private volatile long peakStamp;
+
+		synchronized void recordPeak(double millis, long now, double decayNanos) {
+			double current = this.peak;
+			if (Double.isNaN(current)) {
+				this.peak = millis;
+			}
+			else {
+				double decay = Math.exp(-Math.max(0, now - this.peakStamp) / decayNanos);
+				double decayed = current * decay;
+				this.peak = (millis > decayed) ? millis : decayed + millis * (1 - decay);
+			}
+			this.peakStamp = now;
+		}
+
+		double peakMillis(long now, double decayNanos) {
+			double current = this.peak;
+			long elapsed = now - this.peakStamp;
+			return (elapsed <= 0 || Double.isNaN(current)) ? current : current * Math.exp(-elapsed / decayNanos);
 		}
 
 	}

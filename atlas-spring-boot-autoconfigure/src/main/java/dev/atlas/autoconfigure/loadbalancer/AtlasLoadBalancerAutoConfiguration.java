@@ -14,6 +14,9 @@ import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.WarmupProperties;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
+import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
+import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
@@ -234,6 +237,42 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@ConditionalOnMissingBean(name = "atlasSmoothRoundRobinStrategy")
 	static StrategyFactory atlasSmoothRoundRobinStrategy() {
 		return SmoothWeightedRoundRobinBalancer.FACTORY;
+	}
+
+	/**
+	 * Registers the {@code least-request} strategy (power of two choices by in-flight
+	 * requests).
+	 * @param settings the rules of each service
+	 * @return the factory
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "atlasLeastRequestStrategy")
+	static StrategyFactory atlasLeastRequestStrategy(ObjectProvider<AtlasSettings> settings) {
+		return LeastRequestBalancer.factory((serviceId) -> settings.getObject().settingsFor(serviceId).leastRequest());
+	}
+
+	/**
+	 * Registers the {@code peak-ewma} strategy (power of two choices by peak-sensitive
+	 * response time × in-flight requests).
+	 * @param settings the rules of each service
+	 * @return the factory
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "atlasPeakEwmaStrategy")
+	static StrategyFactory atlasPeakEwmaStrategy(ObjectProvider<AtlasSettings> settings) {
+		return PeakEwmaBalancer.factory((serviceId) -> settings.getObject().settingsFor(serviceId).peakEwma());
+	}
+
+	/**
+	 * Registers the {@code ring-hash} strategy (consistent hashing of a header or cookie,
+	 * optionally with bounded loads).
+	 * @param settings the rules of each service
+	 * @return the factory
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "atlasRingHashStrategy")
+	static StrategyFactory atlasRingHashStrategy(ObjectProvider<AtlasSettings> settings) {
+		return RingHashBalancer.factory((serviceId) -> settings.getObject().settingsFor(serviceId).hash());
 	}
 
 	/**

@@ -312,8 +312,8 @@ public class AtlasLoadBalancerClientConfiguration {
 
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	InstanceStats atlasInstanceStats() {
-		return new InstanceStats();
+	InstanceStats atlasInstanceStats(Environment environment, AtlasSettings settings) {
+		return new InstanceStats(settings.settingsFor(serviceId(environment)).peakEwma().decayTime(), System::nanoTime);
 	}
 
 	@Bean

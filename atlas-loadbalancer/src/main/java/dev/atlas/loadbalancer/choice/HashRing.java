@@ -1,0 +1,147 @@
+package dev.atlas.loadbalancer.choice;
+
+import java.util.Arrays;
+
+import dev.atlas.loadbalancer.instance.InstanceKey;
+import net.openhft.hashing.LongHashFunction;
+
+/**
+ * A consistent-hashing ring (Karger et al., 1997) over the positions of a snapshot, with
+ * points per instance in proportion to its weight, built once per snapshot: O(p log p) to
+ * build for p points, O(log p) per lookup by binary search. An instance's points are
+ * derived from its host and port only (not its weight, id or position), so an instance
+ * keeps its points across snapshots, callers and restarts at the same address, and a key
+ * moves only when the instance it mapped to leaves, or an instance joins right before it.
+ *
+ * <p>
+ * Points are 64-bit XXH3 hashes (OpenHFT zero-allocation-hashing); each ring entry packs
+ * the point's upper {@value #HASH_BITS} bits with the position (lower
+ * {@value #POSITION_BITS} bits), so the ring is one sorted {@code long[]}. At most
+ * {@value #MAX_POINTS} points in all: beyond, every instance gets proportionally fewer.
+ * Immutable and thread-safe.
+ */
+final class HashRing {
+
+	/** Bits of an entry that hold the position. */
+	static final int POSITION_BITS = 20;
+
+	/** Bits of an entry that hold the point. */
+	static final int HASH_BITS = 64 - POSITION_BITS;
+
+	/** Most positions a ring can hold: 1,048,576 instances. */
+	static final int MAX_POSITIONS = 1 << POSITION_BITS;
+
+	/** Most points on a ring (12 MB of entries). */
+	static final int MAX_POINTS = 1 << 20;
+
+	private static final long POSITION_MASK = MAX_POSITIONS - 1;
+
+	private static final LongHashFunction HASH = LongHashFunction.xx3();
+
+	/** Sorted: point (upper bits) | position (lower bits). */
+	private final long[] entries;
+
+	private HashRing(long[] entries) {
+		this.entries = entries;
+	}
+
+	/**
+	 * Builds the ring.
+	 * @param keys the instances' identities by position
+	 * @param weights effective weights by position, finite, {@code >= 0}, at least one
+	 * positive; instances of weight 0 get no point
+	 * @param virtualNodes points per instance of average (positive) weight, {@code >= 1}
+	 * @return the ring
+	 * @throws IllegalArgumentException if there are more than {@value #MAX_POSITIONS}
+	 * positions
+	 */
+	static HashRing of(InstanceKey[] keys, double[] weights, int virtualNodes) {
+		if (weights.length > MAX_POSITIONS) {
+			throw new IllegalArgumentException("at most " + MAX_POSITIONS + " instances, got " + weights.length);
+		}
+		int positive = 0;
+		double total = 0;
+		for (double weight : weights) {
+			if (weight > 0) {
+				positive++;
+				total += weight;
+			}
+		}
+		double perUnit = (double) virtualNodes * positive / total;
+		long wanted = 0;
+		for (double weight : weights) {
+			if (weight > 0) {
+				wanted += Math.max(1, Math.round(weight * perUnit));
+			}
+		}
+		if (wanted > MAX_POINTS) {
+			perUnit = perUnit * MAX_POINTS / wanted;
+		}
+		int[] counts = new int[weights.length];
+		int size = 0;
+		for (int i = 0; i < weights.length; i++) {
+			counts[i] = (weights[i] > 0) ? (int) Math.max(1, Math.round(weights[i] * perUnit)) : 0;
+			size += counts[i];
+		}
+		long[] entries = new long[size];
+		int next = 0;
+		for (int position = 0; position < weights.length; position++) {
+			long base = HASH.hashChars(keys[position].host() + ':' + keys[position].port());
+			for (int point = 0; point < counts[position]; point++) {
+				entries[next++] = (HASH.hashLong(base + point) & ~POSITION_MASK) | position;
+			}
+		}
+		Arrays.sort(entries);
+		return new HashRing(entries);
+	}
+
+	/**
+	 * The hash of a key, as the ring compares it.
+	 * @param key a key
+	 * @param from start index in {@code key}
+	 * @param to end index in {@code key}, exclusive
+	 * @return the hash
+	 */
+	static long hash(String key, int from, int to) {
+		return HASH.hashChars(key, from, to - from);
+	}
+
+	/**
+	 * The index of the first entry clockwise from a hash (wrapping around).
+	 * @param hash a key's hash
+	 * @return {@code 0 <= index < size()}
+	 */
+	int indexOf(long hash) {
+		long point = hash & ~POSITION_MASK;
+		int low = 0;
+		int high = this.entries.length;
+		while (low < high) {
+			int middle = (low + high) >>> 1;
+			if (this.entries[middle] < point) {
+				low = middle + 1;
+			}
+			else {
+				high = middle;
+			}
+		}
+		return (low == this.entries.length) ? 0 : low;
+	}
+
+	/**
+	 * The position of the instance an entry belongs to.
+	 * @param index {@code 0 <= index < size()}, taken modulo {@link #size()}
+	 * @return the position in the snapshot
+	 */
+	int positionAt(int index) {
+		return (int) (this.entries[index % this.entries.length] & POSITION_MASK);
+	}
+
+	/**
+	 * Number of points.
+	 * @return {@code >= 1}
+	 */
+	int size() {
+		return this.entries.length;
+	}
+
+}
