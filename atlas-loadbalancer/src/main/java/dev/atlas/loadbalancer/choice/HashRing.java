@@ -16,9 +16,9 @@ import net.openhft.hashing.LongHashFunction;
  * <p>
  * Points are 64-bit XXH3 hashes (OpenHFT zero-allocation-hashing); each ring entry packs
  * the point's upper {@value #HASH_BITS} bits with the position (lower
- * {@value #POSITION_BITS} bits), so the ring is one sorted {@code long[]}. At most
- * {@value #MAX_POINTS} points in all: beyond, every instance gets proportionally fewer.
- * Immutable and thread-safe.
+ * {@value #POSITION_BITS} bits), so the ring is one sorted {@code long[]}. About
+ * {@value #MAX_POINTS} points at most (12 MB): beyond, every instance gets proportionally
+ * fewer (and still at least one). Immutable and thread-safe.
  */
 final class HashRing {
 
@@ -31,7 +31,10 @@ final class HashRing {
 	/** Most positions a ring can hold: 1,048,576 instances. */
 	static final int MAX_POSITIONS = 1 << POSITION_BITS;
 
-	/** Most points on a ring (12 MB of entries). */
+	/**
+	 * Points on a ring beyond which instances get fewer (one more per instance at most,
+	 * each getting at least one).
+	 */
 	static final int MAX_POINTS = 1 << 20;
 
 	private static final long POSITION_MASK = MAX_POSITIONS - 1;
@@ -74,14 +77,18 @@ final class HashRing {
 				wanted += Math.max(1, Math.round(weight * perUnit));
 			}
 		}
-		if (wanted > MAX_POINTS) {
+		boolean capped = wanted > MAX_POINTS;
+		if (capped) {
 			perUnit = perUnit * MAX_POINTS / wanted;
 		}
 		int[] counts = new int[weights.length];
 		int size = 0;
 		for (int i = 0; i < weights.length; i++) {
-			counts[i] = (weights[i] > 0) ? (int) Math.max(1, Math.round(weights[i] * perUnit)) : 0;
-			size += counts[i];
+			if (weights[i] > 0) {
+				double exact = weights[i] * perUnit;
+				counts[i] = (int) Math.max(1, capped ? Math.floor(exact) : Math.round(exact));
+				size += counts[i];
+			}
 		}
 		long[] entries = new long[size];
 		int next = 0;

@@ -1,8 +1,10 @@
 package dev.atlas.loadbalancer.stats;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +14,7 @@ import org.springframework.cloud.client.ServiceInstance;
 import static dev.atlas.loadbalancer.TestInstances.fleet;
 import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 class InstanceStatsTest {
 
@@ -110,6 +113,32 @@ class InstanceStatsTest {
 		big.forEach(stats::started);
 		assertThat(stats.size()).isEqualTo(10);
 		big.forEach((instance) -> assertThat(stats.requests(instance)).isEqualTo(1));
+	}
+
+	@Test
+	void peakEwmaJumpsToASlowerResponseBlendsAFasterOneAndDecaysWhileIdle() {
+		AtomicLong now = new AtomicLong();
+		InstanceStats stats = new InstanceStats(Duration.ofSeconds(10), now::get);
+		ServiceInstance a = weighted("A", "1");
+		assertThat(stats.peakEwmaMillis(a)).isNaN();
+		stats.started(a);
+		stats.completed(a, 10_000_000);
+		assertThat(stats.peakEwmaMillis(a)).isEqualTo(10.0);
+		// A slower response replaces the average at once.
+		now.addAndGet(1_000_000_000L);
+		stats.started(a);
+		stats.completed(a, 100_000_000);
+		assertThat(stats.peakEwmaMillis(a)).isEqualTo(100.0);
+		// Idle for one decay time: 100 / e.
+		now.addAndGet(10_000_000_000L);
+		assertThat(stats.peakEwmaMillis(a)).isCloseTo(100 / Math.E, within(1e-9));
+		// A faster response now, one decay time after the previous one: Finagle's
+		// 100 × w + 10 × (1 - w), w = e^-1.
+		stats.started(a);
+		stats.completed(a, 10_000_000);
+		assertThat(stats.peakEwmaMillis(a)).isCloseTo(100 / Math.E + 10 * (1 - 1 / Math.E), within(1e-9));
+		// Reading does not change it.
+		assertThat(stats.peakEwmaMillis(a)).isCloseTo(100 / Math.E + 10 * (1 - 1 / Math.E), within(1e-9));
 	}
 
 }

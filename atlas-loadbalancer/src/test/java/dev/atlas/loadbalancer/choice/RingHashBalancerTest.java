@@ -1,0 +1,205 @@
+package dev.atlas.loadbalancer.choice;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+
+import static dev.atlas.loadbalancer.TestInstances.SERVICE;
+import static dev.atlas.loadbalancer.TestInstances.fleet;
+import static dev.atlas.loadbalancer.TestInstances.weighted;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
+
+/** Ring hash: stickiness, spread, movement on membership changes, bounded load, keys. */
+class RingHashBalancerTest {
+
+	private static final HashRules BY_USER = new HashRules("X-User-Id", "user", 160, false, 1.25);
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	private RingHashBalancer balancer(HashRules rules) {
+		SplittableRandom seeded = new SplittableRandom(42);
+		return new RingHashBalancer(TestPickContext.settings(this.meters), rules, () -> seeded);
+	}
+
+	private InstanceSnapshot snapshot(List<ServiceInstance> instances) {
+		return InstanceSnapshot.of(instances, new InstanceAttributesParser(SERVICE, "version", this.meters));
+	}
+
+	private static ServiceInstance at(String id, int port, String weight) {
+		return new DefaultServiceInstance(id, SERVICE, "10.0.0.1", port, false, java.util.Map.of("weight", weight));
+	}
+
+	/** The instance id each of {@code keys} user ids maps to. */
+	private static List<String> assign(RingHashBalancer balancer, InstanceSnapshot snapshot, int keys) {
+		List<String> owners = new ArrayList<>(keys);
+		for (int user = 0; user < keys; user++) {
+			TestPickContext context = new TestPickContext(snapshot.size()).header("x-user-id", "user-" + user);
+			owners.add(snapshot.get(balancer.choose(snapshot, context)).getInstanceId());
+		}
+		return owners;
+	}
+
+	@Test
+	void theSameKeyAlwaysReachesTheSameInstanceAcrossSnapshotsAndBalancers() {
+		List<ServiceInstance> fleet = fleet(5);
+		List<String> first = assign(balancer(BY_USER), snapshot(fleet), 1_000);
+		// A refresh (new snapshot, other order) and another caller (new balancer).
+		List<ServiceInstance> reordered = new ArrayList<>(fleet(5));
+		java.util.Collections.reverse(reordered);
+		assertThat(assign(balancer(BY_USER), snapshot(reordered), 1_000)).isEqualTo(first);
+	}
+
+	@Test
+	void keysSpreadByWeight() {
+		// 10,000 keys; 160 points per instance keep each share within a few points.
+		List<String> owners = assign(balancer(BY_USER),
+				snapshot(List.of(at("A", 1, "1"), at("B", 2, "1"), at("C", 3, "2"))), 10_000);
+		assertThat(owners.stream().filter("C"::equals).count() / 10_000.0).isCloseTo(0.5, within(0.05));
+		assertThat(owners.stream().filter("A"::equals).count() / 10_000.0).isCloseTo(0.25, within(0.05));
+	}
+
+	@Test
+	void whenAnInstanceLeavesOnlyItsKeysMove() {
+		List<ServiceInstance> ten = fleet(10);
+		List<String> before = assign(balancer(BY_USER), snapshot(ten), 10_000);
+		List<String> after = assign(balancer(BY_USER), snapshot(ten.subList(0, 9)), 10_000);
+		int moved = 0;
+		for (int i = 0; i < before.size(); i++) {
+			if (!before.get(i).equals(after.get(i))) {
+				assertThat(before.get(i)).isEqualTo("i9");
+				moved++;
+			}
+		}
+		assertThat(moved / 10_000.0).isCloseTo(0.1, within(0.03));
+	}
+
+	@Test
+	void whenAnInstanceJoinsKeysMoveOnlyToIt() {
+		List<ServiceInstance> ten = fleet(10);
+		List<String> before = assign(balancer(BY_USER), snapshot(ten.subList(0, 9)), 10_000);
+		List<String> after = assign(balancer(BY_USER), snapshot(ten), 10_000);
+		for (int i = 0; i < before.size(); i++) {
+			if (!before.get(i).equals(after.get(i))) {
+				assertThat(after.get(i)).isEqualTo("i9");
+			}
+		}
+	}
+
+	@Test
+	void drainedInstancesGetNoKey() {
+		List<String> owners = assign(balancer(BY_USER),
+				snapshot(List.of(at("A", 1, "0"), at("B", 2, "1"), at("C", 3, "1"))), 2_000);
+		assertThat(owners).doesNotContain("A").contains("B", "C");
+	}
+
+	@Test
+	void boundedLoadPassesOverAFullInstanceToTheNextClockwise() {
+		InstanceSnapshot snapshot = snapshot(fleet(4));
+		RingHashBalancer bounded = balancer(new HashRules("x-user-id", null, 160, true, 1.25));
+		TestPickContext context = new TestPickContext(4).header("x-user-id", "hot");
+		int owner = bounded.choose(snapshot, context);
+		// Total in flight 4, all at the owner: capacity ceil(1.25 × 5 / 4) = 2 per
+		// instance; the owner is full.
+		context.inFlight[owner] = 4;
+		int next = bounded.choose(snapshot, context);
+		assertThat(next).isNotEqualTo(owner);
+		// Without bounded load, the key stays.
+		assertThat(balancer(BY_USER).choose(snapshot, context)).isEqualTo(owner);
+		// Below capacity (1 in flight, capacity ceil(1.25 × 2 / 4) = 1: full; 1 of 5 in
+		// flight elsewhere too: capacity ceil(1.25 × 3 / 4) = 1): owner again at 0.
+		context.inFlight[owner] = 0;
+		context.inFlight[next] = 3;
+		assertThat(bounded.choose(snapshot, context)).isEqualTo(owner);
+	}
+
+	@Test
+	void boundedLoadKeepsEveryInstanceWithinTheFactorOfTheMean() {
+		// Keys held in flight, one after another (the paper's setting).
+		InstanceSnapshot snapshot = snapshot(fleet(10));
+		RingHashBalancer bounded = balancer(new HashRules("x-user-id", null, 160, true, 1.25));
+		TestPickContext context = new TestPickContext(10);
+		int total = 0;
+		for (int user = 0; user < 10_000; user++) {
+			context.header("x-user-id", "user-" + (user % 100));
+			int chosen = bounded.choose(snapshot, context);
+			context.inFlight[chosen]++;
+			total++;
+			assertThat(context.inFlight[chosen]).isLessThanOrEqualTo((int) Math.ceil(1.25 * total / 10.0));
+		}
+	}
+
+	@Test
+	void theKeyComesFromTheHeaderElseTheCookie() {
+		InstanceSnapshot snapshot = snapshot(fleet(10));
+		RingHashBalancer balancer = balancer(BY_USER);
+		int byHeader = balancer.choose(snapshot, new TestPickContext(10).header("x-user-id", "42"));
+		assertThat(balancer.choose(snapshot, new TestPickContext(10).header("cookie", "a=1; user=42; b=2")))
+			.isEqualTo(byHeader);
+		assertThat(balancer.choose(snapshot, new TestPickContext(10).header("cookie", "user=\"42\"")))
+			.isEqualTo(byHeader);
+		assertThat(balancer.choose(snapshot, new TestPickContext(10).header("cookie", "user=42"))).isEqualTo(byHeader);
+	}
+
+	@Test
+	void cookiesAreMatchedByWholeName() {
+		long hash42 = HashRing.hash("42", 0, 2);
+		assertThat(RingHashBalancer.cookieHash("a=1;user=42", "user")).isEqualTo(hash42);
+		assertThat(RingHashBalancer.cookieHash("xuser=1; user=42 ", "user")).isEqualTo(hash42);
+		assertThat(RingHashBalancer.cookieHash("username=1", "user")).isEqualTo(Long.MIN_VALUE);
+		assertThat(RingHashBalancer.cookieHash("user=; a=1", "user")).isEqualTo(Long.MIN_VALUE);
+		assertThat(RingHashBalancer.cookieHash("", "user")).isEqualTo(Long.MIN_VALUE);
+		assertThat(RingHashBalancer.cookieHash("user", "user")).isEqualTo(Long.MIN_VALUE);
+	}
+
+	@Test
+	void requestsWithoutAKeyAreBalancedByWeightAndCounted() {
+		InstanceSnapshot snapshot = snapshot(List.of(at("A", 1, "1"), at("B", 2, "3")));
+		RingHashBalancer balancer = balancer(BY_USER);
+		int b = 0;
+		for (int i = 0; i < 10_000; i++) {
+			b += balancer.choose(snapshot, new TestPickContext(2));
+		}
+		assertThat(b / 10_000.0).isCloseTo(0.75, within(0.02));
+		assertThat(this.meters.get(RingHashBalancer.MISSING_KEY_METER).tag("service", SERVICE).counter().count())
+			.isEqualTo(10_000);
+	}
+
+	@Test
+	void rulesAreValidatedNamingTheProperty() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new HashRules("h", null, 0, false, 1.25))
+			.withMessage("virtual-nodes must be an integer >= 1, was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> new HashRules("h", null, 160, true, 1.0))
+			.withMessage("load-factor must be a finite number > 1, was 1.0");
+		assertThat(new HashRules(" X-User-Id ", " ", 1, false, 2).header()).isEqualTo("x-user-id");
+		assertThat(new HashRules(" X-User-Id ", " ", 1, false, 2).cookie()).isNull();
+	}
+
+	@Test
+	void aLargeFleetGetsFewerPointsPerInstanceWithinTheCap() {
+		InstanceSnapshot snapshot = snapshot(fleet(10_000));
+		HashRing ring = HashRing.of(keys(snapshot), snapshot.effectiveWeights(), 160);
+		assertThat(ring.size()).isLessThanOrEqualTo(HashRing.MAX_POINTS).isGreaterThan(HashRing.MAX_POINTS - 10_000);
+		// 104.86 points each, rounded down.
+		assertThat(ring.size()).isEqualTo(1_040_000);
+	}
+
+	private static dev.atlas.loadbalancer.instance.InstanceKey[] keys(InstanceSnapshot snapshot) {
+		dev.atlas.loadbalancer.instance.InstanceKey[] keys = new dev.atlas.loadbalancer.instance.InstanceKey[snapshot
+			.size()];
+		for (int i = 0; i < keys.length; i++) {
+			keys[i] = snapshot.key(i);
+		}
+		return keys;
+	}
+
+}
