@@ -5,6 +5,9 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import dev.atlas.loadbalancer.choice.HashRules;
+import dev.atlas.loadbalancer.choice.LeastRequestRules;
+import dev.atlas.loadbalancer.choice.PeakEwmaRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRules;
@@ -236,6 +239,12 @@ class AtlasSettingsTest {
 				assertThat(messages(context.getStartupFailure())).contains(
 						"Invalid atlas.services.user-service.outlier.probe.path must be a path starting with '/' (URI syntax, e.g. /actuator/health), was 'health'");
 			});
+		this.runner.withPropertyValues("atlas.services.user-service.loadbalancer.hash.load-factor=0.9")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains(
+						"Invalid atlas.services.user-service.loadbalancer.hash.load-factor must be a finite number > 1, was 0.9");
+			});
 		this.runner.withPropertyValues("atlas.services.user-service.outlier.probe.type=ping").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(messages(context.getStartupFailure())).contains("atlas.services.user-service.outlier.probe.type")
@@ -265,6 +274,12 @@ class AtlasSettingsTest {
 					atlas.outlier.probe.interval=0ms        | Invalid atlas.outlier.probe.interval must be at least 1ms, was PT0S
 					atlas.outlier.probe.timeout=0ms         | Invalid atlas.outlier.probe.timeout must be at least 1ms, was PT0S
 					atlas.outlier.probe.type=icmp           | 'icmp' is not a probe type; allowed values: tcp, http, none
+					atlas.loadbalancer.least-request.choice-count=1 | Invalid atlas.loadbalancer.least-request.choice-count must be an integer >= 2, was 1
+					atlas.loadbalancer.least-request.active-request-bias=-0.5 | Invalid atlas.loadbalancer.least-request.active-request-bias must be a finite number >= 0, was -0.5
+					atlas.loadbalancer.peak-ewma.choice-count=0 | Invalid atlas.loadbalancer.peak-ewma.choice-count must be an integer >= 2, was 0
+					atlas.loadbalancer.peak-ewma.decay-time=0s | Invalid atlas.loadbalancer.peak-ewma.decay-time must be at least 1ms, was PT0S
+					atlas.loadbalancer.hash.virtual-nodes=0 | Invalid atlas.loadbalancer.hash.virtual-nodes must be an integer >= 1, was 0
+					atlas.loadbalancer.hash.load-factor=1   | Invalid atlas.loadbalancer.hash.load-factor must be a finite number > 1, was 1.0
 					""")
 	void eachSectionValidatesItsOwnValues(String property, String message) {
 		this.runner.withPropertyValues(property).run((context) -> {
@@ -288,6 +303,20 @@ class AtlasSettingsTest {
 		AtlasProperties atlas = binder.bindOrCreate(AtlasProperties.PREFIX, Bindable.of(AtlasProperties.class));
 		GrayProperties gray = binder.bindOrCreate(GrayProperties.PREFIX, Bindable.of(GrayProperties.class));
 		return new AtlasSettings(binder, atlas, gray, new AffinityProperties());
+	}
+
+	@Test
+	void strategyRulesAreOverlaidPerService() {
+		AtlasSettings settings = settings(
+				Map.of("atlas.loadbalancer.hash.header", "X-User-Id", "atlas.loadbalancer.least-request.choice-count",
+						"3", "atlas.services.user-service.loadbalancer.hash.cookie", "session",
+						"atlas.services.user-service.loadbalancer.peak-ewma.decay-time", "5s"));
+		ServiceSettings users = settings.settingsFor("user-service");
+		assertThat(users.hash()).isEqualTo(new HashRules("x-user-id", "session", 160, false, 1.25));
+		assertThat(users.peakEwma()).isEqualTo(new PeakEwmaRules(2, Duration.ofSeconds(5)));
+		assertThat(users.leastRequest()).isEqualTo(new LeastRequestRules(3, 1.0));
+		assertThat(settings.settingsFor("order-service").hash().cookie()).isNull();
+		assertThat(settings.settingsFor("order-service").peakEwma()).isEqualTo(PeakEwmaRules.DEFAULTS);
 	}
 
 	@Test

@@ -161,11 +161,18 @@ public class AtlasEndpoint {
 			row.put("warmup", (slowStart != null) ? slowStart.factor(instance) : 1.0);
 			row.put("picks", (stats != null) ? stats.requests(instance) : 0);
 			row.put("inFlight", (stats != null) ? stats.inFlight(instance) : 0);
+			row.put("latencyMs", millis((stats != null) ? stats.latencyMillis(instance) : Double.NaN));
+			row.put("peakEwmaMs", millis((stats != null) ? stats.peakEwmaMillis(instance) : Double.NaN));
 			row.put("outlier", outlier((outliers != null) ? outliers.health(instance) : null));
 			instances.add(row);
 		}
 		view.put("instances", instances);
 		return view;
+	}
+
+	/** A latency in ms rounded to 0.1 ms, or {@code null} when unknown. */
+	private static @Nullable Double millis(double value) {
+		return Double.isNaN(value) ? null : Math.round(value * 10) / 10.0;
 	}
 
 	private Map<String, Object> lifecycle() {

@@ -95,7 +95,7 @@ class AtlasEndpointTest {
 			Map<String, Object> old = instances.get(0);
 			Map<String, Object> young = instances.get(1);
 			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight",
-					"effectiveWeight", "warmup", "picks", "inFlight", "outlier");
+					"effectiveWeight", "warmup", "picks", "inFlight", "latencyMs", "peakEwmaMs", "outlier");
 			assertThat((Map<String, Object>) old.get("outlier")).containsExactly(entry("ejected", false),
 					entry("ejectedAt", null), entry("ejectedUntil", null), entry("timesEjected", 0),
 					entry("consecutive5xx", 0), entry("consecutiveGatewayFailures", 0));
