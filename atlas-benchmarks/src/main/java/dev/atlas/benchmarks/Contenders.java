@@ -2,6 +2,7 @@ package dev.atlas.benchmarks;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -9,6 +10,12 @@ import java.util.Set;
 import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
 import dev.atlas.benchmarks.Fixtures.Just;
 import dev.atlas.loadbalancer.choice.Balancer;
+import dev.atlas.loadbalancer.choice.HashRules;
+import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
+import dev.atlas.loadbalancer.choice.LeastRequestRules;
+import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
+import dev.atlas.loadbalancer.choice.PeakEwmaRules;
+import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
@@ -110,6 +117,34 @@ public final class Contenders {
 	 */
 	public final AtlasLoadBalancer atlasChainEjected;
 
+	/**
+	 * Requests with {@value Fixtures#USER_HEADER} {@code user-0} … {@code user-1023}, for
+	 * {@code ring-hash}.
+	 */
+	public final List<Request<RequestDataContext>> keyed;
+
+	/**
+	 * The live statistics the load-aware contenders read: every instance has had one
+	 * response (5 to 14 ms) and has 0, 1 or 2 requests in flight.
+	 */
+	public final InstanceStats busy = new InstanceStats();
+
+	/** Atlas least request (power of two choices), directly over the list. */
+	public final AtlasLoadBalancer atlasLeastRequest;
+
+	/** Atlas peak EWMA (power of two choices), directly over the list. */
+	public final AtlasLoadBalancer atlasPeakEwma;
+
+	/** Atlas ring hash on {@value Fixtures#USER_HEADER}, directly over the list. */
+	public final AtlasLoadBalancer atlasRingHash;
+
+	/**
+	 * Atlas ring hash with bounded load: every instance but a third has requests in
+	 * flight, so most picks compute the bound (the in-flight total of up to 64
+	 * instances).
+	 */
+	public final AtlasLoadBalancer atlasRingHashBounded;
+
 	/** The bare engine, weighted random. */
 	public final Balancer engineWeightedRandom;
 
@@ -150,6 +185,32 @@ public final class Contenders {
 		}
 		this.atlasChainEjected = atlas(new Just<>(chain(gray, ejecting)), WeightedRandomBalancer.FACTORY);
 
+		for (int i = 0; i < this.fleet.size(); i++) {
+			ServiceInstance instance = this.fleet.get(i);
+			this.busy.started(instance);
+			this.busy.completed(instance, (5 + i % 10) * 1_000_000L);
+			for (int inFlight = 0; inFlight < i % 3; inFlight++) {
+				this.busy.started(instance);
+			}
+		}
+		List<Request<RequestDataContext>> requests = new ArrayList<>();
+		for (int user = 0; user < 1024; user++) {
+			requests.add(Fixtures.request(null, "user-" + user));
+		}
+		this.keyed = List.copyOf(requests);
+		this.atlasLeastRequest = atlas(plainSupplier,
+				LeastRequestBalancer.factory((service) -> LeastRequestRules.DEFAULTS), this.busy);
+		this.atlasPeakEwma = atlas(plainSupplier, PeakEwmaBalancer.factory((service) -> PeakEwmaRules.DEFAULTS),
+				this.busy);
+		this.atlasRingHash = atlas(plainSupplier,
+				RingHashBalancer.factory((service) -> new HashRules(Fixtures.USER_HEADER, null,
+						HashRules.DEFAULT_VIRTUAL_NODES, false, HashRules.DEFAULT_LOAD_FACTOR)),
+				this.busy);
+		this.atlasRingHashBounded = atlas(plainSupplier,
+				RingHashBalancer.factory((service) -> new HashRules(Fixtures.USER_HEADER, null,
+						HashRules.DEFAULT_VIRTUAL_NODES, true, HashRules.DEFAULT_LOAD_FACTOR)),
+				this.busy);
+
 		this.engineWeightedRandom = balancer(WeightedRandomBalancer.FACTORY);
 		this.engineSmoothRoundRobin = balancer(SmoothWeightedRoundRobinBalancer.FACTORY);
 	}
@@ -186,8 +247,13 @@ public final class Contenders {
 	 * {@code choose}: no contender pays for them here.
 	 */
 	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, StrategyFactory strategy) {
+		return atlas(suppliers, strategy, new InstanceStats());
+	}
+
+	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, StrategyFactory strategy,
+			InstanceStats stats) {
 		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, strategy.name(), balancer(strategy),
-				new SnapshotCache(parser()), new InstanceStats());
+				new SnapshotCache(parser()), stats);
 	}
 
 	private Balancer balancer(StrategyFactory strategy) {
@@ -219,6 +285,10 @@ public final class Contenders {
 		requirePick(pick(this.atlasChain, this.plain), this.atlasChain);
 		requirePick(pick(this.atlasChain, this.tagged), this.atlasChain);
 		requirePick(pick(this.atlasChainEjected, this.plain), this.atlasChainEjected);
+		requirePick(pick(this.atlasLeastRequest, this.plain), this.atlasLeastRequest);
+		requirePick(pick(this.atlasPeakEwma, this.plain), this.atlasPeakEwma);
+		requirePick(pick(this.atlasRingHash, this.keyed.get(0)), this.atlasRingHash);
+		requirePick(pick(this.atlasRingHashBounded, this.keyed.get(0)), this.atlasRingHashBounded);
 		requirePick(this.engineWeightedRandom.choose(this.fleet), this.engineWeightedRandom);
 		requirePick(this.engineSmoothRoundRobin.choose(this.fleet), this.engineSmoothRoundRobin);
 	}

@@ -134,10 +134,26 @@ public final class Fixtures {
 	 * @return a {@code Request<RequestDataContext>}
 	 */
 	public static Request<RequestDataContext> request(String wantedTag) {
+		return request(wantedTag, null);
+	}
+
+	/** The header {@code ring-hash} reads its key from in the benchmarks. */
+	public static final String USER_HEADER = "X-User-Id";
+
+	/**
+	 * A GET of {@code /users/42} with a gray tag and a user id.
+	 * @param wantedTag value of {@value #TAG_HEADER}, or {@code null} for none
+	 * @param userId value of {@value #USER_HEADER}, or {@code null} for none
+	 * @return a {@code Request<RequestDataContext>}
+	 */
+	public static Request<RequestDataContext> request(String wantedTag, String userId) {
 		HttpHeaders headers = new HttpHeaders();
 		headers.add(HttpHeaders.ACCEPT, "application/json");
 		if (wantedTag != null) {
 			headers.add(TAG_HEADER, wantedTag);
+		}
+		if (userId != null) {
+			headers.add(USER_HEADER, userId);
 		}
 		RequestData data = new RequestData(HttpMethod.GET, URI.create("http://" + SERVICE_ID + "/users/42"), headers,
 				new LinkedMultiValueMap<>(), new HashMap<>());

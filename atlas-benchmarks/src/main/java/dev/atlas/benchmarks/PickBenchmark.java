@@ -1,5 +1,6 @@
 package dev.atlas.benchmarks;
 
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
@@ -112,6 +113,34 @@ public abstract class PickBenchmark {
 	@Benchmark
 	public ServiceInstance atlasChainTagged() {
 		return Contenders.pick(this.c.atlasChain, this.c.tagged);
+	}
+
+	/** Atlas least request through {@code AtlasLoadBalancer}, with requests in flight. */
+	@Benchmark
+	public ServiceInstance atlasLeastRequest() {
+		return Contenders.pick(this.c.atlasLeastRequest, this.c.plain);
+	}
+
+	/** Atlas peak EWMA through {@code AtlasLoadBalancer}, with latencies known. */
+	@Benchmark
+	public ServiceInstance atlasPeakEwma() {
+		return Contenders.pick(this.c.atlasPeakEwma, this.c.plain);
+	}
+
+	/**
+	 * Atlas ring hash through {@code AtlasLoadBalancer}, over 1,024 user ids (one drawn
+	 * per pick with {@code ThreadLocalRandom}, a few ns).
+	 */
+	@Benchmark
+	public ServiceInstance atlasRingHash() {
+		return Contenders.pick(this.c.atlasRingHash, this.c.keyed.get(ThreadLocalRandom.current().nextInt(1024)));
+	}
+
+	/** Atlas ring hash with bounded load, instances with requests in flight. */
+	@Benchmark
+	public ServiceInstance atlasRingHashBounded() {
+		return Contenders.pick(this.c.atlasRingHashBounded,
+				this.c.keyed.get(ThreadLocalRandom.current().nextInt(1024)));
 	}
 
 	/** The bare engine: {@code Balancer.choose(list)}, weighted random, no Reactor. */

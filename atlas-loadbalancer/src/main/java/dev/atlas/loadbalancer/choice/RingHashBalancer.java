@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.choice;
 
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
@@ -11,7 +12,10 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.PickContext;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.Counter;
+import net.openhft.hashing.LongHashFunction;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,8 +25,18 @@ import org.slf4j.LoggerFactory;
  * cookie; {@link HashRules}) onto a {@link HashRing} built once per snapshot, so that the
  * same key reaches the same instance while the set is stable and only about 1/N of the
  * keys move when one of N instances joins or leaves (sticky routing for warm caches, as
- * Envoy's ring hash and Dubbo's consistent hash). Points per instance follow effective
- * weights (warmup included); instances of weight 0 get none.
+ * Envoy's ring hash and Dubbo's consistent hash).
+ *
+ * <p>
+ * Points per instance follow configured weights; instances of weight 0 get none. The ring
+ * depends only on the instances and their configured weights, so it is built once per
+ * instance set and reused by every snapshot of that set (up to {@value #CACHED_POINTS}
+ * points of rings are kept), not rebuilt on each warmup tick. Effective weights below the
+ * configured ones (warmup, or a weight adjuster of the application) apply per key: a key
+ * that lands on an instance at a fraction f of its weight stays there when a uniform
+ * number derived from the key is below f, and otherwise goes on clockwise, where it would
+ * go without that instance. So a warming instance takes a growing share of exactly the
+ * keys it will own once warm, and no key moves between the other instances.
  *
  * <p>
  * With {@link HashRules#boundedLoad() bounded load} (Mirrokni, Thorup and Zadimoghaddam,
@@ -53,6 +67,11 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	/** Candidates up to which bounded load sums every in-flight count. */
 	static final int EXACT_TOTAL_UP_TO = 64;
 
+	/** Points of the rings kept for reuse, in all (32 MB of entries). */
+	static final int CACHED_POINTS = 1 << 22;
+
+	private static final LongHashFunction MIX = LongHashFunction.xx3(0x5DEECE66DL);
+
 	private final HashRules rules;
 
 	private final Supplier<? extends RandomGenerator> random;
@@ -60,6 +79,12 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	private final Counter missingKey;
 
 	private volatile boolean missingKeyLogged;
+
+	/** Rings by instance set and configured weights. */
+	private final Cache<RingKey, HashRing> rings = Caffeine.newBuilder()
+		.maximumWeight(CACHED_POINTS)
+		.weigher((RingKey key, HashRing ring) -> ring.size())
+		.build();
 
 	/**
 	 * Creates a balancer whose requests without a key draw from
@@ -111,11 +136,31 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 
 	@Override
 	protected Table buildTable(InstanceSnapshot candidates, double[] weights) {
-		InstanceKey[] keys = new InstanceKey[candidates.size()];
-		for (int i = 0; i < keys.length; i++) {
-			keys[i] = candidates.key(i);
+		int size = candidates.size();
+		// The ring is over the instances in a canonical order (by id, host, port), so
+		// that every snapshot of the same instances, in any order, shares it.
+		Integer[] order = new Integer[size];
+		for (int i = 0; i < size; i++) {
+			order[i] = i;
 		}
-		return new Table(HashRing.of(keys, weights, this.rules.virtualNodes()), new Draws(weights));
+		Arrays.sort(order, (a, b) -> InstanceKey.ORDER.compare(candidates.key(a), candidates.key(b)));
+		InstanceKey[] keys = new InstanceKey[size];
+		double[] ringWeights = new double[size];
+		int[] positions = new int[size];
+		double[] factors = new double[size];
+		for (int canonical = 0; canonical < size; canonical++) {
+			int position = order[canonical];
+			keys[canonical] = candidates.key(position);
+			double configured = candidates.attributes(position).weight();
+			// All-zero fail-open gives weights where none is configured.
+			double ringWeight = (configured > 0) ? configured : weights[position];
+			ringWeights[canonical] = ringWeight;
+			positions[canonical] = position;
+			factors[position] = (ringWeight > 0) ? Math.min(1, weights[position] / ringWeight) : 0;
+		}
+		HashRing ring = this.rings.get(new RingKey(keys, ringWeights),
+				(key) -> HashRing.of(key.keys, key.weights, this.rules.virtualNodes()));
+		return new Table(ring, positions, factors, new Draws(weights));
 	}
 
 	@Override
@@ -137,24 +182,34 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		}
 		HashRing ring = table.ring;
 		int index = ring.indexOf(hash);
-		int position = ring.positionAt(index);
-		if (!this.rules.boundedLoad()) {
-			return position;
+		int first = table.positionAt(index);
+		boolean bounded = this.rules.boundedLoad();
+		if (table.factors[first] >= 1 && (!bounded || context.inFlight(first) == 0)) {
+			return first;
 		}
-		int load = context.inFlight(position);
-		if (load == 0) {
-			return position;
-		}
-		double perWeight = this.rules.loadFactor() * (table.totalInFlight(context) + 1) / table.totalWeight;
+		double uniform = (MIX.hashLong(hash) >>> 11) * 0x1.0p-53;
+		double perWeight = -1;
 		double[] weights = table.draws.weights;
 		for (int step = 0; step < ring.size(); step++) {
-			int candidate = (step == 0) ? position : ring.positionAt(index + step);
-			int inFlight = (step == 0) ? load : context.inFlight(candidate);
+			int candidate = (step == 0) ? first : table.positionAt(index + step);
+			if (uniform >= table.factors[candidate]) {
+				continue;
+			}
+			if (!bounded) {
+				return candidate;
+			}
+			int inFlight = context.inFlight(candidate);
+			if (inFlight == 0) {
+				return candidate;
+			}
+			if (perWeight < 0) {
+				perWeight = this.rules.loadFactor() * (table.totalInFlight(context) + 1) / table.totalWeight;
+			}
 			if (inFlight < Math.ceil(perWeight * weights[candidate])) {
 				return candidate;
 			}
 		}
-		return position;
+		return first;
 	}
 
 	/** A hash that marks "no key" (a real key hashing to it is taken as keyless). */
@@ -222,6 +277,15 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	}
 
 	/**
+	 * Number of rings kept for reuse (tests).
+	 * @return {@code >= 0}
+	 */
+	long ringsKept() {
+		this.rings.cleanUp();
+		return this.rings.estimatedSize();
+	}
+
+	/**
 	 * The rules in force.
 	 * @return the rules
 	 */
@@ -235,12 +299,19 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	}
 
 	/**
-	 * What a snapshot's picks need: its ring, its draws (requests without a key), and
-	 * what bounded load sums.
+	 * What a snapshot's picks need: the ring of its instance set, where each ring index
+	 * is in the snapshot, each instance's fraction of its configured weight, its draws
+	 * (requests without a key), and what bounded load sums.
 	 */
 	static final class Table {
 
 		final HashRing ring;
+
+		/** Snapshot position by canonical index (the ring's positions). */
+		private final int[] positions;
+
+		/** Effective ÷ ring weight by snapshot position, 0..1. */
+		final double[] factors;
 
 		final Draws draws;
 
@@ -252,8 +323,10 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		/** Σweight ÷ Σweight of {@link #sampled}: scales the sampled sum to the whole. */
 		private final double scale;
 
-		Table(HashRing ring, Draws draws) {
+		Table(HashRing ring, int[] positions, double[] factors, Draws draws) {
 			this.ring = ring;
+			this.positions = positions;
+			this.factors = factors;
 			this.draws = draws;
 			double[] weights = draws.weights;
 			double total = 0;
@@ -271,6 +344,11 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 			this.scale = (sampledWeight > 0) ? total / sampledWeight : 1;
 		}
 
+		/** The snapshot position of a ring entry. */
+		int positionAt(int index) {
+			return this.positions[this.ring.positionAt(index)];
+		}
+
 		double totalInFlight(PickContext context) {
 			long sum = 0;
 			for (int position : this.sampled) {
@@ -282,6 +360,34 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		@Override
 		public String toString() {
 			return "ring of " + this.ring.size() + " points";
+		}
+
+	}
+
+	/** An instance set in canonical order with the weights its ring was built for. */
+	private static final class RingKey {
+
+		final InstanceKey[] keys;
+
+		final double[] weights;
+
+		private final int hash;
+
+		RingKey(InstanceKey[] keys, double[] weights) {
+			this.keys = keys;
+			this.weights = weights;
+			this.hash = 31 * Arrays.hashCode(keys) + Arrays.hashCode(weights);
+		}
+
+		@Override
+		public boolean equals(@Nullable Object other) {
+			return this == other || (other instanceof RingKey key && this.hash == key.hash
+					&& Arrays.equals(this.keys, key.keys) && Arrays.equals(this.weights, key.weights));
+		}
+
+		@Override
+		public int hashCode() {
+			return this.hash;
 		}
 
 	}

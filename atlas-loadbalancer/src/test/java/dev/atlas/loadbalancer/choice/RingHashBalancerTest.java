@@ -96,6 +96,38 @@ class RingHashBalancerTest {
 	}
 
 	@Test
+	void aWarmingInstanceTakesAGrowingShareOfExactlyTheKeysItWillOwnAndNoOtherKeyMoves() {
+		List<ServiceInstance> ten = fleet(10);
+		RingHashBalancer balancer = balancer(BY_USER);
+		InstanceSnapshot warm = snapshot(ten);
+		List<String> withoutIt = assign(balancer(BY_USER), snapshot(ten.subList(0, 9)), 10_000);
+		List<String> owned = assign(balancer, warm, 10_000);
+		long ownedWhenWarm = owned.stream().filter("i9"::equals).count();
+		java.util.Set<Integer> previous = java.util.Set.of();
+		for (double factor : new double[] { 0.0, 0.1, 0.3, 0.6, 1.0 }) {
+			double[] weights = warm.effectiveWeights();
+			weights[9] = factor;
+			List<String> now = assign(balancer, warm.withEffectiveWeights(weights), 10_000);
+			java.util.Set<Integer> onIt = new java.util.HashSet<>();
+			for (int key = 0; key < now.size(); key++) {
+				if (now.get(key).equals("i9")) {
+					onIt.add(key);
+					assertThat(owned.get(key)).isEqualTo("i9");
+				}
+				else {
+					// Where the key goes without the warming instance.
+					assertThat(now.get(key)).isEqualTo(withoutIt.get(key));
+				}
+			}
+			assertThat(onIt).containsAll(previous);
+			assertThat(onIt.size() / (double) ownedWhenWarm).isCloseTo(factor, within(0.05));
+			previous = onIt;
+		}
+		// Every warmup tick is a new snapshot of the same instances: one ring for all.
+		assertThat(balancer.ringsKept()).isEqualTo(1);
+	}
+
+	@Test
 	void drainedInstancesGetNoKey() {
 		List<String> owners = assign(balancer(BY_USER),
 				snapshot(List.of(at("A", 1, "0"), at("B", 2, "1"), at("C", 3, "1"))), 2_000);
