@@ -34,6 +34,10 @@ public final class MarkdownReport {
 		ATLAS_CHAIN("atlasChain", "Atlas full chain, no tag (10 % canary)", true),
 		ATLAS_CHAIN_TAGGED("atlasChainTagged", "Atlas full chain, `X-Service-Version: v2`", true),
 		ATLAS_CHAIN_EJECTED("atlasChainEjected", "Atlas full chain, one instance ejected as an outlier", true),
+		ATLAS_LR("atlasLeastRequest", "Atlas least-request (requests in flight)", true),
+		ATLAS_PEWMA("atlasPeakEwma", "Atlas peak-ewma (latencies known)", true),
+		ATLAS_RING("atlasRingHash", "Atlas ring-hash (1,024 user ids)", true),
+		ATLAS_RING_BOUNDED("atlasRingHashBounded", "Atlas ring-hash with bounded load", true),
 		ENGINE_WR("engineWeightedRandom", "Atlas engine only: `Balancer.choose`, weighted-random", true),
 		ENGINE_SWRR("engineSmoothRoundRobin", "Atlas engine only: `Balancer.choose`, smooth-round-robin", true);
 
@@ -259,6 +263,19 @@ public final class MarkdownReport {
 			}
 		}
 		for (int t : this.threads) {
+			for (Contender strategy : List.of(Contender.ATLAS_LR, Contender.ATLAS_PEWMA, Contender.ATLAS_RING,
+					Contender.ATLAS_RING_BOUNDED)) {
+				Cell atlas = cell(strategy, 100, t);
+				Cell spring = cell(Contender.SPRING_RR, 100, t);
+				if (atlas != null && spring != null) {
+					double ratio = atlas.nanos / spring.nanos;
+					target(out, "1b. each load-aware strategy ≤ 2× Spring round robin at 100 instances (#15)",
+							shortLabel(strategy) + ", " + threadsLabel(t), ratio(ratio) + "×" + flag(atlas, spring),
+							(ratio <= 2.0) ? "met" : missed(ratio / 2.0 - 1, "slower than allowed"));
+				}
+			}
+		}
+		for (int t : this.threads) {
 			for (Contender atlas : List.of(Contender.ATLAS_WR, Contender.ENGINE_WR)) {
 				Cell a = cell(atlas, 1000, t);
 				Cell nacos = cell(Contender.NACOS, 1000, t);
@@ -341,6 +358,10 @@ public final class MarkdownReport {
 			case ATLAS_CHAIN -> "chain, no tag";
 			case ATLAS_CHAIN_TAGGED -> "chain, tag v2";
 			case ATLAS_CHAIN_EJECTED -> "chain, one ejected";
+			case ATLAS_LR -> "least-request";
+			case ATLAS_PEWMA -> "peak-ewma";
+			case ATLAS_RING -> "ring-hash";
+			case ATLAS_RING_BOUNDED -> "ring-hash, bounded load";
 			case ENGINE_WR -> "engine weighted-random";
 			case ENGINE_SWRR -> "engine smooth-round-robin";
 			case SPRING_RR -> "Spring round robin";
