@@ -9,6 +9,9 @@ import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The load-balancing strategies registered by name: every {@link StrategyFactory} bean,
@@ -17,13 +20,19 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  */
 public final class StrategyRegistry {
 
+	private static final Logger log = LoggerFactory.getLogger(StrategyRegistry.class);
+
+	/** Where Atlas's own strategies and their factories live. */
+	private static final String BUILT_IN_PACKAGE = "dev.atlas.loadbalancer.choice.";
+
 	private final Map<String, StrategyFactory> factories;
 
 	/**
 	 * Creates the registry.
 	 * @param factories every registered factory
 	 * @throws IllegalStateException if a name is blank or not lower-case kebab-case, or
-	 * two factories share one
+	 * two factories share one (but for an application's own factory named as one of
+	 * Atlas's built-in strategies: the application's replaces Atlas's, with an INFO line)
 	 */
 	public StrategyRegistry(List<StrategyFactory> factories) {
 		Map<String, StrategyFactory> byName = new LinkedHashMap<>();
@@ -36,11 +45,35 @@ public final class StrategyRegistry {
 			}
 			StrategyFactory previous = byName.putIfAbsent(name, factory);
 			if (previous != null) {
+				boolean previousBuiltIn = builtIn(previous);
+				if (previousBuiltIn != builtIn(factory)) {
+					// The application's own strategy of a name Atlas also registers wins:
+					// one that predates Atlas's keeps working.
+					StrategyFactory own = previousBuiltIn ? factory : previous;
+					byName.put(name, own);
+					log.info("Strategy '{}' is the application's {}, not Atlas's built-in one", name,
+							own.getClass().getName());
+					continue;
+				}
 				throw new IllegalStateException("Two load-balancing strategies are registered as '" + name + "': "
 						+ previous.getClass().getName() + " and " + factory.getClass().getName());
 			}
 		}
 		this.factories = Collections.unmodifiableMap(byName);
+	}
+
+	/**
+	 * The factory registered under a name (tests).
+	 * @param name a name
+	 * @return the factory, or {@code null}
+	 */
+	@Nullable StrategyFactory factory(String name) {
+		return this.factories.get(name);
+	}
+
+	/** Whether a factory is one of Atlas's own. */
+	private static boolean builtIn(StrategyFactory factory) {
+		return factory.getClass().getName().startsWith(BUILT_IN_PACKAGE);
 	}
 
 	/**

@@ -13,6 +13,8 @@ import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
+import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
+import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
@@ -132,6 +134,14 @@ class PipelineWiringTest {
 		assertThatIllegalStateException()
 			.isThrownBy(() -> new StrategyRegistry(List.of(factory("least-request"), factory("least-request"))))
 			.withMessageContaining("Two load-balancing strategies are registered as 'least-request'");
+	}
+
+	@Test
+	void anApplicationStrategyNamedAsABuiltInOneReplacesIt() {
+		StrategyFactory own = factory("least-request");
+		StrategyFactory builtIn = LeastRequestBalancer.factory((service) -> LeastRequestRules.DEFAULTS);
+		assertThat(new StrategyRegistry(List.of(builtIn, own)).factory("least-request")).isSameAs(own);
+		assertThat(new StrategyRegistry(List.of(own, builtIn)).factory("least-request")).isSameAs(own);
 	}
 
 	@Test
