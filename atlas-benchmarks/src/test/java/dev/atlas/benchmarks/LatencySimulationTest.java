@@ -58,6 +58,15 @@ class LatencySimulationTest {
 		assertP99WithinOneAndAHalfTimesBaseline(Contender.PEAK_EWMA);
 	}
 
+	@Test
+	void leastRequestKeepsP99WithinOneAndAHalfTimesItsBaseline() {
+		// Fails with the model as specified: 3.42 % of the requests still reach the slow
+		// instance, so p99 is 168.1 ms against a baseline p99 of 32.3 ms (5.21x); seeds
+		// 1, 2, 3, 7, 1234 and 99991 give 5.15x to 5.23x. Kept failing until the brief's
+		// author decides (see the report of the simulation work).
+		assertP99WithinOneAndAHalfTimesBaseline(Contender.LEAST_REQUEST);
+	}
+
 	private static void assertP99WithinOneAndAHalfTimesBaseline(Contender contender) {
 		Result slow = alwaysSlow(contender);
 		Result baseline = report.result(contender, Scenario.BASELINE, MAIN_RATE);
