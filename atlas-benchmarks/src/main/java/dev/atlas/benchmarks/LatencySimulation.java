@@ -320,6 +320,15 @@ public final class LatencySimulation {
 		 */
 		public String markdown() {
 			StringBuilder out = new StringBuilder();
+			out.append(String.format(Locale.ROOT,
+					"Slow-instance model (`LatencySimulation`): one caller, Poisson arrivals; %d instances of equal "
+							+ "weight, each %d workers and an unbounded FIFO queue (response time = queue wait + "
+							+ "service time); service time log-normal, median %.0f ms, σ %.1f; the slow instance "
+							+ "(the fifth) takes %.0f× as long; %d s of warm-up not counted; every request that "
+							+ "arrives in the measured window is followed to completion; seed %d. Percentiles are "
+							+ "nearest-rank over all measured requests; the baseline is the same contender, rate "
+							+ "and duration without a slow instance.%n%n",
+					INSTANCES, WORKERS, MEDIAN_SERVICE_MILLIS, SIGMA, SLOW_FACTOR, WARMUP_SECONDS, this.seed));
 			List<Double> rates = this.results.stream()
 				.map(Result::rate)
 				.distinct()
