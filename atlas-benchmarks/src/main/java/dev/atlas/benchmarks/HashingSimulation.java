@@ -105,7 +105,8 @@ public final class HashingSimulation {
 	 * @param workload description
 	 * @param instances n
 	 * @param requests assignments, all held in flight
-	 * @param bounded whether bounded load was on (load factor {@value #LOAD_FACTOR})
+	 * @param bounded whether bounded load was on (load factor
+	 * {@value HashingSimulation#LOAD_FACTOR})
 	 * @param maxOverMean the largest per-instance count ÷ the mean, at the end
 	 * @param stepsOverBound assignments after which some instance held more than
 	 * {@code ceil(1.25 × assigned ÷ n)}

@@ -191,7 +191,7 @@ public final class LatencySimulation {
 		 * Whether the slow instance is slow at a time.
 		 * @param nanos simulated time, ns since the start of the warm-up
 		 * @return {@code true} when a request starting service now on the slow instance
-		 * takes {@value #SLOW_FACTOR}× as long
+		 * takes {@value LatencySimulation#SLOW_FACTOR}× as long
 		 */
 		boolean slowAt(long nanos) {
 			return switch (this) {
@@ -223,8 +223,9 @@ public final class LatencySimulation {
 		PEAK_EWMA("Atlas `peak-ewma` (choice count 2, decay 10 s)"),
 
 		/**
-		 * Atlas {@code ring-hash} on a random user key per request (of {@value #USERS}),
-		 * 160 points per instance, bounded load off (the default).
+		 * Atlas {@code ring-hash} on a random user key per request (of
+		 * {@value LatencySimulation#USERS}), 160 points per instance, bounded load off
+		 * (the default).
 		 */
 		RING_HASH("Atlas `ring-hash` (random user key of 10,000, bounded load off)"),
 
