@@ -42,7 +42,9 @@ import org.springframework.cloud.loadbalancer.core.WeightedServiceInstanceListSu
  * Every source of randomness is seeded: Atlas's weighted random gets a
  * {@link SplittableRandom}; Spring's round robin starts at position 0; Nacos, which draws
  * from {@code ThreadLocalRandom}, runs on a thread whose {@code ThreadLocalRandom} is
- * seeded ({@link SeededThreadLocalRandom}). Run {@link #main} for the Markdown.
+ * seeded ({@link SeededThreadLocalRandom}). Run {@link #main} for the Markdown, which
+ * also holds the load-aware strategies' simulations ({@link LatencySimulation},
+ * {@link HashingSimulation}).
  */
 public final class QualitySimulation {
 
@@ -204,12 +206,18 @@ public final class QualitySimulation {
 	}
 
 	/**
-	 * Prints the simulation's Markdown.
+	 * Prints the simulation's Markdown, then that of the load-aware strategies
+	 * ({@link LatencySimulation} at 1,000 and 200 req/s, {@link HashingSimulation}):
+	 * about 15 s in all.
 	 * @param args ignored
 	 * @throws Exception if a strategy cannot be run at all
 	 */
 	public static void main(String[] args) throws Exception {
 		System.out.println(run(PICKS, SEED).markdown());
+		System.out.println(
+				LatencySimulation.run(LatencySimulation.SEED, LatencySimulation.MAIN_RATE, LatencySimulation.LIGHT_RATE)
+					.markdown());
+		System.out.print(HashingSimulation.run(HashingSimulation.SEED).markdown());
 	}
 
 	/**

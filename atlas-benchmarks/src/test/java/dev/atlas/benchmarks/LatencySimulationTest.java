@@ -1,0 +1,109 @@
+package dev.atlas.benchmarks;
+
+import dev.atlas.benchmarks.LatencySimulation.Contender;
+import dev.atlas.benchmarks.LatencySimulation.Report;
+import dev.atlas.benchmarks.LatencySimulation.Result;
+import dev.atlas.benchmarks.LatencySimulation.Scenario;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static dev.atlas.benchmarks.LatencySimulation.MAIN_RATE;
+import static dev.atlas.benchmarks.LatencySimulation.SEED;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The load-aware strategies against one slow instance of five (scenario A, 1,000 req/s,
+ * seed 42; the model is in {@link LatencySimulation}'s Javadoc). About 8 s: every
+ * contender in every scenario at the main rate, once.
+ */
+class LatencySimulationTest {
+
+	private static Report report;
+
+	@BeforeAll
+	static void simulate() throws Exception {
+		report = LatencySimulation.run(SEED, MAIN_RATE);
+	}
+
+	private static Result alwaysSlow(Contender contender) {
+		return report.result(contender, Scenario.ALWAYS_SLOW, MAIN_RATE);
+	}
+
+	@Test
+	void loadBlindStrategiesSendTheSlowInstanceItsFifth() {
+		// The reference the criteria below are measured against: the model is not rigged.
+		assertThat(alwaysSlow(Contender.WEIGHTED_RANDOM).slowShare()).isBetween(0.18, 0.22);
+		assertThat(alwaysSlow(Contender.SPRING_ROUND_ROBIN).slowShare()).isCloseTo(0.20, within(0.001));
+	}
+
+	@Test
+	void leastRequestSendsTheSlowInstanceAtMostEightPercent() {
+		assertSlowShareAtMostEightPercent(Contender.LEAST_REQUEST);
+	}
+
+	@Test
+	void peakEwmaSendsTheSlowInstanceAtMostEightPercent() {
+		assertSlowShareAtMostEightPercent(Contender.PEAK_EWMA);
+	}
+
+	private static void assertSlowShareAtMostEightPercent(Contender contender) {
+		assertThat(alwaysSlow(contender).slowShare()).as("%s: share to the slow instance", contender)
+			.isLessThanOrEqualTo(0.08);
+	}
+
+	@Test
+	void peakEwmaKeepsP99WithinOneAndAHalfTimesItsBaseline() {
+		assertP99WithinOneAndAHalfTimesBaseline(Contender.PEAK_EWMA);
+	}
+
+	@Test
+	void leastRequestKeepsP99WithinOneAndAHalfTimesItsBaseline() {
+		// Fails with the model as specified: 3.42 % of the requests still reach the slow
+		// instance, so p99 is 168.1 ms against a baseline p99 of 32.3 ms (5.21x); seeds
+		// 1, 2, 3, 7, 1234 and 99991 give 5.15x to 5.23x. Kept failing until the brief's
+		// author decides (see the report of the simulation work).
+		assertP99WithinOneAndAHalfTimesBaseline(Contender.LEAST_REQUEST);
+	}
+
+	private static void assertP99WithinOneAndAHalfTimesBaseline(Contender contender) {
+		Result slow = alwaysSlow(contender);
+		Result baseline = report.result(contender, Scenario.BASELINE, MAIN_RATE);
+		assertThat(report.p99Ratio(contender, Scenario.ALWAYS_SLOW, MAIN_RATE))
+			.as("%s: p99 %.1f ms ÷ baseline p99 %.1f ms (%.2f %% to the slow instance)", contender, slow.p99Millis(),
+					baseline.p99Millis(), slow.slowShare() * 100)
+			.isLessThanOrEqualTo(1.5);
+	}
+
+	@Test
+	void everyContenderRanEveryScenario() {
+		assertThat(report.results()).hasSize(Contender.values().length * Scenario.values().length);
+		for (Result result : report.results()) {
+			// 1,000 req/s: about 60,000 or 120,000 measured requests.
+			assertThat(result.requests()).as(result.toString())
+				.isBetween((int) (0.95 * MAIN_RATE * result.scenario().seconds()),
+						(int) (1.05 * MAIN_RATE * result.scenario().seconds()));
+			assertThat(result.p50Millis()).as(result.toString()).isPositive().isLessThanOrEqualTo(result.p99Millis());
+			if (!result.scenario().hasSlowInstance()) {
+				// No slow instance: nobody's p99 is far from the service time's (32 ms).
+				assertThat(result.p99Millis()).as(result.toString()).isBetween(30.0, 40.0);
+			}
+		}
+		String markdown = report.markdown();
+		for (Contender contender : Contender.values()) {
+			assertThat(markdown).contains(contender.label());
+		}
+	}
+
+	@Test
+	void isDeterministic() throws Exception {
+		assumeTrue(report.results().stream().allMatch(Result::seeded),
+				"ThreadLocalRandom could not be seeded on this JDK");
+		for (Contender contender : new Contender[] { Contender.PEAK_EWMA, Contender.SPRING_RANDOM }) {
+			assertThat(LatencySimulation.simulate(contender, Scenario.ALWAYS_SLOW, MAIN_RATE, SEED))
+				.isEqualTo(alwaysSlow(contender));
+		}
+	}
+
+}
