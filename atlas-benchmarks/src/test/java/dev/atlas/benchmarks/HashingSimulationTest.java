@@ -25,10 +25,27 @@ class HashingSimulationTest {
 	void oneInstanceJoiningOrLeavingMovesAtMostOneNthOfTheKeysPlusTwoPoints() {
 		assertThat(report.movements()).extracting(Movement::instances).containsExactly(5, 5, 10, 10, 50, 50);
 		for (Movement movement : report.movements()) {
-			assertThat(movement.moved()).as(movement.toString())
-				.isPositive()
-				.isLessThanOrEqualTo(1.0 / movement.instances() + 0.02);
+			double bound = 1.0 / movement.instances() + 0.02;
+			assertThat(movement.moved()).as(movement.toString()).isPositive().isLessThanOrEqualTo(bound);
+			if (!movement.join() && movement.instances() >= 50) {
+				// Whichever instance leaves (at N = 10 the largest share is about 12 %,
+				// at
+				// the bound: see below).
+				assertThat(movement.maxMoved()).as(movement.toString()).isLessThanOrEqualTo(bound);
+			}
 		}
+	}
+
+	@Test
+	void withFiveInstancesTheLargestShareExceedsTheIssuesBound() {
+		// 160 points per instance give each of 5 instances 20 % ± 1.6 points (one
+		// standard deviation, 1 / sqrt(160) of the share): the largest of five is often
+		// more than 2 points over, so issue #15's "≤ 1/N + 2 points" does not hold for
+		// every instance at N = 5 (nor, by a fraction of a point at other seeds, at N =
+		// 10; it does at N = 50). Asserted so that the documentation's figure stays true.
+		Movement five = report.movements().get(0);
+		assertThat(five.join()).isFalse();
+		assertThat(five.maxMoved()).isGreaterThan(0.22).isLessThan(0.20 + 4 * 0.016);
 	}
 
 	@Test
