@@ -243,7 +243,9 @@ public class LoadBalancerProperties implements InitializingBean {
 
 		/**
 		 * Cookie of the outbound request whose value is the hash key, used when the
-		 * header is absent, e.g. JSESSIONID.
+		 * header is absent, e.g. a user or tenant cookie. Not a session cookie that the
+		 * instances issue themselves (JSESSIONID): its value is only known after the
+		 * first instance answered, and hashes to another instance.
 		 */
 		private @Nullable String cookie;
 

@@ -17,7 +17,7 @@ import net.openhft.hashing.LongHashFunction;
  * Points are 64-bit XXH3 hashes (OpenHFT zero-allocation-hashing); each ring entry packs
  * the point's upper {@value #HASH_BITS} bits with the position (lower
  * {@value #POSITION_BITS} bits), so the ring is one sorted {@code long[]}. About
- * {@value #MAX_POINTS} points at most (12 MB): beyond, every instance gets proportionally
+ * {@value #MAX_POINTS} points at most (8 MB): beyond, every instance gets proportionally
  * fewer (and still at least one). Immutable and thread-safe.
  */
 final class HashRing {
@@ -44,8 +44,12 @@ final class HashRing {
 	/** Sorted: point (upper bits) | position (lower bits). */
 	private final long[] entries;
 
-	private HashRing(long[] entries) {
+	/** By position: the hash of the instance's host and port, its points' base. */
+	private final long[] bases;
+
+	private HashRing(long[] entries, long[] bases) {
 		this.entries = entries;
+		this.bases = bases;
 	}
 
 	/**
@@ -91,15 +95,17 @@ final class HashRing {
 			}
 		}
 		long[] entries = new long[size];
+		long[] bases = new long[weights.length];
 		int next = 0;
 		for (int position = 0; position < weights.length; position++) {
 			long base = HASH.hashChars(keys[position].host() + ':' + keys[position].port());
+			bases[position] = base;
 			for (int point = 0; point < counts[position]; point++) {
 				entries[next++] = (HASH.hashLong(base + point) & ~POSITION_MASK) | position;
 			}
 		}
 		Arrays.sort(entries);
-		return new HashRing(entries);
+		return new HashRing(entries, bases);
 	}
 
 	/**
@@ -141,6 +147,16 @@ final class HashRing {
 	 */
 	int positionAt(int index) {
 		return (int) (this.entries[index % this.entries.length] & POSITION_MASK);
+	}
+
+	/**
+	 * A number that identifies an instance as long as its host and port stay the same
+	 * (the base of its points), to derive per-instance values of a key.
+	 * @param position a position the ring was built with
+	 * @return the hash of the instance's host and port
+	 */
+	long base(int position) {
+		return this.bases[position];
 	}
 
 	/**

@@ -22,11 +22,12 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * Each pick draws {@code choiceCount} candidates (distinct when it can), each with
  * probability weight ÷ Σweight (effective weights, warmup included), and keeps the
  * cheapest; ties keep the earlier draw. A candidate without a response yet (a new
- * instance) is given the other candidate's average, a neutral cost: in-flight requests
- * alone decide, so new instances are tried without being flooded. Differences from
- * Finagle: weights decide which instances are drawn (Finagle has none); the cost's decay
- * is computed when read (see {@link dev.atlas.loadbalancer.spi.LiveStats}); response
- * times and in-flight requests are this caller's own.
+ * instance), or whose average has decayed to 0, is given the other candidate's average, a
+ * neutral cost: in-flight requests alone decide, so new instances are tried without being
+ * flooded. Differences from Finagle: weights decide which instances are drawn (Finagle
+ * has none); the cost's decay is computed when read (see
+ * {@link dev.atlas.loadbalancer.spi.LiveStats}); response times and in-flight requests
+ * are this caller's own.
  *
  * <p>
  * Thread-safe and lock-free; a pick allocates nothing.
@@ -110,8 +111,9 @@ public final class PeakEwmaBalancer extends SnapshotBalancer<Draws> {
 			int load = context.inFlight(other);
 			double latency = context.peakEwmaMillis(other);
 			boolean cheaper;
-			if (Double.isNaN(latency) || Double.isNaN(bestLatency)) {
-				// Neutral: no average to compare, or the same one for both.
+			if (!(latency > 0) || !(bestLatency > 0)) {
+				// Neutral: no average to compare (none yet, or decayed to 0 after a long
+				// silence), or the same one for both.
 				cheaper = load < bestLoad;
 			}
 			else {

@@ -20,12 +20,16 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.util.MultiValueMap;
+
 /**
  * The {@value #NAME} strategy: consistent hashing of a request key (a header, else a
- * cookie; {@link HashRules}) onto a {@link HashRing} built once per snapshot, so that the
- * same key reaches the same instance while the set is stable and only about 1/N of the
- * keys move when one of N instances joins or leaves (sticky routing for warm caches, as
- * Envoy's ring hash and Dubbo's consistent hash).
+ * cookie; {@link HashRules}) onto a {@link HashRing} built once per instance set, so that
+ * the same key reaches the same instance while the set is stable and only about 1/N of
+ * the keys move when one of N instances joins or leaves (sticky routing for warm caches,
+ * as Envoy's ring hash and Dubbo's consistent hash).
  *
  * <p>
  * Points per instance follow configured weights; instances of weight 0 get none. The ring
@@ -33,21 +37,24 @@ import org.slf4j.LoggerFactory;
  * instance set and reused by every snapshot of that set (up to {@value #CACHED_POINTS}
  * points of rings are kept), not rebuilt on each warmup tick. Effective weights below the
  * configured ones (warmup, or a weight adjuster of the application) apply per key: a key
- * that lands on an instance at a fraction f of its weight stays there when a uniform
- * number derived from the key is below f, and otherwise goes on clockwise, where it would
- * go without that instance. So a warming instance takes a growing share of exactly the
- * keys it will own once warm, and no key moves between the other instances.
+ * that lands on an instance at a fraction f of its weight (relative to the least reduced
+ * instance, so that a fleet warming up as a whole keeps its keys) stays there when a
+ * number in [0, 1) derived from the key and that instance is below f, and otherwise goes
+ * on clockwise, where it would go without that instance. So a warming instance takes a
+ * growing share of exactly the keys it will own once warm (about f of them), and no key
+ * moves between instances whose weights do not change.
  *
  * <p>
  * With {@link HashRules#boundedLoad() bounded load} (Mirrokni, Thorup and Zadimoghaddam,
  * "Consistent Hashing with Bounded Loads", SODA 2018), an instance whose in-flight
  * requests reach {@code ceil(loadFactor × (in-flight of all candidates + 1) × weight ÷
  * Σweight)} is passed over for the next instance clockwise, so a hot key cannot overload
- * one instance. In-flight requests are this caller's own; for more than
- * {@value #EXACT_TOTAL_UP_TO} candidates their total is estimated from
- * {@value #EXACT_TOTAL_UP_TO} evenly spaced ones, so the bound costs O(1), not O(n)
- * (Envoy sums every host), and holds within that estimate's error. An instance with
- * nothing in flight is never passed over.
+ * one instance. In-flight requests are this caller's own. Up to
+ * {@value #EXACT_TOTAL_UP_TO} candidates their total is summed; beyond, the service's
+ * total in flight ({@link PickContext#serviceInFlight()}) is used, so the bound costs
+ * O(1), not O(n) as in Envoy: that is exact when the candidates are the whole service and
+ * looser otherwise (a gray lane's or a cluster's candidates are bounded by the service's
+ * average, not their own). An instance with nothing in flight is never passed over.
  *
  * <p>
  * A request without a key is balanced by weighted random, counted in
@@ -148,19 +155,33 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		double[] ringWeights = new double[size];
 		int[] positions = new int[size];
 		double[] factors = new double[size];
+		// Under all-zero fail-open, the weights given are the policy's equal ones.
+		boolean policyWeights = candidates.totalEffectiveWeight() == 0;
+		double largest = 0;
 		for (int canonical = 0; canonical < size; canonical++) {
 			int position = order[canonical];
 			keys[canonical] = candidates.key(position);
 			double configured = candidates.attributes(position).weight();
-			// All-zero fail-open gives weights where none is configured.
-			double ringWeight = (configured > 0) ? configured : weights[position];
+			double ringWeight = (configured > 0 && !policyWeights) ? configured : weights[position];
 			ringWeights[canonical] = ringWeight;
 			positions[canonical] = position;
 			factors[position] = (ringWeight > 0) ? Math.min(1, weights[position] / ringWeight) : 0;
+			largest = Math.max(largest, factors[position]);
+		}
+		if (largest > 0 && largest < 1) {
+			// Relative to the least reduced instance: a fleet warming up as a whole keeps
+			// its keys where they are, and every walk ends at the latest there.
+			for (int position = 0; position < size; position++) {
+				factors[position] /= largest;
+			}
 		}
 		HashRing ring = this.rings.get(new RingKey(keys, ringWeights),
 				(key) -> HashRing.of(key.keys, key.weights, this.rules.virtualNodes()));
-		return new Table(ring, positions, factors, new Draws(weights));
+		long[] bases = new long[size];
+		for (int canonical = 0; canonical < size; canonical++) {
+			bases[positions[canonical]] = ring.base(canonical);
+		}
+		return new Table(ring, positions, factors, bases, new Draws(weights));
 	}
 
 	@Override
@@ -187,12 +208,12 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		if (table.factors[first] >= 1 && (!bounded || context.inFlight(first) == 0)) {
 			return first;
 		}
-		double uniform = (MIX.hashLong(hash) >>> 11) * 0x1.0p-53;
 		double perWeight = -1;
 		double[] weights = table.draws.weights;
 		for (int step = 0; step < ring.size(); step++) {
 			int candidate = (step == 0) ? first : table.positionAt(index + step);
-			if (uniform >= table.factors[candidate]) {
+			double factor = table.factors[candidate];
+			if (factor < 1 && uniform(hash, table.bases[candidate]) >= factor) {
 				continue;
 			}
 			if (!bounded) {
@@ -212,6 +233,14 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		return first;
 	}
 
+	/**
+	 * A number in [0, 1) fixed for a key and an instance (by its host and port), so that
+	 * whether a key stays on a warming instance depends on nothing else.
+	 */
+	private static double uniform(long keyHash, long instanceBase) {
+		return (MIX.hashLong(keyHash ^ instanceBase) >>> 11) * 0x1.0p-53;
+	}
+
 	/** A hash that marks "no key" (a real key hashing to it is taken as keyless). */
 	private static final long NO_KEY = Long.MIN_VALUE;
 
@@ -225,9 +254,22 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		}
 		String cookie = this.rules.cookie();
 		if (cookie != null) {
-			String cookies = context.header("cookie");
-			if (cookies != null) {
-				return cookieHash(cookies, cookie);
+			Request<?> request = context.request();
+			if (request != null && request.getContext() instanceof RequestDataContext data
+					&& data.getClientRequest() != null) {
+				// Spring Cloud gathers the cookies of every client's request (WebClient
+				// keeps them apart from its headers).
+				MultiValueMap<String, String> cookies = data.getClientRequest().getCookies();
+				String value = (cookies != null) ? cookies.getFirst(cookie) : null;
+				if (value != null) {
+					return valueHash(value, 0, value.length());
+				}
+			}
+			else {
+				String cookies = context.header("cookie");
+				if (cookies != null) {
+					return cookieHash(cookies, cookie);
+				}
 			}
 		}
 		return NO_KEY;
@@ -250,20 +292,29 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 			}
 			int equals = start + name.length();
 			if (equals < end && cookies.charAt(equals) == '=' && cookies.regionMatches(start, name, 0, name.length())) {
-				int from = equals + 1;
-				int to = end;
-				while (to > from && cookies.charAt(to - 1) == ' ') {
-					to--;
-				}
-				if (to - from >= 2 && cookies.charAt(from) == '"' && cookies.charAt(to - 1) == '"') {
-					from++;
-					to--;
-				}
-				return (to > from) ? HashRing.hash(cookies, from, to) : NO_KEY;
+				return valueHash(cookies, equals + 1, end);
 			}
 			start = end + 1;
 		}
 		return NO_KEY;
+	}
+
+	/**
+	 * The hash of a cookie value, trimmed and without the double quotes a value may be
+	 * written in; {@link #NO_KEY} when empty.
+	 */
+	private static long valueHash(String text, int from, int to) {
+		while (to > from && text.charAt(to - 1) == ' ') {
+			to--;
+		}
+		while (from < to && text.charAt(from) == ' ') {
+			from++;
+		}
+		if (to - from >= 2 && text.charAt(from) == '"' && text.charAt(to - 1) == '"') {
+			from++;
+			to--;
+		}
+		return (to > from) ? HashRing.hash(text, from, to) : NO_KEY;
 	}
 
 	private String describeKeySource() {
@@ -317,31 +368,20 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 
 		final double totalWeight;
 
-		/** Positions whose in-flight requests are summed. */
-		private final int[] sampled;
+		/** By snapshot position: the instance's ring base (see {@link HashRing#base}). */
+		final long[] bases;
 
-		/** Σweight ÷ Σweight of {@link #sampled}: scales the sampled sum to the whole. */
-		private final double scale;
-
-		Table(HashRing ring, int[] positions, double[] factors, Draws draws) {
+		Table(HashRing ring, int[] positions, double[] factors, long[] bases, Draws draws) {
 			this.ring = ring;
 			this.positions = positions;
 			this.factors = factors;
+			this.bases = bases;
 			this.draws = draws;
-			double[] weights = draws.weights;
 			double total = 0;
-			for (double weight : weights) {
+			for (double weight : draws.weights) {
 				total += weight;
 			}
 			this.totalWeight = total;
-			int count = Math.min(weights.length, EXACT_TOTAL_UP_TO);
-			this.sampled = new int[count];
-			double sampledWeight = 0;
-			for (int i = 0; i < count; i++) {
-				this.sampled[i] = (int) ((long) i * weights.length / count);
-				sampledWeight += weights[this.sampled[i]];
-			}
-			this.scale = (sampledWeight > 0) ? total / sampledWeight : 1;
 		}
 
 		/** The snapshot position of a ring entry. */
@@ -349,12 +389,25 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 			return this.positions[this.ring.positionAt(index)];
 		}
 
+		/**
+		 * Requests in flight to the candidates: summed up to
+		 * {@value RingHashBalancer#EXACT_TOTAL_UP_TO} candidates; beyond, the service's
+		 * total when the context knows it (an upper bound, exact when the candidates are
+		 * the whole service).
+		 */
 		double totalInFlight(PickContext context) {
+			int size = this.factors.length;
+			if (size > EXACT_TOTAL_UP_TO) {
+				long service = context.serviceInFlight();
+				if (service >= 0) {
+					return service;
+				}
+			}
 			long sum = 0;
-			for (int position : this.sampled) {
+			for (int position = 0; position < size; position++) {
 				sum += context.inFlight(position);
 			}
-			return sum * this.scale;
+			return sum;
 		}
 
 		@Override

@@ -84,8 +84,12 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 		return choose(candidates, NoPickContext.INSTANCE);
 	}
 
+	/**
+	 * Chooses for a request: the edge cases once per snapshot, then
+	 * {@link #pick(Object, PickContext)}.
+	 */
 	@Override
-	public final int choose(InstanceSnapshot candidates, PickContext context) {
+	public int choose(InstanceSnapshot candidates, PickContext context) {
 		Prepared<T> current = candidates.derive(this, this.prepare);
 		if (current.allZero) {
 			this.allZeroWeights.increment();

@@ -265,6 +265,11 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		}
 
 		@Override
+		public long serviceInFlight() {
+			return this.parent.loadBalancer.stats.serviceInFlight();
+		}
+
+		@Override
 		public @Nullable Object scanUnsafe(Attr key) {
 			if (key == Attr.PARENT) {
 				return this.upstream;

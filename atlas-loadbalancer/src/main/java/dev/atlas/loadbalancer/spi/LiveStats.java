@@ -54,4 +54,13 @@ public interface LiveStats {
 		return Double.NaN;
 	}
 
+	/**
+	 * Requests this caller has in flight to the service, to all its instances (candidates
+	 * of a request or not).
+	 * @return {@code >= 0}, or {@code -1} when unknown (the default)
+	 */
+	default long serviceInFlight() {
+		return -1;
+	}
+
 }

@@ -41,4 +41,13 @@ public interface PickContext extends CandidateRequest {
 		return Double.NaN;
 	}
 
+	/**
+	 * Requests this caller has in flight to the service, to all its instances: candidates
+	 * of this request or not (other gray lanes, other clusters, ejected ones).
+	 * @return {@code >= 0}, or {@code -1} when unknown (the default)
+	 */
+	default long serviceInFlight() {
+		return -1;
+	}
+
 }

@@ -36,8 +36,9 @@ import org.springframework.cloud.client.ServiceInstance;
  * {@code 1 - exp(-Δt / decay time)}, Δt being the time since the previous sample; between
  * samples the average decays towards 0 as {@code exp(-Δt / decay time)}, so an instance
  * avoided for being slow is tried again after a while. The decay is computed when read,
- * not written (Finagle writes it on every read), so reads stay free of shared writes;
- * with no read between two samples both give the same value.
+ * not written (Finagle writes it on every read), so reads stay free of shared writes; a
+ * sample is compared with the average decayed to its arrival, which is what Finagle does
+ * when a read precedes each sample (as its balancer's reads do).
  *
  * <p>
  * Counting happens when a request starts, not in the balancer's {@code choose}: a pick
@@ -80,6 +81,9 @@ public final class InstanceStats implements LiveStats {
 	 * Requests to all instances: what {@code atlas.picks} reports (a monotonic counter).
 	 */
 	private final LongAdder total = new LongAdder();
+
+	/** Requests to all instances in flight. */
+	private final LongAdder inFlightTotal = new LongAdder();
 
 	private final ReentrantLock cleaning = new ReentrantLock();
 
@@ -148,6 +152,7 @@ public final class InstanceStats implements LiveStats {
 	 */
 	public void started(ServiceInstance instance) {
 		this.total.increment();
+		this.inFlightTotal.increment();
 		Counts counts = counts(instance);
 		counts.started.increment();
 		counts.inFlight.incrementAndGet();
@@ -179,7 +184,9 @@ public final class InstanceStats implements LiveStats {
 	public void completed(ServiceInstance instance, long durationNanos) {
 		Counts counts = find(instance);
 		if (counts != null) {
-			counts.inFlight.updateAndGet((n) -> Math.max(0, n - 1));
+			if (counts.inFlight.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
+				this.inFlightTotal.decrement();
+			}
 			if (durationNanos >= 0) {
 				double millis = durationNanos / 1_000_000.0;
 				counts.recordLatency(millis);
@@ -246,6 +253,19 @@ public final class InstanceStats implements LiveStats {
 	public long inFlight(ServiceInstance instance) {
 		Counts counts = find(instance);
 		return (counts != null) ? counts.inFlight.get() : 0;
+	}
+
+	/**
+	 * Requests to all instances started and not completed.
+	 * @return {@code >= 0} (but for a moment while a completion is being counted)
+	 */
+	public long inFlightTotal() {
+		return this.inFlightTotal.sum();
+	}
+
+	@Override
+	public long serviceInFlight() {
+		return this.inFlightTotal.sum();
 	}
 
 	/**
@@ -439,30 +459,48 @@ public final class InstanceStats implements LiveStats {
 
 		/**
 		 * Peak-sensitive average in ms at {@link #peakStamp}; NaN until the first sample.
-		 * Written under this object's monitor, read without it.
+		 * The pair is written under this object's monitor between two increments of
+		 * {@link #peakVersion} and read without a lock, again when a write overlapped the
+		 * read (a sequence lock), so a read never pairs a value with another value's time
+		 * and recording allocates nothing.
 		 */
 		private volatile double peak = Double.NaN;
 
-		/** When {@link #peak} was last written, in ticker ns. */
+		/** When {@link #peak} was written, in ticker ns. */
 		private volatile long peakStamp;
+
+		/** Odd while {@link #peak} and {@link #peakStamp} are being written. */
+		private volatile int peakVersion;
 
 		synchronized void recordPeak(double millis, long now, double decayNanos) {
 			double current = this.peak;
+			double next;
 			if (Double.isNaN(current)) {
-				this.peak = millis;
+				next = millis;
 			}
 			else {
 				double decay = Math.exp(-Math.max(0, now - this.peakStamp) / decayNanos);
 				double decayed = current * decay;
-				this.peak = (millis > decayed) ? millis : decayed + millis * (1 - decay);
+				next = (millis > decayed) ? millis : decayed + millis * (1 - decay);
 			}
+			this.peakVersion++;
+			this.peak = next;
 			this.peakStamp = now;
+			this.peakVersion++;
 		}
 
 		double peakMillis(long now, double decayNanos) {
-			double current = this.peak;
-			long elapsed = now - this.peakStamp;
-			return (elapsed <= 0 || Double.isNaN(current)) ? current : current * Math.exp(-elapsed / decayNanos);
+			double value;
+			long stamp;
+			int version;
+			do {
+				version = this.peakVersion;
+				value = this.peak;
+				stamp = this.peakStamp;
+			}
+			while ((version & 1) != 0 || version != this.peakVersion);
+			long elapsed = now - stamp;
+			return (elapsed <= 0 || Double.isNaN(value)) ? value : value * Math.exp(-elapsed / decayNanos);
 		}
 
 	}

@@ -72,6 +72,17 @@ class PeakEwmaBalancerTest {
 	}
 
 	@Test
+	void anAverageDecayedToZeroIsNeutralSoInFlightRequestsStillCount() {
+		TestPickContext context = new TestPickContext(2);
+		// After hours without a response the average underflows to 0: 0 × (5 + 1) must
+		// not make the busy instance the cheapest.
+		context.peakEwma[0] = 0.0;
+		context.inFlight[0] = 5;
+		context.peakEwma[1] = 100;
+		assertThat(shareOfFirst(context)).isZero();
+	}
+
+	@Test
 	void choiceCountIsValidatedNamingTheProperty() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new PeakEwmaBalancer(TestPickContext.settings(this.meters), 1))

@@ -128,6 +128,75 @@ class RingHashBalancerTest {
 	}
 
 	@Test
+	void aFleetWarmingUpAsAWholeKeepsItsKeysWhereTheyAre() {
+		List<ServiceInstance> ten = fleet(10);
+		RingHashBalancer balancer = balancer(BY_USER);
+		InstanceSnapshot warm = snapshot(ten);
+		List<String> owned = assign(balancer, warm, 2_000);
+		double[] weights = warm.effectiveWeights();
+		java.util.Arrays.fill(weights, 0.1);
+		assertThat(assign(balancer, warm.withEffectiveWeights(weights), 2_000)).isEqualTo(owned);
+	}
+
+	@Test
+	void severalWarmingInstancesEachGetAboutTheirEffectiveShare() {
+		List<ServiceInstance> fleet = List.of(at("A", 1, "1"), at("B", 2, "1"), at("C", 3, "1"), at("D", 4, "1"));
+		RingHashBalancer balancer = balancer(BY_USER);
+		InstanceSnapshot snapshot = snapshot(fleet);
+		List<String> warm = assign(balancer, snapshot, 20_000);
+		double[] weights = { 0.5, 0.5, 1, 1 };
+		List<String> warming = assign(balancer, snapshot.withEffectiveWeights(weights), 20_000);
+		// Each keeps about half of the keys it owns when warm (its own chance per key),
+		// and takes some of the keys its warming neighbour passes on: between f × its
+		// warm
+		// share (12.5 %) and its share of the effective weights (0.5 / 3 = 16.7 %). With
+		// one chance per key for both, a key passed on by one would be passed on by the
+		// other too (12.7 % and 13.0 % measured).
+		for (String id : List.of("A", "B")) {
+			long owned = warm.stream().filter(id::equals).count();
+			int ownedAndKept = 0;
+			for (int key = 0; key < warm.size(); key++) {
+				ownedAndKept += (warm.get(key).equals(id) && warming.get(key).equals(id)) ? 1 : 0;
+			}
+			assertThat(ownedAndKept / (double) owned).as(id).isCloseTo(0.5, within(0.03));
+			assertThat(warming.stream().filter(id::equals).count() / 20_000.0).as(id).isBetween(0.135, 0.167);
+		}
+	}
+
+	@Test
+	void theCookieComesFromSpringCloudsRequestDataAsWebClientFillsIt() {
+		InstanceSnapshot snapshot = snapshot(fleet(10));
+		RingHashBalancer balancer = balancer(new HashRules(null, "user", 160, false, 1.25));
+		int byValue = balancer.choose(snapshot, new TestPickContext(10).header("cookie", "user=42"));
+		org.springframework.util.LinkedMultiValueMap<String, String> cookies = new org.springframework.util.LinkedMultiValueMap<>();
+		cookies.add("user", "42");
+		TestPickContext webClient = new TestPickContext(10);
+		webClient.request = new org.springframework.cloud.client.loadbalancer.DefaultRequest<>(
+				new org.springframework.cloud.client.loadbalancer.RequestDataContext(
+						new org.springframework.cloud.client.loadbalancer.RequestData(
+								org.springframework.http.HttpMethod.GET, java.net.URI.create("http://user-service/"),
+								new org.springframework.http.HttpHeaders(), cookies, java.util.Map.of())));
+		assertThat(balancer.choose(snapshot, webClient)).isEqualTo(byValue);
+		assertThat(this.meters.get(RingHashBalancer.MISSING_KEY_METER).counter().count()).isZero();
+	}
+
+	@Test
+	void aboveSixtyFourCandidatesBoundedLoadUsesTheServicesInFlightTotal() {
+		InstanceSnapshot snapshot = snapshot(fleet(100));
+		RingHashBalancer bounded = balancer(new HashRules("x-user-id", null, 160, true, 1.25));
+		TestPickContext context = new TestPickContext(100).header("x-user-id", "hot");
+		int owner = bounded.choose(snapshot, context);
+		context.inFlight[owner] = 3;
+		// 3 in flight of 3: capacity ceil(1.25 × 4 / 100) = 1, the owner is passed over.
+		context.serviceInFlight = 3;
+		assertThat(bounded.choose(snapshot, context)).isNotEqualTo(owner);
+		// 300 in flight to the service (other lanes): capacity ceil(1.25 × 301 / 100) =
+		// 4.
+		context.serviceInFlight = 300;
+		assertThat(bounded.choose(snapshot, context)).isEqualTo(owner);
+	}
+
+	@Test
 	void drainedInstancesGetNoKey() {
 		List<String> owners = assign(balancer(BY_USER),
 				snapshot(List.of(at("A", 1, "0"), at("B", 2, "1"), at("C", 3, "1"))), 2_000);

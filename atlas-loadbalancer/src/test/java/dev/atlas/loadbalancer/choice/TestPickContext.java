@@ -24,6 +24,10 @@ final class TestPickContext implements PickContext {
 
 	final double[] peakEwma;
 
+	long serviceInFlight = -1;
+
+	@Nullable Request<?> request;
+
 	TestPickContext(int size) {
 		this.inFlight = new int[size];
 		this.peakEwma = new double[size];
@@ -42,7 +46,12 @@ final class TestPickContext implements PickContext {
 
 	@Override
 	public @Nullable Request<?> request() {
-		return null;
+		return this.request;
+	}
+
+	@Override
+	public long serviceInFlight() {
+		return this.serviceInFlight;
 	}
 
 	@Override

@@ -141,4 +141,20 @@ class InstanceStatsTest {
 		assertThat(stats.peakEwmaMillis(a)).isCloseTo(100 / Math.E + 10 * (1 - 1 / Math.E), within(1e-9));
 	}
 
+	@Test
+	void theServicesInFlightTotalFollowsStartsAndCompletions() {
+		ServiceInstance a = weighted("A", "1");
+		ServiceInstance b = weighted("B", "1");
+		this.stats.started(a);
+		this.stats.started(a);
+		this.stats.started(b);
+		assertThat(this.stats.serviceInFlight()).isEqualTo(3);
+		this.stats.completed(a);
+		// A completion without a start changes nothing.
+		this.stats.completed(weighted("C", "1"));
+		this.stats.completed(b);
+		this.stats.completed(b);
+		assertThat(this.stats.serviceInFlight()).isEqualTo(1);
+	}
+
 }

@@ -1,6 +1,9 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasProperties;
@@ -276,18 +279,31 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	/**
+	 * Names of the beans of Atlas's own strategies: an application's strategy of the same
+	 * name (under another bean name) replaces Atlas's.
+	 */
+	static final List<String> BUILT_IN_STRATEGIES = List.of("atlasWeightedRandomStrategy",
+			"atlasSmoothRoundRobinStrategy", "atlasLeastRequestStrategy", "atlasPeakEwmaStrategy",
+			"atlasRingHashStrategy");
+
+	/**
 	 * Every registered strategy, by name; fails startup when a configured strategy name,
 	 * global or per service, is not registered, naming the property and the registered
 	 * names.
 	 * @param factories every {@link StrategyFactory} bean
 	 * @param settings the resolved settings of every service
 	 * @param atlas the configured services
+	 * @param beans where Atlas's own strategies are found by bean name
 	 * @return the registry
 	 */
 	@Bean
 	StrategyRegistry atlasStrategyRegistry(ObjectProvider<StrategyFactory> factories, AtlasSettings settings,
-			AtlasProperties atlas) {
-		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList());
+			AtlasProperties atlas, ListableBeanFactory beans) {
+		Set<StrategyFactory> builtIns = BUILT_IN_STRATEGIES.stream()
+			.filter(beans::containsBean)
+			.map((name) -> beans.getBean(name, StrategyFactory.class))
+			.collect(Collectors.toSet());
+		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList(), builtIns);
 		registry.requireRegistered(LoadBalancerProperties.PREFIX + ".strategy", settings.settingsFor("").strategy());
 		atlas.getServices()
 			.keySet()

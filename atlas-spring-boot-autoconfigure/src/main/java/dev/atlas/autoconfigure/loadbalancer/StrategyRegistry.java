@@ -1,9 +1,11 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
@@ -22,19 +24,30 @@ public final class StrategyRegistry {
 
 	private static final Logger log = LoggerFactory.getLogger(StrategyRegistry.class);
 
-	/** Where Atlas's own strategies and their factories live. */
-	private static final String BUILT_IN_PACKAGE = "dev.atlas.loadbalancer.choice.";
-
 	private final Map<String, StrategyFactory> factories;
 
 	/**
 	 * Creates the registry.
 	 * @param factories every registered factory
 	 * @throws IllegalStateException if a name is blank or not lower-case kebab-case, or
-	 * two factories share one (but for an application's own factory named as one of
-	 * Atlas's built-in strategies: the application's replaces Atlas's, with an INFO line)
+	 * two factories share one
 	 */
 	public StrategyRegistry(List<StrategyFactory> factories) {
+		this(factories, Set.of());
+	}
+
+	/**
+	 * Creates the registry, knowing which factories are Atlas's own.
+	 * @param factories every registered factory
+	 * @param builtIns those of {@code factories} that Atlas's auto-configuration
+	 * registered (compared by identity): an application's factory of the same name
+	 * replaces one of them
+	 * @throws IllegalStateException if a name is blank or not lower-case kebab-case, or
+	 * two factories share one, unless exactly one of them is built in
+	 */
+	public StrategyRegistry(List<StrategyFactory> factories, Set<StrategyFactory> builtIns) {
+		Set<StrategyFactory> atlas = Collections.newSetFromMap(new IdentityHashMap<>());
+		atlas.addAll(builtIns);
 		Map<String, StrategyFactory> byName = new LinkedHashMap<>();
 		for (StrategyFactory factory : factories) {
 			String name = factory.name();
@@ -45,8 +58,8 @@ public final class StrategyRegistry {
 			}
 			StrategyFactory previous = byName.putIfAbsent(name, factory);
 			if (previous != null) {
-				boolean previousBuiltIn = builtIn(previous);
-				if (previousBuiltIn != builtIn(factory)) {
+				boolean previousBuiltIn = atlas.contains(previous);
+				if (previousBuiltIn != atlas.contains(factory)) {
 					// The application's own strategy of a name Atlas also registers wins:
 					// one that predates Atlas's keeps working.
 					StrategyFactory own = previousBuiltIn ? factory : previous;
@@ -69,11 +82,6 @@ public final class StrategyRegistry {
 	 */
 	@Nullable StrategyFactory factory(String name) {
 		return this.factories.get(name);
-	}
-
-	/** Whether a factory is one of Atlas's own. */
-	private static boolean builtIn(StrategyFactory factory) {
-		return factory.getClass().getName().startsWith(BUILT_IN_PACKAGE);
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Clock;
 import java.util.List;
+import java.util.Set;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
@@ -140,8 +141,27 @@ class PipelineWiringTest {
 	void anApplicationStrategyNamedAsABuiltInOneReplacesIt() {
 		StrategyFactory own = factory("least-request");
 		StrategyFactory builtIn = LeastRequestBalancer.factory((service) -> LeastRequestRules.DEFAULTS);
-		assertThat(new StrategyRegistry(List.of(builtIn, own)).factory("least-request")).isSameAs(own);
-		assertThat(new StrategyRegistry(List.of(own, builtIn)).factory("least-request")).isSameAs(own);
+		assertThat(new StrategyRegistry(List.of(builtIn, own), Set.of(builtIn)).factory("least-request")).isSameAs(own);
+		assertThat(new StrategyRegistry(List.of(own, builtIn), Set.of(builtIn)).factory("least-request")).isSameAs(own);
+		// Made with Atlas's public factory method by the application, it is the
+		// application's: two of them still clash.
+		StrategyFactory alsoOwn = LeastRequestBalancer.factory((service) -> new LeastRequestRules(3, 1.0));
+		assertThatIllegalStateException()
+			.isThrownBy(() -> new StrategyRegistry(List.of(builtIn, alsoOwn, own), Set.of(builtIn)))
+			.withMessageContaining("Two load-balancing strategies are registered as 'least-request'");
+	}
+
+	@Test
+	void anApplicationBeanNamedAsABuiltInStrategyIsUsed() {
+		this.runner
+			.withBean("myLeastRequest", StrategyFactory.class,
+					() -> LeastRequestBalancer.factory((service) -> new LeastRequestRules(4, 1.0)))
+			.withPropertyValues("atlas.loadbalancer.strategy=least-request")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(StrategyRegistry.class).factory("least-request"))
+					.isSameAs(context.getBean("myLeastRequest"));
+			});
 	}
 
 	@Test
