@@ -82,7 +82,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>
  * Measured on the 2-core machine while other builds ran (load average 5 to 14):
- * weighted-random 30–34 %, least-request 9–12 %, peak-ewma 5.5–8 %. With 20 threads the
+ * weighted-random 30–34 %, least-request 7–12 %, peak-ewma 4–8 %. With 20 threads the
  * fast providers share two busy cores with the callers, and some of their answers took
  * 100 to 500 ms; peak-EWMA keeps such a peak for about its decay time (10 s, longer than
  * a burst), so their cost came near the delayed provider's (peak-EWMA 350–520 ms), and
