@@ -41,7 +41,15 @@
 #     (--sample.cluster=a): AFFINITY_CALLS calls all go to a; after both a instances get SIGTERM
 #     they spill over to b, counted in atlas.affinity.spillover (read from /actuator/prometheus);
 #  6. warmup: an order-service with --atlas.warmup.duration=WARMUP (20s) sees the two b instances;
-#     a new instance starts and its share is printed every few seconds as it ramps up (no verdict).
+#     a new instance starts and its share is printed every few seconds as it ramps up (no verdict);
+#  7. load-aware strategies: a fourth untagged user-service starts with --sample.delay=STRAT_DELAY
+#     (200ms: it answers every call that much later) beside the three of the warmup scenario, and three
+#     order-services, each with --atlas.services.user-service.loadbalancer.strategy= weighted-random,
+#     least-request or peak-ewma (warmup off); each sends STRAT_WARMUP calls (not counted), then
+#     STRAT_CALLS calls from STRAT_CONCURRENCY threads (RestClient); a table gives each strategy's
+#     share of the slow instance; PASS when no call failed, least-request's share is under 20 % and
+#     peak-ewma's under 10 % (the thresholds of LoadAwareStrategiesIT; weighted-random's, about 1 in
+#     4, is the reference).
 # Exit status: 0 when every report PASSes, 1 when a report FAILs or a service does not start, 2 on a
 # usage or environment problem. Every process it starts is stopped on exit, failure or Ctrl-C.
 # Logs go to .demo/.
@@ -52,7 +60,10 @@
 # (1), CRASH_EJECT_LIMIT in s (2), AFFINITY_CALLS (1000), WARMUP in s (20), DEMO_JAVA_OPTS (JVM options
 # for every process), ORDER_ARGS (extra arguments of the first order-service; ORDER_ARGS=--atlas.enabled=false
 # shows Spring's round robin, and the reports FAIL; ORDER_ARGS=--atlas.outlier.enabled=false leaves the
-# crashed instance in rotation, and the crash report FAILs).
+# crashed instance in rotation, and the crash report FAILs), STRAT_CALLS (1000), STRAT_CONCURRENCY (20),
+# STRAT_WARMUP (200), STRAT_DELAY (200ms), STRAT_ARGS (extra arguments of the three strategy
+# order-services; STRAT_ARGS=--atlas.enabled=false gives all three Spring's round robin, and the
+# strategies report FAILs).
 set -Eeuo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -78,6 +89,15 @@ CRASH_EJECT_LIMIT=${CRASH_EJECT_LIMIT:-2}
 # C1 only and the serial collector: eight JVMs start faster on a small machine.
 DEMO_JAVA_OPTS=${DEMO_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m}
 ORDER_ARGS=${ORDER_ARGS:-}
+STRAT_CALLS=${STRAT_CALLS:-1000}
+STRAT_CONCURRENCY=${STRAT_CONCURRENCY:-20}
+STRAT_WARMUP=${STRAT_WARMUP:-200}
+STRAT_DELAY=${STRAT_DELAY:-200ms}
+STRAT_ARGS=${STRAT_ARGS:-}
+# The strategies compared in the last scenario, and the share of the slow instance each must stay
+# under, in percent (empty: printed, no verdict)
+STRATEGIES=(weighted-random least-request peak-ewma)
+STRAT_LIMITS=("" 20 10)
 CLIENTS=(rest-template rest-client web-client feign)
 # user-service instances: tag and weight of each
 USER_TAGS=(v1 v1 v1 v2 v2)
@@ -788,6 +808,78 @@ while ((SECONDS - seen <= WARMUP + 4)); do
 done
 echo
 
+# --- load-aware strategies ---------------------------------------------------------------------
+# A slow instance joins the three untagged ones (b3, b4 and the warmup scenario's new one); one
+# order-service per strategy, warmup off (the slow instance is new: its share would follow its age)
+pick_port; SLOW_PORT=$PORT
+# shellcheck disable=SC2086
+start user-service-slow "$DEMO_DIR/user-service-slow.log" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$SLOW_PORT" "$(management_args "$SLOW_PORT")" \
+  --sample.cluster=b --sample.delay="$STRAT_DELAY" --atlas.lifecycle.drain=0s
+STRAT_PORTS=()
+for strategy in "${STRATEGIES[@]}"; do
+  pick_port
+  STRAT_PORTS+=("$PORT")
+  # shellcheck disable=SC2086
+  start "order-service-$strategy" "$DEMO_DIR/order-service-$strategy.log" \
+    env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$PORT" "$(management_args "$PORT")" \
+    --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false \
+    --atlas.services.user-service.loadbalancer.strategy="$strategy" $STRAT_ARGS
+done
+echo
+say "strategies: a fourth untagged user-service answers every call $STRAT_DELAY late (--sample.delay=$STRAT_DELAY); one order-service per strategy (${STRATEGIES[*]}) ..."
+strat_started=$SECONDS
+# every user-service instance: the five of the fleet, b3, b4, the new one and the slow one
+strat_total=$((${#USER_TAGS[@]} + ${#AFF_CLUSTERS[@]} - 2 + 2))
+wait_until user-service-slow "readiness" http_ready "$SLOW_PORT"
+for i in "${!STRATEGIES[@]}"; do
+  wait_until "order-service-${STRATEGIES[i]}" "readiness" http_ready "${STRAT_PORTS[i]}"
+  wait_until "order-service-${STRATEGIES[i]}" "its DiscoveryClient to see $strat_total user-service instances" \
+    sees_instances "${STRAT_PORTS[i]}" "$strat_total"
+done
+say "  started in $((SECONDS - strat_started)) s; each order-service first sends $STRAT_WARMUP calls (not counted), as one that has been running"
+if ((STRAT_WARMUP > 0)); then
+  for i in "${!STRATEGIES[@]}"; do
+    curl -fsS --max-time 120 \
+      "http://127.0.0.1:${STRAT_PORTS[i]}/traffic?client=rest-client&calls=$STRAT_WARMUP&concurrency=4" >/dev/null || true
+  done
+fi
+echo
+echo "scenario: one slow instance (127.0.0.1:$SLOW_PORT, $STRAT_DELAY per answer) among 4 untagged ones; $STRAT_CALLS calls from $STRAT_CONCURRENCY threads per order-service (RestClient)"
+printf '%-16s %6s %6s  %-13s %-9s %-6s %s\n' strategy calls failed "slow instance" expected result time
+strat_pass=true
+for i in "${!STRATEGIES[@]}"; do
+  strategy=${STRATEGIES[i]} limit=${STRAT_LIMITS[i]}
+  t=$SECONDS
+  out=$(curl -fsS --max-time 300 \
+    "http://127.0.0.1:${STRAT_PORTS[i]}/traffic?client=rest-client&calls=$STRAT_CALLS&concurrency=$STRAT_CONCURRENCY") || out=""
+  calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
+  fails=$(sed -n 's/.*"failures":\([0-9]*\).*/\1/p' <<<"$out")
+  count=$(grep -o "\"port\":$SLOW_PORT,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+  share=$(awk -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN { printf "%.1f", (n > 0) ? 100 * c / n : 0 }')
+  if [[ -z "$calls" || "$fails" != 0 ]]; then
+    verdict=FAIL strat_pass=false
+  elif [[ -z "$limit" ]]; then
+    verdict=-
+  elif awk -v s="$share" -v l="$limit" 'BEGIN { exit !(s < l) }'; then
+    verdict=PASS
+  else
+    verdict=FAIL strat_pass=false
+  fi
+  [[ -n "$limit" ]] && expected="< $limit %" || expected="~25 %"
+  printf '%-16s %6s %6s  %11s %%  %-9s %-6s %d s\n' "$strategy" "${calls:-0}" "${fails:-?}" "$share" "$expected" "$verdict" \
+    "$((SECONDS - t))"
+done
+echo "expected: no failed call; least-request under 20 % and peak-ewma under 10 % on the slow instance (the thresholds of LoadAwareStrategiesIT); weighted-random, the reference, about 1 in 4"
+if $strat_pass; then
+  echo "RESULT: PASS"
+else
+  echo "RESULT: FAIL"
+  failed+=(strategies)
+fi
+say "  strategies scenario: $((SECONDS - strat_started)) s"
+echo
+
 if $keep; then
   say "services are still running: try"
   say "  curl http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
@@ -800,4 +892,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), and cluster affinity keeps calls in a, then spills over to b (counted); the warmup ramp is printed above"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), and least-request and peak-ewma keep most calls off a slow instance; the warmup ramp is printed above"

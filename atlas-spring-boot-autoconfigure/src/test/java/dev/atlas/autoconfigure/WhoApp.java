@@ -32,7 +32,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  * calls it served ({@link #served()}). At run time a test may make it answer 503
  * ({@link #fail(boolean)}, which overrides {@code app.fail}) or hang: accept the
  * connection and the request but answer only once {@link #release() released}
- * ({@link #hang()}).</li>
+ * ({@link #hang()}). With {@code app.delay} (a duration, e.g. {@code 200ms}) every call
+ * waits that long before it answers: a slow instance.</li>
  * <li>As caller, it calls {@code /who} of the service {@code app.target} (default
  * {@code provider}) through a load-balanced client: {@link #call()}, {@code GET /call},
  * or {@link #call(String)} to choose the client (RestClient, RestTemplate, WebClient,
@@ -60,6 +61,9 @@ public class WhoApp {
 
 	private final ObjectProvider<WebClient.Builder> webClient;
 
+	/** {@code app.delay}: how long each {@code /who} waits before answering. */
+	private final Duration delay;
+
 	/** Overrides {@code app.fail} when set. */
 	private volatile @Nullable Boolean fail;
 
@@ -74,6 +78,7 @@ public class WhoApp {
 		this.restTemplate = restTemplate;
 		this.feign = feign;
 		this.webClient = webClient;
+		this.delay = environment.getProperty("app.delay", Duration.class, Duration.ZERO);
 	}
 
 	@Bean
@@ -107,6 +112,9 @@ public class WhoApp {
 		CountDownLatch hanging = this.hang;
 		if (hanging != null) {
 			hanging.await();
+		}
+		if (!this.delay.isZero() && !this.delay.isNegative()) {
+			Thread.sleep(this.delay.toMillis());
 		}
 		String answer = this.environment.getProperty("app.answer",
 				this.environment.getProperty("local.server.port", ""));

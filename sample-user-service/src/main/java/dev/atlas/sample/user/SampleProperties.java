@@ -1,5 +1,7 @@
 package dev.atlas.sample.user;
 
+import java.time.Duration;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -16,9 +18,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param cluster the cluster published as metadata {@code zone}; empty = none
  * @param maintenance published as metadata {@code maintenance}: {@code true} asks callers
  * that filter on it (order-service does) to leave this instance out
+ * @param delay how long {@code GET /users/{id}} waits before it answers (so also the
+ * first hop of {@code GET /users/{id}/next}): a slow instance, e.g.
+ * {@code --sample.delay=200ms}, for the load-aware strategies; {@code 0} (the default)
+ * answers at once; a negative value is read as {@code 0}
  */
 @ConfigurationProperties("sample")
 public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") String host,
 		@DefaultValue("1") double weight, @DefaultValue("") String tag, @DefaultValue("") String cluster,
-		@DefaultValue("false") boolean maintenance) {
+		@DefaultValue("false") boolean maintenance, @DefaultValue("0s") Duration delay) {
 }

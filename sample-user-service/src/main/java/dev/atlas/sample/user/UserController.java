@@ -1,6 +1,7 @@
 package dev.atlas.sample.user;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -26,6 +27,11 @@ import org.springframework.web.reactive.function.client.WebClient;
  * names that thread and nests the second hop's user, with its own {@code servedBy}. The
  * Mono is returned to Spring MVC; with {@code ?block=true} the servlet thread blocks on
  * it instead.
+ *
+ * <p>
+ * With {@code sample.delay} set (e.g. {@code --sample.delay=200ms}), every user this
+ * instance serves is answered that much later: the servlet thread waits before building
+ * it, as a slow instance would.
  */
 @RestController
 public class UserController {
@@ -76,11 +82,14 @@ public class UserController {
 	 * @param id the user id
 	 * @param version the inbound {@value #VERSION_HEADER} header, if any
 	 * @param caller the inbound {@value #CALLER_HEADER} header, if any
-	 * @return the user, with {@code servedBy} naming this instance
+	 * @return the user, with {@code servedBy} naming this instance, after
+	 * {@code sample.delay}
+	 * @throws InterruptedException if interrupted while delaying the answer
 	 */
 	@GetMapping("/users/{id}")
 	public User user(@PathVariable long id, @RequestHeader(name = VERSION_HEADER, required = false) String version,
-			@RequestHeader(name = CALLER_HEADER, required = false) String caller) {
+			@RequestHeader(name = CALLER_HEADER, required = false) String caller) throws InterruptedException {
+		delay();
 		return new User(id, "user-" + id, servedBy(), new Received(version, caller));
 	}
 
@@ -93,11 +102,12 @@ public class UserController {
 	 * @param caller the inbound {@value #CALLER_HEADER} header, if any
 	 * @return the user as {@link #user} serves it, plus the thread that made the second
 	 * hop and the user the second hop returned
+	 * @throws InterruptedException if interrupted while delaying the answer
 	 */
 	@GetMapping("/users/{id}/next")
 	public Mono<NextUser> next(@PathVariable long id,
 			@RequestHeader(name = VERSION_HEADER, required = false) String version,
-			@RequestHeader(name = CALLER_HEADER, required = false) String caller) {
+			@RequestHeader(name = CALLER_HEADER, required = false) String caller) throws InterruptedException {
 		return nextHop(user(id, version, caller));
 	}
 
@@ -108,11 +118,12 @@ public class UserController {
 	 * @param version the inbound {@value #VERSION_HEADER} header, if any
 	 * @param caller the inbound {@value #CALLER_HEADER} header, if any
 	 * @return as {@link #next}
+	 * @throws InterruptedException if interrupted while delaying the answer
 	 */
 	@GetMapping(path = "/users/{id}/next", params = "block=true")
 	public NextUser nextBlocking(@PathVariable long id,
 			@RequestHeader(name = VERSION_HEADER, required = false) String version,
-			@RequestHeader(name = CALLER_HEADER, required = false) String caller) {
+			@RequestHeader(name = CALLER_HEADER, required = false) String caller) throws InterruptedException {
 		return nextHop(user(id, version, caller)).block();
 	}
 
@@ -127,6 +138,14 @@ public class UserController {
 				.bodyToMono(User.class)
 				.map(next -> new NextUser(self.id(), self.name(), self.servedBy(), self.received(), thread, next));
 		}).timeout(NEXT_HOP_TIMEOUT);
+	}
+
+	/** Waits {@code sample.delay}, if positive, on the serving thread. */
+	private void delay() throws InterruptedException {
+		Duration delay = sample.delay();
+		if (delay != null && !delay.isNegative() && !delay.isZero()) {
+			TimeUnit.NANOSECONDS.sleep(delay.toNanos());
+		}
 	}
 
 	private ServedBy servedBy() {
