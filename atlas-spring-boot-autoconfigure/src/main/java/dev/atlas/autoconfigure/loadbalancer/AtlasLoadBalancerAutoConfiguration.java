@@ -9,6 +9,7 @@ import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.AtlasValueConverters;
+import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.LoadBalancerProperties;
@@ -305,12 +306,28 @@ public class AtlasLoadBalancerAutoConfiguration {
 			.collect(Collectors.toSet());
 		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList(), builtIns);
 		registry.requireRegistered(LoadBalancerProperties.PREFIX + ".strategy", settings.settingsFor("").strategy());
-		atlas.getServices()
-			.keySet()
-			.forEach((serviceId) -> registry.requireRegistered(
-					settings.propertyPrefix(serviceId) + ".loadbalancer.strategy",
-					settings.settingsFor(serviceId).strategy()));
+		requireHashKey(registry, builtIns, AtlasProperties.PREFIX, settings.settingsFor(""));
+		atlas.getServices().keySet().forEach((serviceId) -> {
+			registry.requireRegistered(settings.propertyPrefix(serviceId) + ".loadbalancer.strategy",
+					settings.settingsFor(serviceId).strategy());
+			requireHashKey(registry, builtIns, settings.propertyPrefix(serviceId), settings.settingsFor(serviceId));
+		});
 		return registry;
+	}
+
+	/**
+	 * Fails when Atlas's {@code ring-hash} is selected without a key source: every
+	 * request would silently be balanced by weighted random.
+	 */
+	private static void requireHashKey(StrategyRegistry registry, Set<StrategyFactory> builtIns, String prefix,
+			ServiceSettings settings) {
+		if (RingHashBalancer.NAME.equals(settings.strategy())
+				&& builtIns.contains(registry.factory(RingHashBalancer.NAME)) && !settings.hash().hasKeySource()) {
+			throw new IllegalArgumentException(
+					"Invalid " + prefix + ".loadbalancer.strategy: ring-hash needs a hash key; set " + prefix
+							+ ".loadbalancer.hash.header (a request header, e.g. X-User-Id) or " + prefix
+							+ ".loadbalancer.hash.cookie (a cookie name)");
+		}
 	}
 
 	@Bean

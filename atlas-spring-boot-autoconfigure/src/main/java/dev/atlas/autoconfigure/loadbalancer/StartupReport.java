@@ -16,6 +16,8 @@ import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.loadbalancer.choice.HashRules;
+import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
@@ -56,7 +58,7 @@ final class StartupReport {
 		StringBuilder line = new StringBuilder("Atlas is the load balancer of every @LoadBalanced client");
 		line.append(ownBalancersClause(balancers));
 		line.append(": strategy=")
-			.append(defaults.strategy())
+			.append(strategy(defaults))
 			.append(", all-zero-weights=")
 			.append(defaults.allZeroWeights());
 		line.append("; gray=")
@@ -77,12 +79,24 @@ final class StartupReport {
 		String overrides = atlas.getServices()
 			.keySet()
 			.stream()
-			.map((serviceId) -> serviceId + "=" + settings.settingsFor(serviceId).strategy())
+			.map((serviceId) -> serviceId + "=" + strategy(settings.settingsFor(serviceId)))
 			.collect(Collectors.joining(", "));
 		if (!overrides.isEmpty()) {
 			line.append("; per-service strategies: ").append(overrides);
 		}
 		return line.toString();
+	}
+
+	/** A strategy's name, with the key of {@code ring-hash}. */
+	private static String strategy(ServiceSettings settings) {
+		if (!RingHashBalancer.NAME.equals(settings.strategy())) {
+			return settings.strategy();
+		}
+		HashRules hash = settings.hash();
+		return settings.strategy() + " (key: " + ((hash.header() != null) ? "header " + hash.header() : "")
+				+ ((hash.header() != null && hash.cookie() != null) ? ", else " : "")
+				+ ((hash.cookie() != null) ? "cookie " + hash.cookie() : "")
+				+ (hash.boundedLoad() ? "; bounded load " + hash.loadFactor() : "") + ")";
 	}
 
 	/**

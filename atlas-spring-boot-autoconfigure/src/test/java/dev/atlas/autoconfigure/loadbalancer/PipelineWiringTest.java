@@ -165,6 +165,20 @@ class PipelineWiringTest {
 	}
 
 	@Test
+	void ringHashWithoutAKeyFailsStartupNamingWhatToSet() {
+		this.runner.withPropertyValues("atlas.services.user-service.loadbalancer.strategy=ring-hash").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessage(
+						"Invalid atlas.services.user-service.loadbalancer.strategy: ring-hash needs a hash key; set "
+								+ "atlas.services.user-service.loadbalancer.hash.header (a request header, e.g. X-User-Id) or "
+								+ "atlas.services.user-service.loadbalancer.hash.cookie (a cookie name)");
+		});
+		this.runner.withPropertyValues("atlas.loadbalancer.strategy=ring-hash", "atlas.loadbalancer.hash.cookie=tenant")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void anUnknownPerServiceStrategyFailsStartupNamingTheProperty() {
 		this.runner.withPropertyValues("atlas.services.user-service.loadbalancer.strategy=fastest").run((context) -> {
 			assertThat(context).hasFailed();
