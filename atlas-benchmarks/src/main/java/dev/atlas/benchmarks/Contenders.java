@@ -118,7 +118,7 @@ public final class Contenders {
 	public final AtlasLoadBalancer atlasChainEjected;
 
 	/**
-	 * Requests with {@value Fixtures#USER_HEADER} {@code user-0} … {@code user-1023}, for
+	 * Requests with {@value Fixtures#USER_HEADER} {@code user-0} … {@code user-63}, for
 	 * {@code ring-hash}.
 	 */
 	public final List<Request<RequestDataContext>> keyed;
@@ -194,7 +194,7 @@ public final class Contenders {
 			}
 		}
 		List<Request<RequestDataContext>> requests = new ArrayList<>();
-		for (int user = 0; user < 1024; user++) {
+		for (int user = 0; user < PickBenchmark.KEYS; user++) {
 			requests.add(Fixtures.request(null, "user-" + user));
 		}
 		this.keyed = List.copyOf(requests);

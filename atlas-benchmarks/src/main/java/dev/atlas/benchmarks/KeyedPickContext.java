@@ -59,8 +59,13 @@ final class KeyedPickContext implements PickContext {
 	}
 
 	@Override
-	public double peakEwmaMillis(int position) {
-		return this.stats.peakEwmaMillis(this.snapshot, position);
+	public double peakEwmaMillis(int position, long nowNanos) {
+		return this.stats.peakEwmaMillis(this.snapshot, position, nowNanos);
+	}
+
+	@Override
+	public long nanoTime() {
+		return this.stats.nanoTime();
 	}
 
 }

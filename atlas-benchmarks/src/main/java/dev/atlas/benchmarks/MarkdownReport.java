@@ -36,7 +36,7 @@ public final class MarkdownReport {
 		ATLAS_CHAIN_EJECTED("atlasChainEjected", "Atlas full chain, one instance ejected as an outlier", true),
 		ATLAS_LR("atlasLeastRequest", "Atlas least-request (requests in flight)", true),
 		ATLAS_PEWMA("atlasPeakEwma", "Atlas peak-ewma (latencies known)", true),
-		ATLAS_RING("atlasRingHash", "Atlas ring-hash (1,024 user ids)", true),
+		ATLAS_RING("atlasRingHash", "Atlas ring-hash (64 user ids)", true),
 		ATLAS_RING_BOUNDED("atlasRingHashBounded", "Atlas ring-hash with bounded load", true),
 		ENGINE_WR("engineWeightedRandom", "Atlas engine only: `Balancer.choose`, weighted-random", true),
 		ENGINE_SWRR("engineSmoothRoundRobin", "Atlas engine only: `Balancer.choose`, smooth-round-robin", true);

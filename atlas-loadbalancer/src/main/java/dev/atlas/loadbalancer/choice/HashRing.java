@@ -7,11 +7,13 @@ import net.openhft.hashing.LongHashFunction;
 
 /**
  * A consistent-hashing ring (Karger et al., 1997) over the positions of a snapshot, with
- * points per instance in proportion to its weight, built once per snapshot: O(p log p) to
- * build for p points, O(log p) per lookup by binary search. An instance's points are
- * derived from its host and port only (not its weight, id or position), so an instance
- * keeps its points across snapshots, callers and restarts at the same address, and a key
- * moves only when the instance it mapped to leaves, or an instance joins right before it.
+ * points per instance in proportion to its weight: O(p log p) to build for p points, O(1)
+ * expected per lookup (a bucket index of about one bucket per point, then a short scan;
+ * at worst O(p) for a bucket that holds every point, which random points make vanishingly
+ * unlikely). An instance's points are derived from its host and port only (not its
+ * weight, id or position), so an instance keeps its points across snapshots, callers and
+ * restarts at the same address, and a key moves only when the instance it mapped to
+ * leaves, or an instance joins right before it.
  *
  * <p>
  * Points are 64-bit XXH3 hashes (OpenHFT zero-allocation-hashing); each ring entry packs
@@ -47,9 +49,36 @@ final class HashRing {
 	/** By position: the hash of the instance's host and port, its points' base. */
 	private final long[] bases;
 
+	/** Bits of a point that pick its bucket. */
+	private final int bucketBits;
+
+	/**
+	 * By bucket (the point's upper {@link #bucketBits} bits, in the entries' order): the
+	 * index of its first entry; one more element, {@code entries.length}.
+	 */
+	private final int[] bucketStarts;
+
 	private HashRing(long[] entries, long[] bases) {
 		this.entries = entries;
 		this.bases = bases;
+		// About one entry per bucket: a lookup reads one bucket and one or two entries
+		// instead of binary-searching (a branch misprediction and often a cache miss per
+		// step over a ring of thousands of points).
+		this.bucketBits = Math.max(1, 31 - Integer.numberOfLeadingZeros(entries.length));
+		this.bucketStarts = new int[(1 << this.bucketBits) + 1];
+		int index = 0;
+		for (int bucket = 0; bucket < this.bucketStarts.length - 1; bucket++) {
+			while (index < entries.length && bucketOf(entries[index]) < bucket) {
+				index++;
+			}
+			this.bucketStarts[bucket] = index;
+		}
+		this.bucketStarts[this.bucketStarts.length - 1] = entries.length;
+	}
+
+	/** The bucket of an entry or point: its upper bits, unsigned, so in sorted order. */
+	private int bucketOf(long entry) {
+		return (int) ((entry ^ Long.MIN_VALUE) >>> (64 - this.bucketBits));
 	}
 
 	/**
@@ -126,18 +155,14 @@ final class HashRing {
 	 */
 	int indexOf(long hash) {
 		long point = hash & ~POSITION_MASK;
-		int low = 0;
-		int high = this.entries.length;
-		while (low < high) {
-			int middle = (low + high) >>> 1;
-			if (this.entries[middle] < point) {
-				low = middle + 1;
-			}
-			else {
-				high = middle;
-			}
+		int bucket = bucketOf(point);
+		int index = this.bucketStarts[bucket];
+		int end = this.bucketStarts[bucket + 1];
+		while (index < end && this.entries[index] < point) {
+			index++;
 		}
-		return (low == this.entries.length) ? 0 : low;
+		// Past this bucket's entries: the next entry is the first of a later bucket.
+		return (index == this.entries.length) ? 0 : index;
 	}
 
 	/**
@@ -157,6 +182,15 @@ final class HashRing {
 	 */
 	long base(int position) {
 		return this.bases[position];
+	}
+
+	/**
+	 * An entry (tests).
+	 * @param index {@code 0 <= index < size()}
+	 * @return the point's upper bits and the position
+	 */
+	long entry(int index) {
+		return this.entries[index];
 	}
 
 	/**

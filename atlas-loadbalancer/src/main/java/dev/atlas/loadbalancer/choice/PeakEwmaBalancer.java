@@ -104,12 +104,13 @@ public final class PeakEwmaBalancer extends SnapshotBalancer<Draws> {
 	protected int pick(Draws draws, PickContext context) {
 		RandomGenerator random = this.random.get();
 		int best = draws.draw(random);
+		long now = context.nanoTime();
 		int bestLoad = context.inFlight(best);
-		double bestLatency = context.peakEwmaMillis(best);
+		double bestLatency = context.peakEwmaMillis(best, now);
 		for (int drawn = 1; drawn < this.choiceCount; drawn++) {
 			int other = draws.drawOther(random, best);
 			int load = context.inFlight(other);
-			double latency = context.peakEwmaMillis(other);
+			double latency = context.peakEwmaMillis(other, now);
 			boolean cheaper;
 			if (!(latency > 0) || !(bestLatency > 0)) {
 				// Neutral: no average to compare (none yet, or decayed to 0 after a long

@@ -58,8 +58,9 @@ import org.springframework.util.MultiValueMap;
  *
  * <p>
  * A request without a key is balanced by weighted random, counted in
- * {@value #MISSING_KEY_METER} and logged once at DEBUG. Lookup is O(log p) for p points;
- * a pick allocates nothing (the key is hashed in place). Thread-safe and lock-free.
+ * {@value #MISSING_KEY_METER} and logged once at DEBUG. Lookup is O(1) expected (see
+ * {@link HashRing}); a pick allocates nothing (the key is hashed in place). Thread-safe
+ * and lock-free.
  */
 public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Table> {
 

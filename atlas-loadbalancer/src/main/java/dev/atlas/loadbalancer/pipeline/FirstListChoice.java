@@ -265,6 +265,16 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 		}
 
 		@Override
+		public double peakEwmaMillis(int position, long nowNanos) {
+			return this.parent.loadBalancer.stats.peakEwmaMillis(this.candidates, position, nowNanos);
+		}
+
+		@Override
+		public long nanoTime() {
+			return this.parent.loadBalancer.stats.nanoTime();
+		}
+
+		@Override
 		public long serviceInFlight() {
 			return this.parent.loadBalancer.stats.serviceInFlight();
 		}

@@ -51,7 +51,27 @@ public interface LiveStats {
 	 * @return ms, or {@link Double#NaN} when unknown (the default)
 	 */
 	default double peakEwmaMillis(InstanceSnapshot candidates, int position) {
+		return peakEwmaMillis(candidates, position, nanoTime());
+	}
+
+	/**
+	 * Peak-sensitive moving average of the response time of the instance at a position,
+	 * decayed to a given time: lets one pick read the clock once for all its candidates.
+	 * @param candidates a snapshot
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @param nowNanos the time to decay to, from {@link #nanoTime()}
+	 * @return ms, or {@link Double#NaN} when unknown (the default)
+	 */
+	default double peakEwmaMillis(InstanceSnapshot candidates, int position, long nowNanos) {
 		return Double.NaN;
+	}
+
+	/**
+	 * The clock these statistics are kept on.
+	 * @return ns, only comparable with itself; {@link System#nanoTime()} by default
+	 */
+	default long nanoTime() {
+		return System.nanoTime();
 	}
 
 	/**

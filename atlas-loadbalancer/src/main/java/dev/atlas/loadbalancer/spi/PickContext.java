@@ -38,7 +38,27 @@ public interface PickContext extends CandidateRequest {
 	 * default)
 	 */
 	default double peakEwmaMillis(int position) {
+		return peakEwmaMillis(position, nanoTime());
+	}
+
+	/**
+	 * {@link #peakEwmaMillis(int)} decayed to a given time, so that a strategy comparing
+	 * several candidates reads the clock once.
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @param nowNanos the time to decay to, from {@link #nanoTime()}
+	 * @return ms, {@code >= 0}, or {@link Double#NaN} before any request completed (the
+	 * default)
+	 */
+	default double peakEwmaMillis(int position, long nowNanos) {
 		return Double.NaN;
+	}
+
+	/**
+	 * The clock of the live statistics, for {@link #peakEwmaMillis(int, long)}.
+	 * @return ns, only comparable with itself; {@link System#nanoTime()} by default
+	 */
+	default long nanoTime() {
+		return System.nanoTime();
 	}
 
 	/**

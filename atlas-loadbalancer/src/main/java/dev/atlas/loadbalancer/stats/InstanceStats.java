@@ -217,9 +217,14 @@ public final class InstanceStats implements LiveStats {
 	}
 
 	@Override
-	public double peakEwmaMillis(InstanceSnapshot candidates, int position) {
+	public double peakEwmaMillis(InstanceSnapshot candidates, int position, long nowNanos) {
 		Counts counts = candidates.derive(this, this.cells).at(position);
-		return (counts != null) ? counts.peakMillis(this.nanoTicker.getAsLong(), this.decayNanos) : Double.NaN;
+		return (counts != null) ? counts.peakMillis(nowNanos, this.decayNanos) : Double.NaN;
+	}
+
+	@Override
+	public long nanoTime() {
+		return this.nanoTicker.getAsLong();
 	}
 
 	@Override

@@ -70,7 +70,7 @@ final class TestPickContext implements PickContext {
 	}
 
 	@Override
-	public double peakEwmaMillis(int position) {
+	public double peakEwmaMillis(int position, long nowNanos) {
 		return this.peakEwma[position];
 	}
 
