@@ -18,9 +18,10 @@ import net.openhft.hashing.LongHashFunction;
  * <p>
  * Points are 64-bit XXH3 hashes (OpenHFT zero-allocation-hashing); each ring entry packs
  * the point's upper {@value #HASH_BITS} bits with the position (lower
- * {@value #POSITION_BITS} bits), so the ring is one sorted {@code long[]}. About
- * {@value #MAX_POINTS} points at most (8 MB): beyond, every instance gets proportionally
- * fewer (and still at least one). Immutable and thread-safe.
+ * {@value #POSITION_BITS} bits), so the ring is one sorted {@code long[]}, plus a bucket
+ * index of 2 to 4 bytes per point. About {@value #MAX_POINTS} points at most (8 MB, 12
+ * with the index): beyond, every instance gets proportionally fewer (and still at least
+ * one). Immutable and thread-safe.
  */
 final class HashRing {
 
@@ -191,6 +192,15 @@ final class HashRing {
 	 */
 	long entry(int index) {
 		return this.entries[index];
+	}
+
+	/**
+	 * The memory this ring holds, in points (8 bytes each): its entries, bucket index and
+	 * bases.
+	 * @return {@code >= size()}
+	 */
+	int weight() {
+		return this.entries.length + this.bucketStarts.length / 2 + this.bases.length;
 	}
 
 	/**

@@ -75,7 +75,9 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	/** Candidates up to which bounded load sums every in-flight count. */
 	static final int EXACT_TOTAL_UP_TO = 64;
 
-	/** Points of the rings kept for reuse, in all (32 MB of entries). */
+	/**
+	 * Points of the rings kept for reuse, in all (with their bucket index, about 48 MB).
+	 */
 	static final int CACHED_POINTS = 1 << 22;
 
 	private static final LongHashFunction MIX = LongHashFunction.xx3(0x5DEECE66DL);
@@ -91,7 +93,7 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	/** Rings by instance set and configured weights. */
 	private final Cache<RingKey, HashRing> rings = Caffeine.newBuilder()
 		.maximumWeight(CACHED_POINTS)
-		.weigher((RingKey key, HashRing ring) -> ring.size())
+		.weigher((RingKey key, HashRing ring) -> ring.weight())
 		.build();
 
 	/**
@@ -211,6 +213,7 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		}
 		double perWeight = -1;
 		double[] weights = table.draws.weights;
+		int accepted = -1;
 		for (int step = 0; step < ring.size(); step++) {
 			int candidate = (step == 0) ? first : table.positionAt(index + step);
 			double factor = table.factors[candidate];
@@ -219,6 +222,9 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 			}
 			if (!bounded) {
 				return candidate;
+			}
+			if (accepted < 0) {
+				accepted = candidate;
 			}
 			int inFlight = context.inFlight(candidate);
 			if (inFlight == 0) {
@@ -231,7 +237,9 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 				return candidate;
 			}
 		}
-		return first;
+		// Every instance at its bound (in-flight counts moved meanwhile): the key's own,
+		// never one the key was passed over from.
+		return (accepted >= 0) ? accepted : first;
 	}
 
 	/**
@@ -255,21 +263,25 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		}
 		String cookie = this.rules.cookie();
 		if (cookie != null) {
+			// The Cookie header as sent: Spring Cloud's cookie map is not reliable for it
+			// (built by splitting the whole header at '=' for RestTemplate and
+			// RestClient,
+			// absent for Feign).
+			String cookies = context.header("cookie");
+			if (cookies != null) {
+				long hash = cookieHash(cookies, cookie);
+				if (hash != NO_KEY) {
+					return hash;
+				}
+			}
+			// WebClient's cookie(…) and the gateway keep cookies out of the headers.
 			Request<?> request = context.request();
 			if (request != null && request.getContext() instanceof RequestDataContext data
 					&& data.getClientRequest() != null) {
-				// Spring Cloud gathers the cookies of every client's request (WebClient
-				// keeps them apart from its headers).
-				MultiValueMap<String, String> cookies = data.getClientRequest().getCookies();
-				String value = (cookies != null) ? cookies.getFirst(cookie) : null;
+				MultiValueMap<String, String> map = data.getClientRequest().getCookies();
+				String value = (map != null) ? map.getFirst(cookie) : null;
 				if (value != null) {
 					return valueHash(value, 0, value.length());
-				}
-			}
-			else {
-				String cookies = context.header("cookie");
-				if (cookies != null) {
-					return cookieHash(cookies, cookie);
 				}
 			}
 		}

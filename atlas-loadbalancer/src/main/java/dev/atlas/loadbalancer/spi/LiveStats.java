@@ -48,7 +48,9 @@ public interface LiveStats {
 	 * decayed to now (see {@link PickContext#peakEwmaMillis(int)}).
 	 * @param candidates a snapshot
 	 * @param position {@code 0 <= position < candidates.size()}
-	 * @return ms, or {@link Double#NaN} when unknown (the default)
+	 * @return ms, or {@link Double#NaN} when unknown (implementations provide
+	 * {@link #peakEwmaMillis(InstanceSnapshot, int, long)}: this reads
+	 * {@link #nanoTime()} and calls it)
 	 */
 	default double peakEwmaMillis(InstanceSnapshot candidates, int position) {
 		return peakEwmaMillis(candidates, position, nanoTime());

@@ -34,8 +34,9 @@ public interface PickContext extends CandidateRequest {
 	 * peak-EWMA). The decay time is the service's
 	 * {@code atlas.loadbalancer.peak-ewma.decay-time}.
 	 * @param position {@code 0 <= position < candidates.size()}
-	 * @return ms, {@code >= 0}, or {@link Double#NaN} before any request completed (the
-	 * default)
+	 * @return ms, {@code >= 0}, or {@link Double#NaN} before any request completed
+	 * (implementations provide {@link #peakEwmaMillis(int, long)}: this reads
+	 * {@link #nanoTime()} and calls it)
 	 */
 	default double peakEwmaMillis(int position) {
 		return peakEwmaMillis(position, nanoTime());

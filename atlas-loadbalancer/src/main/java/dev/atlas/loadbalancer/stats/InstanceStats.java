@@ -153,15 +153,18 @@ public final class InstanceStats implements LiveStats {
 	public void started(ServiceInstance instance) {
 		this.total.increment();
 		this.inFlightTotal.increment();
-		Counts counts = counts(instance);
-		counts.started.increment();
-		counts.inFlight.incrementAndGet();
-		if (counts.retired) {
-			// Forgotten meanwhile: count it on the instance's fresh entry, where its
-			// completion will land.
-			counts = counts(instance);
-			counts.started.increment();
+		while (true) {
+			Counts counts = counts(instance);
 			counts.inFlight.incrementAndGet();
+			if (!counts.retired) {
+				counts.started.increment();
+				return;
+			}
+			// Being forgotten meanwhile: take it back and count it on the instance's
+			// fresh entry, where its completion will land. (A clean-up re-checks the
+			// in-flight count after marking an entry retired and keeps it if it moved:
+			// either it sees this increment or this sees the mark.)
+			counts.inFlight.decrementAndGet();
 		}
 	}
 
@@ -317,7 +320,7 @@ public final class InstanceStats implements LiveStats {
 
 	private Counts counts(ServiceInstance instance) {
 		Counts counts = find(instance);
-		if (counts != null) {
+		if (counts != null && !counts.retired) {
 			return counts;
 		}
 		if (this.tracked.get() >= this.threshold) {
@@ -364,8 +367,8 @@ public final class InstanceStats implements LiveStats {
 					int size = 0;
 					for (Counts counts : sharing) {
 						long started = counts.started.sum();
-						if (started == counts.startedAtLastCleanUp && counts.inFlight.get() == 0) {
-							counts.retired = true;
+						if (started == counts.startedAtLastCleanUp && counts.inFlight.get() == 0
+								&& retire(counts, started)) {
 							this.tracked.decrementAndGet();
 						}
 						else {
@@ -381,6 +384,20 @@ public final class InstanceStats implements LiveStats {
 		finally {
 			this.cleaning.unlock();
 		}
+	}
+
+	/**
+	 * Marks an entry retired unless a request started on it meanwhile (then it stays).
+	 * Runs under the map's lock of the entry's slot, so a request that sees the mark and
+	 * looks the instance up again finds the slot without the entry.
+	 */
+	private static boolean retire(Counts counts, long started) {
+		counts.retired = true;
+		if (counts.inFlight.get() != 0 || counts.started.sum() != started) {
+			counts.retired = false;
+			return false;
+		}
+		return true;
 	}
 
 	/**
@@ -477,6 +494,9 @@ public final class InstanceStats implements LiveStats {
 		/** Odd while {@link #peak} and {@link #peakStamp} are being written. */
 		private volatile int peakVersion;
 
+		/** Reads retried before a reader takes the writers' lock. */
+		private static final int MAX_SPINS = 64;
+
 		synchronized void recordPeak(double millis, long now, double decayNanos) {
 			double current = this.peak;
 			double next;
@@ -498,7 +518,19 @@ public final class InstanceStats implements LiveStats {
 			double value;
 			long stamp;
 			int version;
+			int spins = 0;
 			do {
+				if (++spins > MAX_SPINS) {
+					// A writer was descheduled mid-write: wait for it rather than spin.
+					synchronized (this) {
+						value = this.peak;
+						stamp = this.peakStamp;
+					}
+					break;
+				}
+				if (spins > 1) {
+					Thread.onSpinWait();
+				}
 				version = this.peakVersion;
 				value = this.peak;
 				stamp = this.peakStamp;

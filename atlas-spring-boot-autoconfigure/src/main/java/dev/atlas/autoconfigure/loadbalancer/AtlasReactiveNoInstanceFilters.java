@@ -1,13 +1,21 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.function.BiFunction;
 
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycleValidator;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.ResponseData;
 import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerClientRequestTransformer;
@@ -15,14 +23,26 @@ import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryP
 import org.springframework.cloud.client.loadbalancer.reactive.ReactiveLoadBalancer;
 import org.springframework.cloud.client.loadbalancer.reactive.ReactorLoadBalancerExchangeFilterFunction;
 import org.springframework.cloud.client.loadbalancer.reactive.RetryableLoadBalancerExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.ExchangeFunction;
 
 /**
- * Spring Cloud's WebClient load-balancer filters, except that when Atlas chooses no
- * instance the exchange fails with a {@link NoInstanceAvailableException} naming the
- * service and the reason (after the {@code DISCARD} lifecycle callbacks), instead of
- * answering a 503 whose body says neither the reason nor, with retry, being retried until
- * {@code Retries exhausted}. The exception is not retryable (it is no I/O error), so a
- * retrying filter passes it on at once.
+ * Spring Cloud's WebClient load-balancer filters, except that:
+ * <ul>
+ * <li>when Atlas chooses no instance the exchange fails with a
+ * {@link NoInstanceAvailableException} naming the service and the reason (after the
+ * {@code DISCARD} lifecycle callbacks), instead of answering a 503 whose body says
+ * neither the reason nor, with retry, being retried until {@code Retries exhausted}. The
+ * exception is not retryable (it is no I/O error), so a retrying filter passes it on at
+ * once;</li>
+ * <li>an exchange cancelled while in flight (the caller's {@code timeout(…)}, a
+ * {@code zip} that lost a branch, a client that went away) completes its request
+ * lifecycle as failed with a {@link CancellationException}, which Spring Cloud's filters
+ * never do (they complete only on a response or an error): the request would stay counted
+ * in flight for ever, and {@code least-request}, {@code peak-ewma} and bounded load would
+ * shun the instance. Outlier detection ignores cancellations.</li>
+ * </ul>
  */
 final class AtlasReactiveNoInstanceFilters {
 
@@ -35,6 +55,91 @@ final class AtlasReactiveNoInstanceFilters {
 		return chosen.flatMap((response) -> {
 			NoInstanceAvailableException none = NoInstanceErrors.discarded(factory, serviceId, request, response);
 			return (none != null) ? Mono.error(none) : Mono.just(response);
+		});
+	}
+
+	/**
+	 * The exchange of one filter call whose lifecycle a cancellation completes: the
+	 * attempt chosen last, in flight from the start of its exchange to its end.
+	 * Thread-safe.
+	 */
+	static final class Attempt {
+
+		private final String serviceId;
+
+		private final Class<?> contextType;
+
+		private final ReactiveLoadBalancer.Factory<ServiceInstance> factory;
+
+		private @Nullable Request<?> request;
+
+		private @Nullable Response<ServiceInstance> response;
+
+		private boolean inFlight;
+
+		Attempt(String serviceId, Class<?> contextType, ReactiveLoadBalancer.Factory<ServiceInstance> factory) {
+			this.serviceId = serviceId;
+			this.contextType = contextType;
+			this.factory = factory;
+		}
+
+		synchronized void chosen(Request<?> request, Response<ServiceInstance> response) {
+			this.request = request;
+			this.response = response;
+			this.inFlight = false;
+		}
+
+		synchronized void started() {
+			this.inFlight = this.request != null && this.response != null && this.response.hasServer();
+		}
+
+		synchronized void ended() {
+			this.inFlight = false;
+		}
+
+		@SuppressWarnings({ "rawtypes", "unchecked" })
+		void cancelled() {
+			Request<?> cancelledRequest;
+			Response<ServiceInstance> cancelledResponse;
+			synchronized (this) {
+				if (!this.inFlight) {
+					return;
+				}
+				this.inFlight = false;
+				cancelledRequest = this.request;
+				cancelledResponse = this.response;
+			}
+			Set<LoadBalancerLifecycle> lifecycles = LoadBalancerLifecycleValidator.getSupportedLifecycleProcessors(
+					this.factory.getInstances(this.serviceId, LoadBalancerLifecycle.class), this.contextType,
+					ResponseData.class, ServiceInstance.class);
+			CompletionContext completion = new CompletionContext<>(CompletionContext.Status.FAILED,
+					new CancellationException("The caller cancelled the exchange"), (Request) cancelledRequest,
+					cancelledResponse);
+			for (LoadBalancerLifecycle lifecycle : lifecycles) {
+				lifecycle.onComplete(completion);
+			}
+		}
+
+	}
+
+	/**
+	 * Runs {@code exchange} tracking {@link Attempt}s, so that a cancellation completes.
+	 */
+	static Mono<ClientResponse> tracked(ClientRequest clientRequest, ExchangeFunction next, Attempt attempt,
+			BiFunction<ClientRequest, ExchangeFunction, Mono<ClientResponse>> exchange) {
+		ExchangeFunction tracking = (request) -> next.exchange(request)
+			.doOnSubscribe((subscription) -> attempt.started())
+			.doOnTerminate(attempt::ended);
+		return exchange.apply(clientRequest, tracking)
+			.contextWrite((context) -> context.put(Attempt.class, attempt))
+			.doOnCancel(attempt::cancelled);
+	}
+
+	/** Tells the filter call's {@link Attempt} which instance was chosen. */
+	static Mono<Response<ServiceInstance>> remember(Request<?> request, Mono<Response<ServiceInstance>> chosen) {
+		return Mono.deferContextual((context) -> {
+			Attempt attempt = context.getOrDefault(Attempt.class, null);
+			return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
 		});
 	}
 
@@ -52,8 +157,14 @@ final class AtlasReactiveNoInstanceFilters {
 		}
 
 		@Override
+		public Mono<ClientResponse> filter(ClientRequest clientRequest, ExchangeFunction next) {
+			return tracked(clientRequest, next,
+					new Attempt(clientRequest.url().getHost(), RequestDataContext.class, this.factory), super::filter);
+		}
+
+		@Override
 		protected Mono<Response<ServiceInstance>> choose(String serviceId, Request<RequestDataContext> request) {
-			return failIfNone(this.factory, serviceId, request, super.choose(serviceId, request));
+			return remember(request, failIfNone(this.factory, serviceId, request, super.choose(serviceId, request)));
 		}
 
 	}
@@ -71,8 +182,15 @@ final class AtlasReactiveNoInstanceFilters {
 		}
 
 		@Override
+		public Mono<ClientResponse> filter(ClientRequest clientRequest, ExchangeFunction next) {
+			return tracked(clientRequest, next,
+					new Attempt(clientRequest.url().getHost(), RetryableRequestContext.class, this.factory),
+					super::filter);
+		}
+
+		@Override
 		protected Mono<Response<ServiceInstance>> choose(String serviceId, Request<RetryableRequestContext> request) {
-			return failIfNone(this.factory, serviceId, request, super.choose(serviceId, request));
+			return remember(request, failIfNone(this.factory, serviceId, request, super.choose(serviceId, request)));
 		}
 
 	}
