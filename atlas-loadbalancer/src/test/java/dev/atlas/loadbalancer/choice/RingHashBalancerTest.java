@@ -197,6 +197,42 @@ class RingHashBalancerTest {
 	}
 
 	@Test
+	void theCookieHeaderAsSentWinsOverSpringCloudsCookieMap() {
+		InstanceSnapshot snapshot = snapshot(fleet(10));
+		RingHashBalancer balancer = balancer(new HashRules(null, "user", 160, false, 1.25));
+		int byValue = balancer.choose(snapshot, new TestPickContext(10).header("cookie", "user=42"));
+		// What Spring Cloud's RequestData(HttpRequest) makes of "a=1; user=42": {a=[1;
+		// user]}.
+		org.springframework.util.LinkedMultiValueMap<String, String> split = new org.springframework.util.LinkedMultiValueMap<>();
+		split.add("a", "1; user");
+		TestPickContext restTemplate = new TestPickContext(10).header("cookie", "a=1; user=42");
+		restTemplate.request = new org.springframework.cloud.client.loadbalancer.DefaultRequest<>(
+				new org.springframework.cloud.client.loadbalancer.RequestDataContext(
+						new org.springframework.cloud.client.loadbalancer.RequestData(
+								org.springframework.http.HttpMethod.GET, java.net.URI.create("http://user-service/"),
+								new org.springframework.http.HttpHeaders(), split, java.util.Map.of())));
+		assertThat(balancer.choose(snapshot, restTemplate)).isEqualTo(byValue);
+		assertThat(this.meters.get(RingHashBalancer.MISSING_KEY_METER).counter().count()).isZero();
+	}
+
+	@Test
+	void whenEveryInstanceLooksFullBoundedLoadStaysOnAnInstanceTheKeyMayUse() {
+		// Counts that do not add up (a stale service total): every instance is at its
+		// bound. The key's first instance is drained by an adjuster (effective weight 0):
+		// it must not be the fallback.
+		InstanceSnapshot full = snapshot(fleet(100));
+		RingHashBalancer bounded = balancer(new HashRules("x-user-id", null, 160, true, 1.25));
+		TestPickContext context = new TestPickContext(100).header("x-user-id", "k");
+		int owner = bounded.choose(full, context);
+		double[] weights = full.effectiveWeights();
+		weights[owner] = 0;
+		java.util.Arrays.fill(context.inFlight, 5);
+		context.serviceInFlight = 0;
+		int chosen = bounded.choose(full.withEffectiveWeights(weights), context);
+		assertThat(chosen).isNotEqualTo(owner);
+	}
+
+	@Test
 	void drainedInstancesGetNoKey() {
 		List<String> owners = assign(balancer(BY_USER),
 				snapshot(List.of(at("A", 1, "0"), at("B", 2, "1"), at("C", 3, "1"))), 2_000);
