@@ -72,19 +72,8 @@ public final class LeastRequestBalancer extends SnapshotBalancer<Draws> {
 	 */
 	public static StrategyFactory factory(Function<String, LeastRequestRules> rules) {
 		Objects.requireNonNull(rules, "rules");
-		return new StrategyFactory() {
-
-			@Override
-			public String name() {
-				return NAME;
-			}
-
-			@Override
-			public LeastRequestBalancer create(StrategySettings settings) {
-				return new LeastRequestBalancer(settings, rules.apply(settings.serviceId()));
-			}
-
-		};
+		return StrategyFactory.of(NAME,
+				(settings) -> new LeastRequestBalancer(settings, rules.apply(settings.serviceId())));
 	}
 
 	@Override

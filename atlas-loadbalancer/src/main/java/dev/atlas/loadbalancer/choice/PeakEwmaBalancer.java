@@ -75,19 +75,8 @@ public final class PeakEwmaBalancer extends SnapshotBalancer<Draws> {
 	 */
 	public static StrategyFactory factory(Function<String, PeakEwmaRules> rules) {
 		Objects.requireNonNull(rules, "rules");
-		return new StrategyFactory() {
-
-			@Override
-			public String name() {
-				return NAME;
-			}
-
-			@Override
-			public PeakEwmaBalancer create(StrategySettings settings) {
-				return new PeakEwmaBalancer(settings, rules.apply(settings.serviceId()).choiceCount());
-			}
-
-		};
+		return StrategyFactory.of(NAME,
+				(settings) -> new PeakEwmaBalancer(settings, rules.apply(settings.serviceId()).choiceCount()));
 	}
 
 	@Override

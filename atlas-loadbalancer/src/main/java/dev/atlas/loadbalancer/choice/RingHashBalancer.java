@@ -129,19 +129,8 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	 */
 	public static StrategyFactory factory(Function<String, HashRules> rules) {
 		Objects.requireNonNull(rules, "rules");
-		return new StrategyFactory() {
-
-			@Override
-			public String name() {
-				return NAME;
-			}
-
-			@Override
-			public RingHashBalancer create(StrategySettings settings) {
-				return new RingHashBalancer(settings, rules.apply(settings.serviceId()));
-			}
-
-		};
+		return StrategyFactory.of(NAME,
+				(settings) -> new RingHashBalancer(settings, rules.apply(settings.serviceId())));
 	}
 
 	@Override

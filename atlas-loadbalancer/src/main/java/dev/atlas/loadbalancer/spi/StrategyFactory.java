@@ -1,5 +1,8 @@
 package dev.atlas.loadbalancer.spi;
 
+import java.util.Objects;
+import java.util.function.Function;
+
 /**
  * Registers a {@link LoadBalancingStrategy} under a name. Atlas's auto-configuration
  * collects every bean of this type; {@code atlas.loadbalancer.strategy=<name>} (globally,
@@ -25,5 +28,30 @@ public interface StrategyFactory {
 	 * @return a new strategy
 	 */
 	LoadBalancingStrategy create(StrategySettings settings);
+
+	/**
+	 * A factory from a name and a function.
+	 * @param name lower-case kebab-case, e.g. {@code least-request}
+	 * @param create creates the strategy of one service; thread-safe
+	 * @return the factory
+	 * @throws NullPointerException if an argument is {@code null}
+	 */
+	static StrategyFactory of(String name, Function<StrategySettings, ? extends LoadBalancingStrategy> create) {
+		Objects.requireNonNull(name, "name");
+		Objects.requireNonNull(create, "create");
+		return new StrategyFactory() {
+
+			@Override
+			public String name() {
+				return name;
+			}
+
+			@Override
+			public LoadBalancingStrategy create(StrategySettings settings) {
+				return create.apply(settings);
+			}
+
+		};
+	}
 
 }
