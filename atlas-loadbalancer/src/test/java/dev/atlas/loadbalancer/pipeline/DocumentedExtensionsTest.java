@@ -8,7 +8,6 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.LiveStats;
-import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
@@ -61,24 +60,15 @@ class DocumentedExtensionsTest {
 
 	// docs/extending.md, "Your own strategy"
 	StrategyFactory leastInFlight() {
-		return new StrategyFactory() {
-			public String name() {
-				return "least-in-flight";
+		return StrategyFactory.of("least-in-flight", (settings) -> (candidates, context) -> {
+			int best = -1;
+			for (int i = 0; i < candidates.size(); i++) {
+				if (candidates.effectiveWeight(i) > 0 && (best < 0 || context.inFlight(i) < context.inFlight(best))) {
+					best = i;
+				}
 			}
-
-			public LoadBalancingStrategy create(StrategySettings settings) {
-				return (candidates, context) -> {
-					int best = -1;
-					for (int i = 0; i < candidates.size(); i++) {
-						if (candidates.effectiveWeight(i) > 0
-								&& (best < 0 || context.inFlight(i) < context.inFlight(best))) {
-							best = i;
-						}
-					}
-					return best;
-				};
-			}
-		};
+			return best;
+		});
 	}
 
 	@Test
