@@ -6,7 +6,6 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
-import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.PickContext;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
@@ -34,14 +33,12 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * <p>
  * Thread-safe and lock-free; a pick allocates nothing.
  */
-public final class LeastRequestBalancer extends SnapshotBalancer<Draws> {
+public final class LeastRequestBalancer extends DrawingBalancer {
 
 	/** The name of this strategy in properties. */
 	public static final String NAME = "least-request";
 
 	private final LeastRequestRules rules;
-
-	private final Supplier<? extends RandomGenerator> random;
 
 	/**
 	 * Creates a balancer drawing from {@link ThreadLocalRandom}.
@@ -60,9 +57,8 @@ public final class LeastRequestBalancer extends SnapshotBalancer<Draws> {
 	 */
 	public LeastRequestBalancer(StrategySettings settings, LeastRequestRules rules,
 			Supplier<? extends RandomGenerator> random) {
-		super(settings);
+		super(settings, random);
 		this.rules = Objects.requireNonNull(rules, "rules");
-		this.random = Objects.requireNonNull(random, "random");
 	}
 
 	/**
@@ -77,18 +73,8 @@ public final class LeastRequestBalancer extends SnapshotBalancer<Draws> {
 	}
 
 	@Override
-	protected Draws buildTable(InstanceSnapshot candidates, double[] weights) {
-		return new Draws(weights);
-	}
-
-	@Override
-	protected int pick(Draws table) {
-		return table.draw(this.random.get());
-	}
-
-	@Override
 	protected int pick(Draws draws, PickContext context) {
-		RandomGenerator random = this.random.get();
+		RandomGenerator random = random();
 		int best = draws.draw(random);
 		double bias = this.rules.activeRequestBias();
 		if (bias == 0) {

@@ -2,11 +2,10 @@ package dev.atlas.loadbalancer.choice;
 
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
-import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.PickContext;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
@@ -32,14 +31,12 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * <p>
  * Thread-safe and lock-free; a pick allocates nothing.
  */
-public final class PeakEwmaBalancer extends SnapshotBalancer<Draws> {
+public final class PeakEwmaBalancer extends DrawingBalancer {
 
 	/** The name of this strategy in properties. */
 	public static final String NAME = "peak-ewma";
 
 	private final int choiceCount;
-
-	private final Supplier<? extends RandomGenerator> random;
 
 	/**
 	 * Creates a balancer drawing from {@link ThreadLocalRandom}.
@@ -59,12 +56,11 @@ public final class PeakEwmaBalancer extends SnapshotBalancer<Draws> {
 	 * @throws IllegalArgumentException if {@code choiceCount < 2}
 	 */
 	public PeakEwmaBalancer(StrategySettings settings, int choiceCount, Supplier<? extends RandomGenerator> random) {
-		super(settings);
+		super(settings, random);
 		if (choiceCount < 2) {
 			throw new IllegalArgumentException("choice-count must be an integer >= 2, was " + choiceCount);
 		}
 		this.choiceCount = choiceCount;
-		this.random = Objects.requireNonNull(random, "random");
 	}
 
 	/**
@@ -80,18 +76,8 @@ public final class PeakEwmaBalancer extends SnapshotBalancer<Draws> {
 	}
 
 	@Override
-	protected Draws buildTable(InstanceSnapshot candidates, double[] weights) {
-		return new Draws(weights);
-	}
-
-	@Override
-	protected int pick(Draws table) {
-		return table.draw(this.random.get());
-	}
-
-	@Override
 	protected int pick(Draws draws, PickContext context) {
-		RandomGenerator random = this.random.get();
+		RandomGenerator random = random();
 		int best = draws.draw(random);
 		long now = context.nanoTime();
 		int bestLoad = context.inFlight(best);

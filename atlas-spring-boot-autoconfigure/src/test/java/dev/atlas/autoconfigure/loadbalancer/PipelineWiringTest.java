@@ -13,11 +13,9 @@ import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
-import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
-import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
@@ -188,19 +186,7 @@ class PipelineWiringTest {
 	}
 
 	private static StrategyFactory factory(String name) {
-		return new StrategyFactory() {
-
-			@Override
-			public String name() {
-				return name;
-			}
-
-			@Override
-			public LoadBalancingStrategy create(StrategySettings settings) {
-				return (candidates, context) -> -1;
-			}
-
-		};
+		return StrategyFactory.of(name, (settings) -> (candidates, context) -> -1);
 	}
 
 	@Configuration(proxyBeanMethods = false)
