@@ -27,6 +27,8 @@ import dev.atlas.loadbalancer.outlier.OutlierEjection;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.pipeline.Pipeline;
+import dev.atlas.loadbalancer.pipeline.ServicePipeline;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayFallback;
@@ -178,12 +180,12 @@ public final class Contenders {
 		Clock clock = Clock.systemUTC();
 		GrayRules gray = new GrayRules(Fixtures.TAG_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
 				Map.of(Fixtures.CANARY_TAG, 10.0), null);
-		this.atlasChain = atlas(new Just<>(chain(gray, outlierDetector(clock))), WeightedRandomBalancer.FACTORY);
+		this.atlasChain = chain(gray, outlierDetector(clock), WeightedRandomBalancer.FACTORY);
 		OutlierDetector ejecting = outlierDetector(clock);
 		for (int i = 0; i < OutlierRules.DEFAULTS.consecutiveGatewayFailure(); i++) {
 			ejecting.record(this.fleet.get(2), Outcome.GATEWAY_FAILURE, null);
 		}
-		this.atlasChainEjected = atlas(new Just<>(chain(gray, ejecting)), WeightedRandomBalancer.FACTORY);
+		this.atlasChainEjected = chain(gray, ejecting, WeightedRandomBalancer.FACTORY);
 
 		for (int i = 0; i < this.fleet.size(); i++) {
 			ServiceInstance instance = this.fleet.get(i);
@@ -222,17 +224,23 @@ public final class Contenders {
 				}, this.meters);
 	}
 
-	private AtlasServiceInstanceListSupplier chain(GrayRules gray, OutlierDetector outliers) {
+	/**
+	 * Atlas's stage and load balancer as the auto-configuration builds them: sharing one
+	 * {@link ServicePipeline}, so a request reads the rules in force once.
+	 */
+	private AtlasLoadBalancer chain(GrayRules gray, OutlierDetector outliers, StrategyFactory strategy) {
 		String id = Fixtures.SERVICE_ID;
 		Clock clock = Clock.systemUTC();
-		AtlasServiceInstanceListSupplier chain = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
-				new SnapshotCache(parser()), new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters),
+		ServicePipeline pipeline = new ServicePipeline(new Pipeline(new SnapshotCache(parser()),
 				List.of(new SlowStart(WarmupRules.DEFAULTS, clock)),
 				List.of(new GrayRouter(id, gray, this.meters), new OutlierEjection(outliers),
 						new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock),
-						new RetryAvoidance()));
-		outliers.instances(chain::lastSeen);
-		return chain;
+						new RetryAvoidance()),
+				strategy.name(), balancer(strategy)));
+		AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
+				new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters), pipeline);
+		outliers.instances(stage::lastSeen);
+		return new AtlasLoadBalancer(id, new Just<>(stage), pipeline, new InstanceStats());
 	}
 
 	private InstanceAttributesParser parser() {

@@ -1,18 +1,26 @@
 package dev.atlas.autoconfigure;
 
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.Supplier;
 
 import dev.atlas.autoconfigure.ServiceOverlay.Section;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.ConfigurableEnvironment;
 
@@ -28,15 +36,25 @@ import org.springframework.core.env.ConfigurableEnvironment;
  * {@link Binder}, for every configured key that {@link #matches(String, String) matches}
  * the service id (its own spelling last, so it wins); properties that only exist per
  * service (the canary {@code gray.weights}) are never read from the global section. The
- * result is cached per service id: later changes of the environment are not seen. Every
- * service configured under {@code atlas.services} (or under the deprecated
- * {@code atlas.gray.weights}) is resolved at startup, so an invalid value fails startup
- * with a message naming the property.
+ * result is cached per service id. Every service configured under {@code atlas.services}
+ * (or under the deprecated {@code atlas.gray.weights}) is resolved at startup, so an
+ * invalid value fails startup with a message naming the property.
+ *
+ * <p>
+ * <strong>Runtime changes.</strong> {@link #reload()} reads the environment again (after
+ * Spring Cloud's refresh changed it) and resolves every service known so far, without
+ * applying anything; {@link #accept} puts one service's new settings in force. The
+ * caller-level sections ({@code atlas.gray.*} caller settings, {@code atlas.affinity.*},
+ * the configured keys) are bound here, from the environment, into objects of this class's
+ * own: Spring Cloud rebinds the application's {@code @ConfigurationProperties} beans in
+ * place, and a rejected change must not reach the rules in force through them.
  *
  * <p>
  * Thread-safe.
  */
 public class AtlasSettings {
+
+	private static final Logger log = LoggerFactory.getLogger(AtlasSettings.class);
 
 	private static final Section<LoadBalancerProperties> LOADBALANCER = new Section<>("loadbalancer",
 			LoadBalancerProperties::new);
@@ -48,21 +66,20 @@ public class AtlasSettings {
 
 	private static final Section<OutlierProperties> OUTLIER = new Section<>("outlier", OutlierProperties::new);
 
-	private final ServiceOverlay overlay;
+	private final Supplier<Binder> binders;
 
-	private final AtlasProperties atlas;
-
-	private final GrayProperties gray;
-
-	private final AffinityProperties affinity;
+	private volatile Caller caller;
 
 	private final ConcurrentMap<String, ServiceSettings> resolved = new ConcurrentHashMap<>();
 
+	private volatile boolean reloaded;
+
 	/**
 	 * Creates the settings and resolves every configured service.
-	 * @param environment where {@code atlas.*} is read from
-	 * @param atlas the root properties (gives the configured service ids); not
-	 * {@code null}
+	 * @param environment where {@code atlas.*} is read from, at startup and on every
+	 * {@link #reload()}
+	 * @param atlas the root properties, bound and checked (this object binds its own copy
+	 * of them, and of the next two)
 	 * @param gray the caller-level gray settings
 	 * @param affinity the caller's affinity settings
 	 * @throws IllegalArgumentException or
@@ -71,16 +88,29 @@ public class AtlasSettings {
 	 */
 	public AtlasSettings(ConfigurableEnvironment environment, AtlasProperties atlas, GrayProperties gray,
 			AffinityProperties affinity) {
-		this(new Binder(ConfigurationPropertySources.get(environment),
-				new PropertySourcesPlaceholdersResolver(environment), AtlasValueConverters.conversionService()), atlas,
-				gray, affinity);
+		this(() -> binder(environment), atlas, gray, affinity);
+	}
+
+	/**
+	 * A binder of the environment as it is now, with Atlas's converters.
+	 * @param environment the application's environment
+	 * @return a new binder
+	 */
+	public static Binder binder(ConfigurableEnvironment environment) {
+		return new Binder(ConfigurationPropertySources.get(environment),
+				new PropertySourcesPlaceholdersResolver(environment), AtlasValueConverters.conversionService());
 	}
 
 	AtlasSettings(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity) {
-		this.overlay = new ServiceOverlay(binder);
-		this.atlas = atlas;
-		this.gray = gray;
-		this.affinity = affinity;
+		this(() -> binder, atlas, gray, affinity);
+	}
+
+	AtlasSettings(Supplier<Binder> binders, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity) {
+		this.binders = binders;
+		// Copies of the beans, bound the same way: Spring Cloud rebinds the beans in
+		// place
+		// on a refresh, rejected values included.
+		this.caller = Caller.bind(binders.get());
 		settingsFor("");
 		configuredServiceIds().forEach(this::settingsFor);
 	}
@@ -89,17 +119,35 @@ public class AtlasSettings {
 	 * The settings of calls to one service: its overrides under every key of
 	 * {@code atlas.services} that {@link #matches(String, String) matches} its id (the
 	 * key spelled exactly as the id last, so it wins), else the global values. Resolved
-	 * on first use and cached per id as given.
+	 * on first use and cached per id as given; replaced by {@link #accept}.
 	 * @param serviceId the service id; empty for the global values (no service in
 	 * particular)
-	 * @return the same object for the same id
+	 * @return the settings in force
 	 * @throws IllegalArgumentException or
 	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
-	 * property when a value of this service is invalid
+	 * property when a value of this service is invalid (at startup; after a runtime
+	 * change was rejected, a service used for the first time gets the global settings in
+	 * force and one ERROR)
 	 */
 	public ServiceSettings settingsFor(String serviceId) {
 		Objects.requireNonNull(serviceId, "serviceId");
-		return this.resolved.computeIfAbsent(serviceId, this::resolve);
+		ServiceSettings settings = this.resolved.get(serviceId);
+		return (settings != null) ? settings : this.resolved.computeIfAbsent(serviceId, this::firstResolution);
+	}
+
+	private ServiceSettings firstResolution(String serviceId) {
+		if (!this.reloaded || serviceId.isEmpty()) {
+			return resolve(this.caller, serviceId);
+		}
+		try {
+			return resolve(this.caller, serviceId);
+		}
+		catch (RuntimeException ex) {
+			ServiceSettings global = Objects.requireNonNull(this.resolved.get(""), "global settings");
+			log.error("Atlas rules of service '{}': {}; it gets the global rules in force until the configuration is "
+					+ "fixed", serviceId, describe(ex));
+			return global;
+		}
 	}
 
 	/**
@@ -112,7 +160,15 @@ public class AtlasSettings {
 	 * range
 	 */
 	public AffinityRules affinity(@Nullable String defaultCluster) {
-		return this.affinity.toRules(defaultCluster);
+		return this.caller.affinity().toRules(defaultCluster);
+	}
+
+	/**
+	 * The affinity settings in force ({@code atlas.affinity.*}).
+	 * @return do not modify
+	 */
+	public AffinityProperties affinityProperties() {
+		return this.caller.affinity();
 	}
 
 	/**
@@ -121,8 +177,17 @@ public class AtlasSettings {
 	 * @return service ids, in configuration order
 	 */
 	public Set<String> configuredServiceIds() {
-		Set<String> ids = new LinkedHashSet<>(this.atlas.getServices().keySet());
-		ids.addAll(this.gray.deprecatedWeightsServiceIds());
+		return this.caller.configuredServiceIds();
+	}
+
+	/**
+	 * Every service whose settings have been resolved: the configured ones and the ones
+	 * called so far; not the empty id.
+	 * @return a new set
+	 */
+	public Set<String> resolvedServiceIds() {
+		Set<String> ids = new LinkedHashSet<>(this.resolved.keySet());
+		ids.remove("");
 		return ids;
 	}
 
@@ -148,26 +213,171 @@ public class AtlasSettings {
 	 * {@code atlas.gray.weights.user-service}
 	 */
 	public String propertyPrefix(String key) {
-		if (!this.atlas.getServices().containsKey(key) && this.gray.deprecatedWeightsServiceIds().contains(key)) {
+		Caller current = this.caller;
+		if (!current.atlas().getServices().containsKey(key)
+				&& current.gray().deprecatedWeightsServiceIds().contains(key)) {
 			return GrayProperties.PREFIX + "." + ServiceGrayProperties.WEIGHTS + "." + key;
 		}
 		String name = ServiceOverlay.propertyName(key, "x");
 		return name.substring(0, name.length() - 2);
 	}
 
-	private ServiceSettings resolve(String serviceId) {
-		List<String> keys = ServiceOverlay.keysFor(this.atlas.getServices().keySet(), serviceId);
-		LoadBalancerProperties loadbalancer = this.overlay.bind(LOADBALANCER, keys);
+	/**
+	 * Reads the environment again and resolves, without putting anything in force, the
+	 * settings of every service resolved so far and of every service configured now.
+	 * @return what each service's settings would become, or why they cannot
+	 */
+	public Reload reload() {
+		Map<String, Outcome> outcomes = new LinkedHashMap<>();
+		Set<String> ids = new LinkedHashSet<>();
+		ids.add("");
+		ids.addAll(this.resolved.keySet());
+		Caller fresh;
+		try {
+			fresh = Caller.bind(this.binders.get());
+		}
+		catch (RuntimeException ex) {
+			ids.forEach((id) -> outcomes.put(id, new Outcome(previous(id), null, ex)));
+			return new Reload(null, outcomes);
+		}
+		ids.addAll(fresh.configuredServiceIds());
+		for (String id : ids) {
+			ServiceSettings previous = previous(id);
+			try {
+				outcomes.put(id, new Outcome(previous, resolve(fresh, id), null));
+			}
+			catch (RuntimeException ex) {
+				outcomes.put(id, new Outcome(previous, null, ex));
+			}
+		}
+		return new Reload(fresh, outcomes);
+	}
+
+	/**
+	 * The settings in force, or what an id not resolved yet would have had: the global.
+	 */
+	private ServiceSettings previous(String id) {
+		ServiceSettings known = this.resolved.get(id);
+		return (known != null) ? known : Objects.requireNonNull(this.resolved.get(""), "global settings");
+	}
+
+	/**
+	 * Puts the caller-level settings of a reload in force (affinity, configured keys, the
+	 * caller's gray settings), for services resolved from now on; each service's own
+	 * settings are put in force by {@link #accept}.
+	 * @param reload a reload whose caller-level settings are valid
+	 */
+	public void acceptCaller(Reload reload) {
+		Caller fresh = reload.caller;
+		if (fresh != null) {
+			this.caller = fresh;
+			this.reloaded = true;
+		}
+	}
+
+	/**
+	 * Puts one service's settings in force (or back, to undo).
+	 * @param serviceId the service id, empty for the global settings
+	 * @param settings the settings
+	 */
+	public void accept(String serviceId, ServiceSettings settings) {
+		this.resolved.put(Objects.requireNonNull(serviceId, "serviceId"), Objects.requireNonNull(settings, "settings"));
+	}
+
+	/**
+	 * A message for a rejected value: the property, the value, and what is allowed.
+	 * @param ex what resolving threw
+	 * @return one line
+	 */
+	public static String describe(Throwable ex) {
+		if (ex instanceof BindException bind) {
+			ConfigurationProperty property = bind.getProperty();
+			Throwable root = bind;
+			while (root.getCause() != null && root.getCause() != root) {
+				root = root.getCause();
+			}
+			String name = (property != null) ? property.getName().toString() : bind.getName().toString();
+			String value = (property != null) ? " = '" + property.getValue() + "'" : "";
+			return "Invalid " + name + value + ": " + root.getMessage();
+		}
+		return String.valueOf(ex.getMessage());
+	}
+
+	private ServiceSettings resolve(Caller caller, String serviceId) {
+		ServiceOverlay overlay = new ServiceOverlay(caller.binder());
+		List<String> keys = ServiceOverlay.keysFor(caller.atlas().getServices().keySet(), serviceId);
+		LoadBalancerProperties loadbalancer = overlay.bind(LOADBALANCER, keys);
 		String loadbalancerPrefix = ServiceOverlay.propertyName(serviceId, LOADBALANCER.name());
-		ServiceGrayProperties lanes = this.overlay.bind(GRAY, keys);
-		WarmupProperties warmup = this.overlay.bind(WARMUP, keys);
-		OutlierProperties outlier = this.overlay.bind(OUTLIER, keys);
-		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(), this.gray.isEnabled(),
-				this.gray.rulesFor(serviceId, lanes),
+		ServiceGrayProperties lanes = overlay.bind(GRAY, keys);
+		WarmupProperties warmup = overlay.bind(WARMUP, keys);
+		OutlierProperties outlier = overlay.bind(OUTLIER, keys);
+		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(),
+				caller.gray().isEnabled(), caller.gray().rulesFor(serviceId, lanes),
 				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())),
 				outlier.toRules(ServiceOverlay.propertyName(serviceId, OUTLIER.name())),
 				loadbalancer.leastRequestRules(loadbalancerPrefix), loadbalancer.peakEwmaRules(loadbalancerPrefix),
 				loadbalancer.hashRules(loadbalancerPrefix));
+	}
+
+	/**
+	 * The result of {@link #reload()}.
+	 *
+	 * @param caller the caller-level settings read, or {@code null} when they are invalid
+	 * (then every outcome is an error)
+	 * @param outcomes by service id (the empty id for the global settings), in order
+	 */
+	public record Reload(@Nullable Caller caller, Map<String, Outcome> outcomes) {
+	}
+
+	/**
+	 * What one service's settings would become.
+	 *
+	 * @param previous the settings in force
+	 * @param next the new settings, or {@code null} when {@code error} is set
+	 * @param error why the new settings are invalid, or {@code null}
+	 */
+	public record Outcome(ServiceSettings previous, @Nullable ServiceSettings next, @Nullable RuntimeException error) {
+
+		/**
+		 * Whether the settings change.
+		 * @return {@code true} for a valid change, {@code false} for none or an invalid
+		 * one
+		 */
+		public boolean changes() {
+			return this.next != null && !this.next.equals(this.previous);
+		}
+
+	}
+
+	/**
+	 * The caller-level settings, bound from the environment.
+	 *
+	 * @param binder binds from the environment at the time
+	 * @param atlas the configured keys
+	 * @param gray the caller's gray settings
+	 * @param affinity the caller's affinity settings
+	 */
+	public record Caller(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity) {
+
+		static Caller bind(Binder binder) {
+			AtlasProperties atlas = binder.bind(AtlasProperties.PREFIX, Bindable.ofInstance(new AtlasProperties()))
+				.orElseGet(AtlasProperties::new);
+			GrayProperties gray = binder.bind(GrayProperties.PREFIX, Bindable.ofInstance(new GrayProperties()))
+				.orElseGet(GrayProperties::new);
+			AffinityProperties affinity = binder
+				.bind(AffinityProperties.PREFIX, Bindable.ofInstance(new AffinityProperties()))
+				.orElseGet(AffinityProperties::new);
+			gray.afterPropertiesSet();
+			affinity.afterPropertiesSet();
+			return new Caller(binder, atlas, gray, affinity);
+		}
+
+		Set<String> configuredServiceIds() {
+			Set<String> ids = new LinkedHashSet<>(this.atlas.getServices().keySet());
+			ids.addAll(this.gray.deprecatedWeightsServiceIds());
+			return ids;
+		}
+
 	}
 
 }

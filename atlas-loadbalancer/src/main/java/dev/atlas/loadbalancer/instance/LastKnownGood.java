@@ -75,7 +75,7 @@ public final class LastKnownGood {
 
 	private volatile long emptySince = -1;
 
-	private final @Nullable StaleCheck check;
+	private volatile @Nullable StaleCheck check;
 
 	private final AtomicBoolean checking = new AtomicBoolean();
 
@@ -120,6 +120,15 @@ public final class LastKnownGood {
 			.description("Empty registry answers replaced by the last known good instance list")
 			.tag("service", serviceId)
 			.register(meterRegistry);
+	}
+
+	/**
+	 * Changes how stale lists are checked (a runtime change of the probe's timeout or
+	 * interval); a check under way finishes with the previous one.
+	 * @param check the new check; {@code null} for none
+	 */
+	public void staleCheck(@Nullable StaleCheck check) {
+		this.check = check;
 	}
 
 	/**
@@ -190,7 +199,8 @@ public final class LastKnownGood {
 			this.lastEmpty = answer;
 			this.stale.increment();
 		}
-		return (this.check != null) ? checked(good, answer, now, this.check) : good;
+		StaleCheck check = this.check;
+		return (check != null) ? checked(good, answer, now, check) : good;
 	}
 
 	private boolean confirmed(long now) {

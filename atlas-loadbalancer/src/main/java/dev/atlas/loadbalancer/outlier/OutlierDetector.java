@@ -93,11 +93,10 @@ public final class OutlierDetector implements AutoCloseable {
 
 	private final String serviceId;
 
-	private final OutlierRules rules;
+	/** The rules and the probe they call for, replaced together. */
+	private volatile Config config;
 
 	private final Clock clock;
-
-	private final InstanceProbe probe;
 
 	private final Scheduler scheduler;
 
@@ -141,9 +140,8 @@ public final class OutlierDetector implements AutoCloseable {
 	public OutlierDetector(String serviceId, OutlierRules rules, Clock clock, InstanceProbe probe, Scheduler scheduler,
 			MeterRegistry meterRegistry) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
-		this.rules = Objects.requireNonNull(rules, "rules");
+		this.config = new Config(Objects.requireNonNull(rules, "rules"), Objects.requireNonNull(probe, "probe"));
 		this.clock = Objects.requireNonNull(clock, "clock");
-		this.probe = Objects.requireNonNull(probe, "probe");
 		this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
 		this.ejections5xx = ejectionCounter(meterRegistry, REASON_5XX);
 		this.ejectionsGateway = ejectionCounter(meterRegistry, REASON_GATEWAY);
@@ -192,7 +190,35 @@ public final class OutlierDetector implements AutoCloseable {
 	 * @return the rules
 	 */
 	public OutlierRules rules() {
-		return this.rules;
+		return this.config.rules();
+	}
+
+	/**
+	 * Puts new rules in force (a runtime change of configuration). What the detector
+	 * knows is kept: failure counts, ejections and their history. New thresholds apply
+	 * from the next outcome, a new ejection time from the next ejection, a new probe from
+	 * the next probe; instances ejected now stay out until their ejection ends (a lower
+	 * {@code max-ejection-percent} does not return any). Rules that turn detection off
+	 * return every ejected instance at once and forget every count.
+	 * @param rules the new rules
+	 * @param probe checks an ejected instance, as the new rules' probe settings say
+	 */
+	public void update(OutlierRules rules, InstanceProbe probe) {
+		Config next = new Config(Objects.requireNonNull(rules, "rules"), Objects.requireNonNull(probe, "probe"));
+		synchronized (this.transitions) {
+			this.config = next;
+			if (rules.enabled()) {
+				return;
+			}
+			int returned = this.ejected.size();
+			this.ejected = Ejected.NONE;
+			this.tracked = NONE_TRACKED;
+			this.panicWarned.set(false);
+			if (returned > 0) {
+				log.info("Service '{}': outlier detection turned off; {} ejected instance(s) back in service",
+						this.serviceId, returned);
+			}
+		}
 	}
 
 	/**
@@ -204,7 +230,8 @@ public final class OutlierDetector implements AutoCloseable {
 	 * @param cause the failure, for the log line of an ejection; may be {@code null}
 	 */
 	public void record(ServiceInstance instance, Outcome outcome, @Nullable Object cause) {
-		if (!this.rules.enabled() || outcome == Outcome.IGNORED || this.closed) {
+		OutlierRules rules = this.config.rules();
+		if (!rules.enabled() || outcome == Outcome.IGNORED || this.closed) {
 			return;
 		}
 		Health[] tracked = this.tracked;
@@ -232,8 +259,8 @@ public final class OutlierDetector implements AutoCloseable {
 			health.consecutiveGateway.set(0);
 			gateway = 0;
 		}
-		int gatewayLimit = this.rules.consecutiveGatewayFailure();
-		int errorLimit = this.rules.consecutive5xx();
+		int gatewayLimit = rules.consecutiveGatewayFailure();
+		int errorLimit = rules.consecutive5xx();
 		if (gatewayLimit > 0 && gateway >= gatewayLimit) {
 			eject(health, REASON_GATEWAY, gateway, cause);
 		}
@@ -383,20 +410,20 @@ public final class OutlierDetector implements AutoCloseable {
 			InstanceSnapshot listed = forgetUnlisted();
 			Ejected current = this.ejected;
 			int instances = Math.max(listed.size(), current.size() + 1);
-			int allowed = this.rules.maxEjected(instances);
+			int allowed = rules().maxEjected(instances);
 			if (current.size() >= allowed) {
 				if (log.isDebugEnabled()) {
 					log.debug(
 							"Service '{}': {} not ejected after {} ({} in a row): {} of {} instances are ejected "
 									+ "already (max-ejection-percent {})",
 							this.serviceId, health.key, reason, failures, current.size(), instances,
-							this.rules.maxEjectionPercent());
+							rules().maxEjectionPercent());
 				}
 				return;
 			}
 			long now = this.clock.millis();
 			int times = decayedTimes(health, now) + 1;
-			long duration = this.rules.ejectionMillis(times);
+			long duration = rules().ejectionMillis(times);
 			health.timesEjected = times;
 			health.ejectedAt = now;
 			health.callsSeen = this.traffic.getAsLong();
@@ -418,12 +445,12 @@ public final class OutlierDetector implements AutoCloseable {
 		if (health.timesEjected == 0 || health.returnedAt == 0 || health.ejectedUntil != 0) {
 			return health.timesEjected;
 		}
-		long healthyPeriods = Math.max(0, now - health.returnedAt) / this.rules.baseEjectionTime().toMillis();
+		long healthyPeriods = Math.max(0, now - health.returnedAt) / rules().baseEjectionTime().toMillis();
 		return (int) Math.max(0, health.timesEjected - healthyPeriods);
 	}
 
 	private long jitter() {
-		long interval = this.rules.probe().interval().toMillis();
+		long interval = rules().probe().interval().toMillis();
 		return ThreadLocalRandom.current().nextLong(interval / 10 + 1);
 	}
 
@@ -456,19 +483,20 @@ public final class OutlierDetector implements AutoCloseable {
 			health.callsSeen = calls;
 			health.idleSince = now;
 		}
-		else if (now - health.idleSince >= this.rules.maxEjectionTime().toMillis()) {
+		else if (now - health.idleSince >= rules().maxEjectionTime().toMillis()) {
 			forget(health, "the service has not been called for " + (now - health.idleSince)
 					+ " ms; probing stops and the next request may choose it", false);
 			return;
 		}
-		ProbeType type = this.rules.probe().type();
-		boolean passed = type == ProbeType.NONE || this.probe.probe(health.instance);
+		Config config = this.config;
+		ProbeType type = config.rules().probe().type();
+		boolean passed = type == ProbeType.NONE || config.probe().probe(health.instance);
 		if (passed) {
 			bringBack(health, type);
 		}
 		else {
 			health.failedProbes++;
-			long interval = this.rules.probe().interval().toMillis();
+			long interval = config.rules().probe().interval().toMillis();
 			scheduleProbe(health, interval - interval / 10 + 2 * jitter());
 		}
 	}
@@ -526,7 +554,7 @@ public final class OutlierDetector implements AutoCloseable {
 	 */
 	private Health[] sweep(Health[] tracked) {
 		long now = this.clock.millis();
-		long horizon = this.rules.maxEjectionTime().toMillis();
+		long horizon = rules().maxEjectionTime().toMillis();
 		return Arrays.stream(tracked)
 			.filter((h) -> h.ejectedUntil != 0 || now - h.lastFailureAt <= horizon || decayedTimes(h, now) > 0)
 			.toArray(Health[]::new);
@@ -552,7 +580,7 @@ public final class OutlierDetector implements AutoCloseable {
 			log.warn(
 					"Service '{}': only {} of {} instances of a lane would remain after outlier ejection, below "
 							+ "the panic threshold of {} %: ejection is ignored for that lane while this lasts",
-					this.serviceId, usable, lane, this.rules.panicThresholdPercent());
+					this.serviceId, usable, lane, rules().panicThresholdPercent());
 		}
 	}
 
@@ -690,6 +718,15 @@ public final class OutlierDetector implements AutoCloseable {
 			return fewer.isEmpty() ? NONE : new Ejected(Collections.unmodifiableMap(fewer));
 		}
 
+	}
+
+	/**
+	 * The rules in force and the probe they call for.
+	 *
+	 * @param rules the rules
+	 * @param probe the probe
+	 */
+	private record Config(OutlierRules rules, InstanceProbe probe) {
 	}
 
 }

@@ -37,14 +37,19 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 
 	private final OutlierDetector detector;
 
+	private final OutlierRules rules;
+
 	private final Function<InstanceSnapshot, Memo> memos = (snapshot) -> new Memo();
 
 	/**
-	 * Creates the filter.
+	 * Creates the filter, with the panic threshold of the detector's rules in force now:
+	 * after a runtime change of the rules, a new filter applies the new ones (Atlas's
+	 * auto-configuration creates one per version of a service's routing).
 	 * @param detector the service's detector
 	 */
 	public OutlierEjection(OutlierDetector detector) {
 		this.detector = Objects.requireNonNull(detector, "detector");
+		this.rules = detector.rules();
 	}
 
 	@Override
@@ -68,7 +73,7 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 
 	private Decision decide(InstanceSnapshot candidates, OutlierDetector.Ejected ejected) {
 		InstanceSnapshot kept = candidates.filter((i) -> !ejected.contains(candidates.key(i)));
-		boolean panic = kept != candidates && this.detector.rules().panics(kept.size(), candidates.size());
+		boolean panic = kept != candidates && this.rules.panics(kept.size(), candidates.size());
 		return new Decision(ejected, kept, panic);
 	}
 
@@ -92,7 +97,7 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 
 	@Override
 	public String toString() {
-		return "OutlierEjection[" + this.detector.rules() + ']';
+		return "OutlierEjection[" + this.rules + ']';
 	}
 
 	/** The decision for one candidate set, replaced when the ejections change. */

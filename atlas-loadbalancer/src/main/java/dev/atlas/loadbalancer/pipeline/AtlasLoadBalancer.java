@@ -3,7 +3,6 @@ package dev.atlas.loadbalancer.pipeline;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Function;
 
 import dev.atlas.loadbalancer.choice.Balancer;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
@@ -51,11 +50,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final ObjectProvider<ServiceInstanceListSupplier> supplierProvider;
 
-	private final String strategyName;
-
-	private final LoadBalancingStrategy strategy;
-
-	private final Function<List<ServiceInstance>, InstanceSnapshot> snapshots;
+	private final ServicePipeline pipeline;
 
 	final LiveStats stats;
 
@@ -70,11 +65,14 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
 			Balancer balancer) {
-		this(serviceId, supplierProvider, balancer.name(), balancer, balancer::snapshotOf, LiveStats.NONE);
+		this(serviceId, supplierProvider,
+				new ServicePipeline(
+						new Pipeline(balancer::snapshotOf, List.of(), List.of(), balancer.name(), balancer)),
+				LiveStats.NONE);
 	}
 
 	/**
-	 * Creates the load balancer of one service.
+	 * Creates the load balancer of one service with a fixed strategy.
 	 * @param serviceId the service
 	 * @param supplierProvider the supplier chain; when it yields nothing, every request
 	 * gets an empty response
@@ -86,18 +84,26 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
 			String strategyName, LoadBalancingStrategy strategy, SnapshotCache snapshots, LiveStats stats) {
-		this(serviceId, supplierProvider, strategyName, strategy, snapshots::snapshotOf, stats);
+		this(serviceId, supplierProvider,
+				new ServicePipeline(new Pipeline(snapshots, List.of(), List.of(), strategyName, strategy)), stats);
 	}
 
-	private AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
-			String strategyName, LoadBalancingStrategy strategy,
-			Function<List<ServiceInstance>, InstanceSnapshot> snapshots, LiveStats stats) {
+	/**
+	 * Creates the load balancer of one service.
+	 * @param serviceId the service
+	 * @param supplierProvider the supplier chain; when it yields nothing, every request
+	 * gets an empty response
+	 * @param pipeline the service's routing: its current version's strategy chooses; when
+	 * Atlas's stage in the chain shares it, a request reads one version for the stage and
+	 * the choice (the rules change atomically)
+	 * @param stats this service's live per-instance statistics, given to the strategy
+	 */
+	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
+			ServicePipeline pipeline, LiveStats stats) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		this.noInstance = NoInstanceResponse.allFor(serviceId);
-		this.strategyName = Objects.requireNonNull(strategyName, "strategyName");
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
-		this.strategy = Objects.requireNonNull(strategy, "strategy");
-		this.snapshots = snapshots;
+		this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
 		this.stats = Objects.requireNonNull(stats, "stats");
 	}
 
@@ -116,11 +122,15 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	public Mono<Response<ServiceInstance>> choose(Request request) {
 		ServiceInstanceListSupplier supplier = this.supplierProvider
 			.getIfAvailable(NoopServiceInstanceListSupplier::new);
+		// One read of the rules in force for the whole request.
+		Pipeline version = this.pipeline.current();
 		AtlasServiceInstanceListSupplier stage = inlineStage(supplier);
 		if (stage != null) {
-			return FirstListChoice.throughStage(stage, request, RoutingContextHolder.get(), this);
+			Pipeline stageVersion = (stage.pipeline() == this.pipeline) ? version : stage.pipeline().current();
+			return FirstListChoice.throughStage(stage, stageVersion, request, RoutingContextHolder.get(), this,
+					version);
 		}
-		return FirstListChoice.over(supplier.get(request), request, this, supplier);
+		return FirstListChoice.over(supplier.get(request), request, this, supplier, version);
 	}
 
 	/**
@@ -145,16 +155,18 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * @param candidates the candidates, or {@code null} for none
 	 * @param context the request and live statistics; its candidates are set here, and it
 	 * knows why the candidates are empty when Atlas's stage ran inline
+	 * @param version the version of the routing read for the request: its strategy
+	 * chooses
 	 * @return the chosen instance, or a {@link NoInstanceResponse}
 	 */
 	Response<ServiceInstance> respond(ServiceInstanceListSupplier supplier, @Nullable List<ServiceInstance> candidates,
-			Picking context) {
+			Picking context, Pipeline version) {
 		if (candidates == null) {
 			return noInstance(NoInstanceReason.NO_INSTANCES);
 		}
-		InstanceSnapshot snapshot = this.snapshots.apply(candidates);
+		InstanceSnapshot snapshot = version.snapshots.apply(candidates);
 		context.candidates(snapshot);
-		int index = this.strategy.choose(snapshot, context);
+		int index = version.strategy.choose(snapshot, context);
 		if (index < 0) {
 			return noInstance(whyNone(snapshot, supplier, context));
 		}
@@ -202,24 +214,32 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	}
 
 	/**
-	 * The strategy in use.
-	 * @return the strategy
+	 * The strategy in force.
+	 * @return the strategy of the current version
 	 */
 	public LoadBalancingStrategy strategy() {
-		return this.strategy;
+		return this.pipeline.current().strategy();
 	}
 
 	/**
-	 * The name of the strategy in use, as registered and configured.
+	 * The name of the strategy in force, as registered and configured.
 	 * @return e.g. {@code weighted-random}
 	 */
 	public String strategyName() {
-		return this.strategyName;
+		return this.pipeline.current().strategyName();
+	}
+
+	/**
+	 * The service's routing this load balancer chooses with.
+	 * @return the holder of the version in force
+	 */
+	public ServicePipeline pipeline() {
+		return this.pipeline;
 	}
 
 	@Override
 	public String toString() {
-		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + this.strategyName + ']';
+		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + strategyName() + ']';
 	}
 
 	/**

@@ -34,7 +34,9 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * </ol>
  * Each adjuster and filter memoizes its work per snapshot, so once a list is known a
  * request costs a few lookups and allocates nothing. Since the result depends on the
- * request, the stage must sit above the cache.
+ * request, the stage must sit above the cache. The adjusters and filters are those of the
+ * current version of the service's {@link ServicePipeline}, read once per request; when
+ * the rules change, the next request uses the next version.
  *
  * <p>
  * Filters read routing headers through {@link CandidateRequest#header}: the outbound
@@ -48,22 +50,15 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  */
 public final class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
 
-	private static final WeightAdjuster[] NO_ADJUSTERS = {};
-
-	private static final CandidateFilter[] NO_FILTERS = {};
-
-	private final SnapshotCache snapshots;
-
 	private final @Nullable LastKnownGood lastKnownGood;
 
-	private final WeightAdjuster[] adjusters;
-
-	private final CandidateFilter[] filters;
+	private final ServicePipeline pipeline;
 
 	private volatile InstanceSnapshot lastSeen = InstanceSnapshot.EMPTY;
 
 	/**
-	 * Creates the stage.
+	 * Creates a stage with fixed adjusters and filters (engine use and tests): its rules
+	 * never change, and the load balancer above it chooses with its own strategy.
 	 * @param delegate the rest of the chain
 	 * @param snapshots parses the delegate's lists once per list object
 	 * @param lastKnownGood keeps the last non-empty list over empty answers, or
@@ -75,11 +70,23 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 	public AtlasServiceInstanceListSupplier(ServiceInstanceListSupplier delegate, SnapshotCache snapshots,
 			@Nullable LastKnownGood lastKnownGood, List<? extends WeightAdjuster> adjusters,
 			List<? extends CandidateFilter> filters) {
+		this(delegate, lastKnownGood, new ServicePipeline(Pipeline.stageOnly(snapshots, adjusters, filters)));
+	}
+
+	/**
+	 * Creates the stage.
+	 * @param delegate the rest of the chain
+	 * @param lastKnownGood keeps the last non-empty list over empty answers, or
+	 * {@code null} for none
+	 * @param pipeline the service's routing: its current version's snapshot cache,
+	 * adjusters and filters apply; share it with the service's {@link AtlasLoadBalancer}
+	 * so that a request sees one version of the rules
+	 */
+	public AtlasServiceInstanceListSupplier(ServiceInstanceListSupplier delegate, @Nullable LastKnownGood lastKnownGood,
+			ServicePipeline pipeline) {
 		super(delegate);
-		this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
 		this.lastKnownGood = lastKnownGood;
-		this.adjusters = adjusters.toArray(NO_ADJUSTERS);
-		this.filters = filters.toArray(NO_FILTERS);
+		this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
 	}
 
 	@Override
@@ -117,10 +124,22 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty
 	 */
 	InstanceSnapshot select(List<ServiceInstance> list, CandidateRequest request) {
+		return select(list, request, this.pipeline.current());
+	}
+
+	/**
+	 * What this stage makes of one list of its delegate for one request, with one version
+	 * of the service's routing.
+	 * @param list a list emitted by the delegate
+	 * @param request the request as filters see it
+	 * @param version the version read once for the request
+	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty
+	 */
+	InstanceSnapshot select(List<ServiceInstance> list, CandidateRequest request, Pipeline version) {
 		LastKnownGood lkg = this.lastKnownGood;
-		InstanceSnapshot candidates = this.snapshots.snapshotOf((lkg != null) ? lkg.apply(list) : list);
+		InstanceSnapshot candidates = version.snapshots.apply((lkg != null) ? lkg.apply(list) : list);
 		if (!candidates.isEmpty()) {
-			for (WeightAdjuster adjuster : this.adjusters) {
+			for (WeightAdjuster adjuster : version.adjusters) {
 				candidates = adjuster.adjust(candidates);
 			}
 		}
@@ -136,7 +155,7 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 		if (candidates.isEmpty()) {
 			return emptyBecause(candidates, NoInstanceReason.NO_INSTANCES, request);
 		}
-		CandidateFilter[] filters = this.filters;
+		CandidateFilter[] filters = version.filters;
 		int count = filters.length;
 		if (count > 0 && (candidates = filters[0].filter(candidates, request)).isEmpty()) {
 			return emptyBecause(candidates, filters[0].emptyReason(), request);
@@ -190,19 +209,27 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 	}
 
 	/**
-	 * The weight adjusters, in the order applied.
+	 * The weight adjusters of the version in force, in the order applied.
 	 * @return an unmodifiable list
 	 */
 	public List<WeightAdjuster> adjusters() {
-		return List.of(this.adjusters);
+		return this.pipeline.current().adjusters();
 	}
 
 	/**
-	 * The candidate filters, in the order applied.
+	 * The candidate filters of the version in force, in the order applied.
 	 * @return an unmodifiable list
 	 */
 	public List<CandidateFilter> filters() {
-		return List.of(this.filters);
+		return this.pipeline.current().filters();
+	}
+
+	/**
+	 * The service's routing this stage applies.
+	 * @return the holder of the version in force
+	 */
+	public ServicePipeline pipeline() {
+		return this.pipeline;
 	}
 
 	/**

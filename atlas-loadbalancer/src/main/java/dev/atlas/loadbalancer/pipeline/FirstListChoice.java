@@ -55,6 +55,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	final ServiceInstanceListSupplier supplier;
 
+	final Pipeline version;
+
 	/**
 	 * @param source what {@code supplier} returned for the request
 	 * @param request the request; may be {@code null}
@@ -62,15 +64,17 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 * may be {@code null}
 	 * @param loadBalancer chooses from a list ({@link AtlasLoadBalancer#respond})
 	 * @param supplier the top of the chain, told the choice if it wants to know
+	 * @param version the load balancer's routing, read once for the request
 	 */
 	FirstListChoice(Flux<List<ServiceInstance>> source, @Nullable Request<?> request,
 			@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer,
-			ServiceInstanceListSupplier supplier) {
+			ServiceInstanceListSupplier supplier, Pipeline version) {
 		this.source = source;
 		this.request = request;
 		this.onCallingThread = onCallingThread;
 		this.loadBalancer = loadBalancer;
 		this.supplier = supplier;
+		this.version = version;
 	}
 
 	/**
@@ -80,24 +84,29 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 * @param request the request; may be {@code null}
 	 * @param loadBalancer chooses from a list
 	 * @param supplier the top of the chain
+	 * @param version the load balancer's routing, read once for the request
 	 * @return the {@code Mono} of the response
 	 */
 	static Mono<Response<ServiceInstance>> over(Flux<List<ServiceInstance>> source, @Nullable Request<?> request,
-			AtlasLoadBalancer loadBalancer, ServiceInstanceListSupplier supplier) {
-		return onAssembly(new FirstListChoice(source, request, null, loadBalancer, supplier));
+			AtlasLoadBalancer loadBalancer, ServiceInstanceListSupplier supplier, Pipeline version) {
+		return onAssembly(new FirstListChoice(source, request, null, loadBalancer, supplier, version));
 	}
 
 	/**
 	 * The choice with Atlas's stage applied inline, through Reactor's assembly hooks.
 	 * @param stage Atlas's stage
+	 * @param stageVersion the stage's routing, read once for the request (the same object
+	 * as {@code version} when the two share their {@link ServicePipeline})
 	 * @param request the request; may be {@code null}
 	 * @param onCallingThread the calling thread's routing context; may be {@code null}
 	 * @param loadBalancer chooses from the stage's candidates
+	 * @param version the load balancer's routing, read once for the request
 	 * @return the {@code Mono} of the response
 	 */
-	static Mono<Response<ServiceInstance>> throughStage(AtlasServiceInstanceListSupplier stage,
-			@Nullable Request<?> request, @Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer) {
-		return onAssembly(new ThroughStage(stage, request, onCallingThread, loadBalancer));
+	static Mono<Response<ServiceInstance>> throughStage(AtlasServiceInstanceListSupplier stage, Pipeline stageVersion,
+			@Nullable Request<?> request, @Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer,
+			Pipeline version) {
+		return onAssembly(new ThroughStage(stage, stageVersion, request, onCallingThread, loadBalancer, version));
 	}
 
 	/**
@@ -185,7 +194,7 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 			Response<ServiceInstance> response;
 			try {
 				FirstListChoice p = this.parent;
-				response = p.loadBalancer.respond(p.supplier, p.candidates(candidates, this), this);
+				response = p.loadBalancer.respond(p.supplier, p.candidates(candidates, this), this, p.version);
 			}
 			catch (Throwable ex) {
 				this.actual.onError(Operators.onOperatorError(ex, currentContext()));
@@ -299,22 +308,27 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 */
 	static final class ThroughStage extends FirstListChoice {
 
+		private final Pipeline stageVersion;
+
 		/**
 		 * @param stage Atlas's stage; {@code source} is what its delegate returns for the
 		 * request
+		 * @param stageVersion the stage's routing for the request
 		 * @param request the request; may be {@code null}
 		 * @param onCallingThread the calling thread's routing context; may be
 		 * {@code null}
 		 * @param loadBalancer chooses from the stage's candidates
+		 * @param version the load balancer's routing for the request
 		 */
-		ThroughStage(AtlasServiceInstanceListSupplier stage, @Nullable Request<?> request,
-				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer) {
-			super(stage.delegateLists(request), request, onCallingThread, loadBalancer, stage);
+		ThroughStage(AtlasServiceInstanceListSupplier stage, Pipeline stageVersion, @Nullable Request<?> request,
+				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer, Pipeline version) {
+			super(stage.delegateLists(request), request, onCallingThread, loadBalancer, stage, version);
+			this.stageVersion = stageVersion;
 		}
 
 		@Override
 		List<ServiceInstance> candidates(List<ServiceInstance> list, ChoiceSubscriber request) {
-			return ((AtlasServiceInstanceListSupplier) this.supplier).select(list, request);
+			return ((AtlasServiceInstanceListSupplier) this.supplier).select(list, request, this.stageVersion);
 		}
 
 	}

@@ -105,7 +105,7 @@ public final class InstanceStats implements LiveStats {
 	public static final Duration DEFAULT_DECAY_TIME = Duration.ofSeconds(10);
 
 	/** Decay time of the peak-sensitive average, in ns, {@code > 0}. */
-	private final double decayNanos;
+	private volatile double decayNanos;
 
 	private final LongSupplier nanoTicker;
 
@@ -207,6 +207,20 @@ public final class InstanceStats implements LiveStats {
 	public double latencyMillis(ServiceInstance instance) {
 		Counts counts = find(instance);
 		return (counts != null) ? counts.latencyMillis() : Double.NaN;
+	}
+
+	/**
+	 * Changes the decay time of the peak-sensitive average (a runtime change of
+	 * configuration): the averages kept so far stay and decay at the new rate from now
+	 * on.
+	 * @param decayTime positive
+	 * @throws IllegalArgumentException if {@code decayTime} is not positive
+	 */
+	public void decayTime(Duration decayTime) {
+		if (decayTime.isNegative() || decayTime.isZero()) {
+			throw new IllegalArgumentException("decayTime must be positive, was " + decayTime);
+		}
+		this.decayNanos = decayTime.toNanos();
 	}
 
 	/**

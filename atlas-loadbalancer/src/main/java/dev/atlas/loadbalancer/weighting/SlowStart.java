@@ -54,11 +54,8 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	private final long forgetAfterMillis;
 
-	/**
-	 * Each instance seen within the horizon; replaced as a whole when a new snapshot is
-	 * resolved.
-	 */
-	private volatile @Nullable Map<InstanceKey, Seen> known;
+	/** What this caller has seen of the service's instances, shared by every version. */
+	private final Sightings sightings;
 
 	/**
 	 * Start times of the snapshot resolved last, for the report; never read per request.
@@ -87,6 +84,10 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 * @throws IllegalArgumentException if {@code tickMillis < 1}
 	 */
 	public SlowStart(WarmupRules rules, Clock clock, long tickMillis) {
+		this(rules, clock, tickMillis, new Sightings());
+	}
+
+	private SlowStart(WarmupRules rules, Clock clock, long tickMillis, Sightings sightings) {
 		this.rules = Objects.requireNonNull(rules, "rules");
 		this.clock = Objects.requireNonNull(clock, "clock");
 		if (tickMillis < 1) {
@@ -94,6 +95,20 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		}
 		this.tickMillis = tickMillis;
 		this.forgetAfterMillis = Math.max(TimeUnit.MINUTES.toMillis(10), 2 * rules.duration().toMillis());
+		this.sightings = sightings;
+	}
+
+	/**
+	 * The warmup of the same service under other rules (a runtime change of
+	 * configuration): it keeps what this one has seen, so every instance keeps its age
+	 * (when it was first seen), and the new duration, aggression and minimum weight apply
+	 * from its first snapshot on. Both may be used at once (requests that started before
+	 * the change finish with this one).
+	 * @param next the new rules
+	 * @return a new adjuster sharing this one's knowledge of the instances
+	 */
+	public SlowStart withRules(WarmupRules next) {
+		return new SlowStart(next, this.clock, this.tickMillis, this.sightings);
 	}
 
 	/**
@@ -208,7 +223,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	private Holder holder(InstanceSnapshot snapshot) {
 		long now = this.clock.millis();
-		Map<InstanceKey, Seen> previous = this.known;
+		Map<InstanceKey, Seen> previous = this.sightings.known;
 		Map<InstanceKey, Seen> next = new HashMap<>(Math.max(16, snapshot.size() * 2));
 		long[] starts = new long[snapshot.size()];
 		InstanceKey[] keys = new InstanceKey[starts.length];
@@ -231,7 +246,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 				}
 			});
 		}
-		this.known = next;
+		this.sightings.known = next;
 		Holder holder = new Holder(keys, starts);
 		this.latest = holder;
 		return holder;
@@ -251,6 +266,17 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		// Ages only grow: a snapshot found warm stays warm.
 		return warming ? new State(now / this.tickMillis, candidates.withEffectiveWeights(weights), factors)
 				: State.WARM;
+	}
+
+	/** What a caller has seen of a service's instances. */
+	private static final class Sightings {
+
+		/**
+		 * Each instance seen within the horizon; replaced as a whole when a new snapshot
+		 * is resolved.
+		 */
+		volatile @Nullable Map<InstanceKey, Seen> known;
+
 	}
 
 	/**

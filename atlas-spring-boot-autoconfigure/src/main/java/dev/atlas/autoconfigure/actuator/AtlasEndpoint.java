@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.actuator;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -10,6 +11,7 @@ import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
 import dev.atlas.autoconfigure.lifecycle.LosslessRegistration;
 import dev.atlas.autoconfigure.lifecycle.RegistrationMetadata;
 import dev.atlas.autoconfigure.lifecycle.RegistrationStatus;
+import dev.atlas.autoconfigure.loadbalancer.ServiceRouting;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
@@ -42,7 +44,12 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *       "instances": [ { "instanceId": "…", "host": "127.0.0.1", "port": 8081, "tag": "v1", "cluster": "a",
  *                        "weight": 2.0, "effectiveWeight": 1.0, "warmup": 0.5, "picks": 120, "inFlight": 1,
  *                        "outlier": { "ejected": false, "ejectedAt": null, "ejectedUntil": null, "timesEjected": 0,
- *                                     "consecutive5xx": 0, "consecutiveGatewayFailures": 0 } } ]
+ *                                     "consecutive5xx": 0, "consecutiveGatewayFailures": 0 } } ],
+ *       "rules": { "strategy": "weighted-random", "all-zero-weights": "fail-open", "gray-enabled": true,
+ *                  "gray": { "header": "X-Service-Version", "canary-percentages": { "v2": 10.0 }, … },
+ *                  "warmup": { … }, "outlier": { … }, "least-request": { … }, "peak-ewma": { … }, "hash": { … },
+ *                  "affinity": { "cluster": "a", "min-healthy-ratio": 0.1, "min-instances": 1 } },
+ *       "rulesChangedAt": 1767000100000
  *     }
  *   },
  *   "lifecycle": { "registered": true, "registration": "LISTED", "registeredAt": 1767000000000,
@@ -62,7 +69,10 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * whether the instance is ejected now, since when and until when (epoch ms: it returns at
  * the first probe that passes from then on; {@code null} when not ejected), the
  * multiplier of its next or current ejection time ({@code timesEjected}), and its
- * failures in a row.
+ * failures in a row. {@code rules} are the rules in force for the service (each rules
+ * record's components, durations as in properties; {@code affinity} is {@code null} until
+ * the first request resolves the caller's cluster) and {@code rulesChangedAt} when they
+ * last changed at runtime (epoch ms; {@code null}: as at startup).
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {
@@ -143,7 +153,9 @@ public class AtlasEndpoint {
 		AtlasServiceInstanceListSupplier stage = AtlasServiceInstanceListSupplier.find(supplier);
 		view.put("stale", stage != null && stage.isStale());
 		InstanceStats stats = (atlas != null) ? this.clients.getInstance(serviceId, InstanceStats.class) : null;
-		SlowStart slowStart = this.clients.getInstance(serviceId, SlowStart.class);
+		ServiceRouting routing = (atlas != null) ? this.clients.getInstance(serviceId, ServiceRouting.class) : null;
+		SlowStart slowStart = (routing != null) ? routing.slowStart()
+				: this.clients.getInstance(serviceId, SlowStart.class);
 		OutlierDetector outliers = (atlas != null) ? this.clients.getInstance(serviceId, OutlierDetector.class) : null;
 		List<Map<String, Object>> instances = new ArrayList<>();
 		InstanceSnapshot snapshot = (stage != null) ? stage.lastSeen() : InstanceSnapshot.EMPTY;
@@ -167,6 +179,9 @@ public class AtlasEndpoint {
 			instances.add(row);
 		}
 		view.put("instances", instances);
+		Instant changedAt = (routing != null) ? routing.changedAt() : null;
+		view.put("rules", (routing != null) ? routing.rulesView() : null);
+		view.put("rulesChangedAt", (changedAt != null) ? changedAt.toEpochMilli() : null);
 		return view;
 	}
 

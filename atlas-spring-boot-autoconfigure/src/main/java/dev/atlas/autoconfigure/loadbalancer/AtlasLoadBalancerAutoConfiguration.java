@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -218,9 +219,9 @@ public class AtlasLoadBalancerAutoConfiguration {
 	 * {@link LoadBalancerZoneConfig} (read at the first request).
 	 */
 	@Bean
-	CallerCluster atlasCallerCluster(AtlasSettings settings, AffinityProperties affinity, Environment environment,
+	CallerCluster atlasCallerCluster(AtlasSettings settings, Environment environment,
 			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
-		return new CallerCluster(settings, affinity, environment, zoneConfig);
+		return new CallerCluster(settings, environment, zoneConfig);
 	}
 
 	/**
@@ -305,29 +306,39 @@ public class AtlasLoadBalancerAutoConfiguration {
 			.map((name) -> beans.getBean(name, StrategyFactory.class))
 			.collect(Collectors.toSet());
 		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList(), builtIns);
-		registry.requireRegistered(LoadBalancerProperties.PREFIX + ".strategy", settings.settingsFor("").strategy());
-		requireHashKey(registry, builtIns, AtlasProperties.PREFIX, settings.settingsFor(""));
-		atlas.getServices().keySet().forEach((serviceId) -> {
-			registry.requireRegistered(settings.propertyPrefix(serviceId) + ".loadbalancer.strategy",
-					settings.settingsFor(serviceId).strategy());
-			requireHashKey(registry, builtIns, settings.propertyPrefix(serviceId), settings.settingsFor(serviceId));
-		});
+		registry.check(AtlasProperties.PREFIX, settings.settingsFor(""));
+		atlas.getServices()
+			.keySet()
+			.forEach(
+					(serviceId) -> registry.check(settings.propertyPrefix(serviceId), settings.settingsFor(serviceId)));
 		return registry;
 	}
 
 	/**
-	 * Fails when Atlas's {@code ring-hash} is selected without a key source: every
-	 * request would silently be balanced by weighted random.
+	 * Applies runtime changes of {@code atlas.*} to every service.
+	 * @param settings the settings in force
+	 * @param strategies the registered strategies
+	 * @param callerCluster the caller's cluster
+	 * @param meterRegistry where the change counters are registered
+	 * @return the applier
 	 */
-	private static void requireHashKey(StrategyRegistry registry, Set<StrategyFactory> builtIns, String prefix,
-			ServiceSettings settings) {
-		if (RingHashBalancer.NAME.equals(settings.strategy())
-				&& builtIns.contains(registry.factory(RingHashBalancer.NAME)) && !settings.hash().hasKeySource()) {
-			throw new IllegalArgumentException(
-					"Invalid " + prefix + ".loadbalancer.strategy: ring-hash needs a hash key; set " + prefix
-							+ ".loadbalancer.hash.header (a request header, e.g. X-User-Id) or " + prefix
-							+ ".loadbalancer.hash.cookie (a cookie name)");
+	@Bean
+	RuntimeRules atlasRuntimeRules(AtlasSettings settings, StrategyRegistry strategies, CallerCluster callerCluster,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		return new RuntimeRules(settings, strategies, callerCluster,
+				AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC());
+	}
+
+	/** Spring Cloud's refresh drives runtime changes. */
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.cloud.context.environment.EnvironmentChangeEvent")
+	static class RefreshConfiguration {
+
+		@Bean
+		RulesRefreshListener atlasRulesRefreshListener(RuntimeRules rules) {
+			return new RulesRefreshListener(rules);
 		}
+
 	}
 
 	@Bean

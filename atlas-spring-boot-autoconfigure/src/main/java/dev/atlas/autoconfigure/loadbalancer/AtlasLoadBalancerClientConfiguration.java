@@ -18,6 +18,8 @@ import dev.atlas.loadbalancer.outlier.ProbeRules;
 import dev.atlas.loadbalancer.outlier.Probes;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.pipeline.Pipeline;
+import dev.atlas.loadbalancer.pipeline.ServicePipeline;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
@@ -27,10 +29,10 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.weighting.SlowStart;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -109,20 +111,13 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * globally (then it passes every snapshot through unchanged).
 	 * @param environment the child context's environment (names the service)
 	 * @param settings the service's settings (its warmup rules)
-	 * @param meterRegistry where {@value #WARMING_METER} is registered
 	 * @return the adjuster
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	SlowStart atlasSlowStart(Environment environment, AtlasSettings settings,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		SlowStart slowStart = new SlowStart(settings.settingsFor(serviceId(environment)).warmup(), Clock.systemUTC());
-		Gauge.builder(WARMING_METER, slowStart, SlowStart::warmingInstances)
-			.description("Instances of the service still ramping up their weight (warmup)")
-			.tag("service", serviceId(environment))
-			.register(meters(meterRegistry));
-		return slowStart;
+	SlowStart atlasSlowStart(Environment environment, AtlasSettings settings) {
+		return new SlowStart(settings.settingsFor(serviceId(environment)).warmup(), Clock.systemUTC());
 	}
 
 	/**
@@ -248,8 +243,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	static BeanPostProcessor atlasSupplierStages(ConfigurableListableBeanFactory beanFactory,
 			ObjectProvider<InstanceChangeSource> changeSources, ObjectProvider<RegistryEventRefresher> refresher,
-			ObjectProvider<InstanceAttributesParser> parser, ObjectProvider<LastKnownGood> lastKnownGood,
-			ObjectProvider<WeightAdjuster> adjusters, ObjectProvider<CandidateFilter> filters,
+			ObjectProvider<LastKnownGood> lastKnownGood, ObjectProvider<ServicePipeline> pipeline,
 			ObjectProvider<OutlierDetector> outliers) {
 		return new BeanPostProcessor() {
 			@Override
@@ -259,9 +253,8 @@ public class AtlasLoadBalancerClientConfiguration {
 					return bean;
 				}
 				LastKnownGood guard = lastKnownGood.getIfAvailable();
-				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier,
-						new SnapshotCache(parser.getObject()), guard, adjusters.orderedStream().toList(),
-						retryAvoidanceLast(filters.orderedStream().toList()));
+				AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(supplier, guard,
+						pipeline.getObject());
 				outliers.ifAvailable((detector) -> detector.instances(stage::lastSeen));
 				RegistryEventRefresher evictor = refresher.getIfAvailable();
 				if (evictor != null) {
@@ -338,28 +331,76 @@ public class AtlasLoadBalancerClientConfiguration {
 		return new ServiceFirstUse(serviceId(environment), beanFactory, settings, audit.getIfAvailable());
 	}
 
+	/**
+	 * The routing of the service, shared by Atlas's stage and load balancer: the first
+	 * version has every {@link WeightAdjuster} and {@link CandidateFilter} bean in their
+	 * order (retry avoidance last) and the configured strategy; {@link ServiceRouting}
+	 * puts new versions in force when the rules change at runtime.
+	 * @param environment the child context's environment (names the service)
+	 * @param atlasSettings the service's settings
+	 * @param strategies the registered strategies
+	 * @param parser parses lists into snapshots
+	 * @param adjusters the weight adjusters
+	 * @param filters the candidate filters
+	 * @param meterRegistry where the strategy's and warmup's meters are registered
+	 * @return the routing
+	 */
 	@Bean
-	@Primary
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
-			LoadBalancerClientFactory loadBalancerClientFactory, AtlasSettings atlasSettings,
-			StrategyRegistry strategies, InstanceAttributesParser parser, InstanceStats stats,
-			ObjectProvider<MeterRegistry> meterRegistry) {
+	ServicePipeline atlasServicePipeline(Environment environment, AtlasSettings atlasSettings,
+			StrategyRegistry strategies, InstanceAttributesParser parser, ObjectProvider<WeightAdjuster> adjusters,
+			ObjectProvider<CandidateFilter> filters, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		ServiceSettings settings = atlasSettings.settingsFor(serviceId);
 		MeterRegistry meters = meters(meterRegistry);
 		LoadBalancingStrategy strategy = strategies.create(settings.strategy(),
 				new StrategySettings(serviceId, parser, settings.allZeroWeights(), meters));
-		// Read when scraped from the per-instance request counts: a pick itself writes no
-		// shared counter.
-		FunctionCounter.builder(PICKS_METER, stats, InstanceStats::totalRequests)
-			.description("Requests sent to instances chosen by Atlas (each attempt counts)")
+		ServicePipeline pipeline = new ServicePipeline(
+				new Pipeline(new SnapshotCache(parser), adjusters.orderedStream().toList(),
+						retryAvoidanceLast(filters.orderedStream().toList()), settings.strategy(), strategy));
+		Gauge.builder(WARMING_METER, pipeline, ServiceRouting::warmingInstances)
+			.description("Instances of the service still ramping up their weight (warmup)")
 			.tag("service", serviceId)
-			.tag("strategy", settings.strategy())
 			.register(meters);
+		return pipeline;
+	}
+
+	/**
+	 * Puts runtime changes of the rules in force for this service (registered with
+	 * {@link RuntimeRules} while the context lives).
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	ServiceRouting atlasServiceRouting(Environment environment, ConfigurableListableBeanFactory beanFactory,
+			AtlasSettings settings, ServicePipeline pipeline, RuntimeRules rules, StrategyRegistry strategies,
+			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<OutlierDetector> detector,
+			ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler, CallerCluster callerCluster,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		String serviceId = serviceId(environment);
+		ServiceRouting.Parts parts = new ServiceRouting.Parts(parser, strategies, meters(meterRegistry), stats,
+				detector.getIfAvailable(), lastKnownGood.getIfAvailable(), scheduler, callerCluster, Clock.systemUTC(),
+				localBean(beanFactory, "atlasGrayRouter", GrayRouter.class),
+				localBean(beanFactory, "atlasSlowStart", SlowStart.class),
+				localBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class),
+				localBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class));
+		return new ServiceRouting(serviceId, pipeline, settings.settingsFor(serviceId), parts, rules);
+	}
+
+	/** Atlas's own bean of that name in this context, or {@code null}. */
+	private static <T> @Nullable T localBean(ConfigurableListableBeanFactory beanFactory, String name, Class<T> type) {
+		return (beanFactory.containsLocalBean(name) && beanFactory.isTypeMatch(name, type))
+				? beanFactory.getBean(name, type) : null;
+	}
+
+	@Bean
+	@Primary
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
+			LoadBalancerClientFactory loadBalancerClientFactory, ServicePipeline pipeline, InstanceStats stats) {
+		String serviceId = serviceId(environment);
 		return new AtlasLoadBalancer(serviceId,
-				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class),
-				settings.strategy(), strategy, new SnapshotCache(parser), stats);
+				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), pipeline,
+				stats);
 	}
 
 }

@@ -2,7 +2,6 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.Objects;
 
-import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
@@ -48,8 +47,6 @@ final class CallerCluster {
 
 	private final AtlasSettings settings;
 
-	private final AffinityProperties affinity;
-
 	private final Environment environment;
 
 	private final ObjectProvider<LoadBalancerZoneConfig> zoneConfig;
@@ -58,15 +55,12 @@ final class CallerCluster {
 
 	/**
 	 * Creates the caller's cluster; reads nothing yet.
-	 * @param settings the settings (the affinity thresholds)
-	 * @param affinity {@code atlas.affinity.*}
+	 * @param settings the settings ({@code atlas.affinity.*} in force)
 	 * @param environment where the Nacos cluster name and the load-balancer zone are read
 	 * @param zoneConfig Spring Cloud's zone bean, if any
 	 */
-	CallerCluster(AtlasSettings settings, AffinityProperties affinity, Environment environment,
-			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
+	CallerCluster(AtlasSettings settings, Environment environment, ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
 		this.settings = settings;
-		this.affinity = affinity;
 		this.environment = environment;
 		this.zoneConfig = zoneConfig;
 	}
@@ -87,6 +81,34 @@ final class CallerCluster {
 			}
 		}
 		return resolved;
+	}
+
+	/**
+	 * Whether the rules are known (the first call resolved them).
+	 * @return {@code false} before the first call
+	 */
+	boolean isResolved() {
+		return this.rules != null;
+	}
+
+	/**
+	 * The affinity rules as the settings in force give them now (after a runtime change),
+	 * by the same precedence; not kept: {@link #put} them once every service took them.
+	 * @return the rules
+	 * @throws IllegalArgumentException naming the property when a threshold is out of
+	 * range
+	 */
+	AffinityRules resolveNow() {
+		return resolution().rules();
+	}
+
+	/**
+	 * Puts rules in force for the services whose load-balancer context is created from
+	 * now on.
+	 * @param rules rules from {@link #resolveNow()}
+	 */
+	synchronized void put(AffinityRules rules) {
+		this.rules = rules;
 	}
 
 	private AffinityRules resolve() {
@@ -128,7 +150,7 @@ final class CallerCluster {
 	 */
 	private Resolution resolution() {
 		String named = namedByProperty();
-		if (named != null || !this.affinity.isEnabled()) {
+		if (named != null || !this.settings.affinityProperties().isEnabled()) {
 			return new Resolution(this.settings.affinity(named), named, false);
 		}
 		LoadBalancerZoneConfig bean = zoneBean();
@@ -168,7 +190,7 @@ final class CallerCluster {
 	 * neither.
 	 */
 	private @Nullable String namedByProperty() {
-		String own = text(this.affinity.getCluster());
+		String own = text(this.settings.affinityProperties().getCluster());
 		return (own != null) ? own : text(this.environment.getProperty(NACOS_CLUSTER));
 	}
 

@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.atlas.autoconfigure.LoadBalancerProperties;
+import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
@@ -25,6 +27,8 @@ public final class StrategyRegistry {
 	private static final Logger log = LoggerFactory.getLogger(StrategyRegistry.class);
 
 	private final Map<String, StrategyFactory> factories;
+
+	private final Set<StrategyFactory> builtIns;
 
 	/**
 	 * Creates the registry.
@@ -73,6 +77,7 @@ public final class StrategyRegistry {
 			}
 		}
 		this.factories = Collections.unmodifiableMap(byName);
+		this.builtIns = atlas;
 	}
 
 	/**
@@ -97,6 +102,27 @@ public final class StrategyRegistry {
 					"Invalid " + property + ": '" + name + "' is not a load-balancing strategy; allowed values: "
 							+ String.join(", ", this.factories.keySet())
 							+ " (the names of the registered StrategyFactory beans)");
+		}
+	}
+
+	/**
+	 * Checks a service's strategy settings: the strategy is registered, and Atlas's
+	 * {@code ring-hash} has a key source (else every request would silently be balanced
+	 * by weighted random).
+	 * @param prefix where the service's settings are written, e.g. {@code atlas} or
+	 * {@code atlas.services.user-service}
+	 * @param settings the service's settings
+	 * @throws IllegalArgumentException naming the property and the allowed values
+	 */
+	public void check(String prefix, ServiceSettings settings) {
+		requireRegistered(prefix + ".loadbalancer.strategy", settings.strategy());
+		if (RingHashBalancer.NAME.equals(settings.strategy())
+				&& this.builtIns.contains(this.factories.get(RingHashBalancer.NAME))
+				&& !settings.hash().hasKeySource()) {
+			throw new IllegalArgumentException(
+					"Invalid " + prefix + ".loadbalancer.strategy: ring-hash needs a hash key; set " + prefix
+							+ ".loadbalancer.hash.header (a request header, e.g. X-User-Id) or " + prefix
+							+ ".loadbalancer.hash.cookie (a cookie name)");
 		}
 	}
 

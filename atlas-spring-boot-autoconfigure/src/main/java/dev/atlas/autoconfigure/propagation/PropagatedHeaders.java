@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PropagatedHeaders {
 
-	private final String[] names;
+	private volatile String[] names;
 
 	/**
 	 * Creates the set.
@@ -33,6 +33,15 @@ public final class PropagatedHeaders {
 	 */
 	public List<String> names() {
 		return List.of(this.names);
+	}
+
+	/**
+	 * Replaces the header names (a runtime change of configuration); requests captured
+	 * before keep what they captured.
+	 * @param names header names, lower-case
+	 */
+	public void names(Set<String> names) {
+		this.names = names.toArray(new String[0]);
 	}
 
 	/**

@@ -87,9 +87,22 @@ class AtlasEndpointTest {
 			assertThat((Map<String, Object>) all.get("lifecycle")).containsOnlyKeys("registered", "registration",
 					"registeredAt", "listedAt", "ready", "state");
 			Map<String, Object> service = endpoint.service("user-service");
-			assertThat(service).containsOnlyKeys("strategy", "stale", "instances")
+			assertThat(service).containsOnlyKeys("strategy", "stale", "instances", "rules", "rulesChangedAt")
 				.containsEntry("strategy", "weighted-random")
-				.containsEntry("stale", false);
+				.containsEntry("stale", false)
+				.containsEntry("rulesChangedAt", null);
+			Map<String, Object> rules = (Map<String, Object>) service.get("rules");
+			assertThat(rules)
+				.containsOnlyKeys("strategy", "all-zero-weights", "gray-enabled", "gray", "warmup", "outlier",
+						"least-request", "peak-ewma", "hash", "affinity")
+				.containsEntry("strategy", "weighted-random")
+				.containsEntry("all-zero-weights", "fail-open");
+			assertThat((Map<String, Object>) rules.get("gray")).containsEntry("header", "X-Service-Version")
+				.containsEntry("fallback", "baseline")
+				.containsEntry("canary-percentages", Map.of());
+			assertThat((Map<String, Object>) rules.get("warmup")).containsEntry("duration", "1m");
+			assertThat((Map<String, Object>) ((Map<String, Object>) rules.get("outlier")).get("probe"))
+				.containsEntry("type", "tcp");
 			List<Map<String, Object>> instances = (List<Map<String, Object>>) service.get("instances");
 			assertThat(instances).hasSize(2);
 			Map<String, Object> old = instances.get(0);
