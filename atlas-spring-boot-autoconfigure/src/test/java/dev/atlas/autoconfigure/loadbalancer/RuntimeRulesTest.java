@@ -1,0 +1,259 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
+import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
+import dev.atlas.loadbalancer.outlier.OutlierEjection;
+import dev.atlas.loadbalancer.outlier.Outcome;
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.pipeline.Pipeline;
+import dev.atlas.loadbalancer.routing.ClusterAffinity;
+import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.stats.InstanceStats;
+import dev.atlas.loadbalancer.weighting.SlowStart;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.commons.util.UtilAutoConfiguration;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.core.env.MapPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Rules changed at runtime, as Spring Cloud's refresh delivers them (a changed property
+ * source, then an {@link EnvironmentChangeEvent}), on the wiring the auto-configuration
+ * builds: per service, whole or not at all, keeping the state that still applies.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class RuntimeRulesTest {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
+				AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+				SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+		.withPropertyValues("spring.cloud.discovery.client.simple.instances.user-service[0].uri=http://u1:8080",
+				"spring.cloud.discovery.client.simple.instances.user-service[1].uri=http://u2:8080",
+				"spring.cloud.discovery.client.simple.instances.billing[0].uri=http://b1:8080",
+				"atlas.services.user-service.gray.weights.v2=10");
+
+	/** Changes properties as a refresh would, and publishes the event. */
+	private static void change(AssertableApplicationContext context, Map<String, Object> properties) {
+		MapPropertySource source = (MapPropertySource) context.getEnvironment()
+			.getPropertySources()
+			.get("runtime-change");
+		if (source == null) {
+			source = new MapPropertySource("runtime-change", new HashMap<>());
+			context.getEnvironment().getPropertySources().addFirst(source);
+		}
+		source.getSource().putAll(properties);
+		context.publishEvent(new EnvironmentChangeEvent(context, Set.copyOf(properties.keySet())));
+	}
+
+	private static ServiceInstance choose(AssertableApplicationContext context, String serviceId) {
+		return Mono.from(balancer(context, serviceId).choose(new DefaultRequest<>())).block().getServer();
+	}
+
+	private static AtlasLoadBalancer balancer(AssertableApplicationContext context, String serviceId) {
+		return (AtlasLoadBalancer) context.getBean(LoadBalancerClientFactory.class).getInstance(serviceId);
+	}
+
+	private static Pipeline pipeline(AssertableApplicationContext context, String serviceId) {
+		return balancer(context, serviceId).pipeline().current();
+	}
+
+	private static <T> T bean(AssertableApplicationContext context, String serviceId, Class<T> type) {
+		return context.getBean(LoadBalancerClientFactory.class).getInstance(serviceId, type);
+	}
+
+	private static double counter(AssertableApplicationContext context, String name, String serviceId) {
+		var counter = context.getBean(MeterRegistry.class).find(name).tag("service", serviceId).counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	@Test
+	void aValidChangeAppliesToItsServiceAloneAndIsLogged(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			choose(context, "billing");
+			Pipeline billingBefore = pipeline(context, "billing");
+			change(context, Map.of("atlas.services.user-service.loadbalancer.strategy", "smooth-round-robin",
+					"atlas.services.user-service.gray.weights.v2", "50"));
+			assertThat(balancer(context, "user-service").strategyName()).isEqualTo("smooth-round-robin");
+			assertThat(pipeline(context, "billing")).as("another service's routing").isSameAs(billingBefore);
+			assertThat(((GrayRouter) pipeline(context, "user-service").filters().get(0)).rules().canaryPercentages())
+				.containsEntry("v2", 50.0);
+			assertThat(output.getOut()).contains("Atlas rules of service 'user-service' changed: "
+					+ "gray.canary-percentages {v2=10.0} → {v2=50.0}; strategy weighted-random → smooth-round-robin");
+			assertThat(output.getOut()).doesNotContain("Atlas rules of service 'billing'");
+			assertThat(counter(context, RuntimeRules.CHANGES_METER, "user-service")).isEqualTo(1);
+			assertThat(bean(context, "user-service", ServiceRouting.class).changedAt()).isNotNull();
+			assertThat(bean(context, "billing", ServiceRouting.class).changedAt()).isNull();
+		});
+	}
+
+	@Test
+	void aChangeKeepsWhatStillAppliesAndReplacesWhatChanged() {
+		this.runner.run((context) -> {
+			ServiceInstance instance = choose(context, "user-service");
+			OutlierDetector detector = bean(context, "user-service", OutlierDetector.class);
+			InstanceStats stats = bean(context, "user-service", InstanceStats.class);
+			for (int i = 0; i < 5; i++) {
+				detector.record(instance, Outcome.SERVER_ERROR, null);
+			}
+			assertThat(detector.health(instance).ejected()).isTrue();
+			Pipeline before = pipeline(context, "user-service");
+			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "20"));
+			Pipeline after = pipeline(context, "user-service");
+			assertThat(after).isNotSameAs(before);
+			assertThat(after.strategy()).as("strategy (loadbalancer settings unchanged)").isSameAs(before.strategy());
+			assertThat(after.adjusters()).as("warmup (its rules unchanged)").isEqualTo(before.adjusters());
+			assertThat(after.filters().get(0)).as("gray router (its rules changed)")
+				.isNotSameAs(before.filters().get(0))
+				.isInstanceOf(GrayRouter.class);
+			assertThat(after.filters().subList(1, 4)).as("outlier ejection, affinity, retry avoidance")
+				.isEqualTo(before.filters().subList(1, 4));
+			assertThat(detector.health(instance).ejected()).as("ejection kept").isTrue();
+			assertThat(bean(context, "user-service", InstanceStats.class)).isSameAs(stats);
+
+			change(context, Map.of("atlas.services.user-service.outlier.consecutive5xx", "2",
+					"atlas.services.user-service.warmup.duration", "2m"));
+			Pipeline third = pipeline(context, "user-service");
+			assertThat(((OutlierEjection) third.filters().get(1)).detector()).isSameAs(detector);
+			assertThat(detector.rules().consecutive5xx()).isEqualTo(2);
+			assertThat(detector.health(instance).ejected()).as("ejection kept").isTrue();
+			assertThat(((SlowStart) third.adjusters().get(0)).rules().duration()).hasMinutes(2);
+			assertThat(third.filters()).hasExactlyElementsOfTypes(GrayRouter.class, OutlierEjection.class,
+					ClusterAffinity.class, RetryAvoidance.class);
+
+			change(context, Map.of("atlas.services.user-service.outlier.enabled", "false"));
+			assertThat(detector.health(instance)).as("detection off: ejected instances back, counts forgotten")
+				.isNull();
+		});
+	}
+
+	@Test
+	void anInvalidChangeIsRejectedForItsServiceWhichKeepsItsRules(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			choose(context, "billing");
+			Pipeline before = pipeline(context, "user-service");
+			change(context,
+					Map.of("atlas.services.user-service.gray.weights.v2", "150",
+							"atlas.services.user-service.loadbalancer.strategy", "smooth-round-robin",
+							"atlas.services.billing.loadbalancer.strategy", "smooth-round-robin"));
+			assertThat(pipeline(context, "user-service")).as("nothing of the change applied").isSameAs(before);
+			assertThat(balancer(context, "billing").strategyName()).as("another service's valid change")
+				.isEqualTo("smooth-round-robin");
+			assertThat(output.getOut())
+				.contains("Atlas rejected the configuration change for service 'user-service', whose previous rules "
+						+ "stay in force: Invalid atlas.services.user-service.gray.weights: the percentage of tag "
+						+ "'v2' must be between 0 and 100, was 150.0");
+			assertThat(counter(context, RuntimeRules.REJECTED_METER, "user-service")).isEqualTo(1);
+			assertThat(counter(context, RuntimeRules.REJECTED_METER, "billing")).isZero();
+
+			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "30"));
+			assertThat(balancer(context, "user-service").strategyName()).as("a later valid change, whole")
+				.isEqualTo("smooth-round-robin");
+		});
+	}
+
+	@Test
+	void rejectedValuesNameThePropertyTheValueAndTheAllowedValues(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			change(context, Map.of("atlas.services.user-service.loadbalancer.all-zero-weights", "bogus"));
+			assertThat(output.getOut()).contains(
+					"Invalid atlas.services.user-service.loadbalancer.all-zero-weights = 'bogus': ", "fail-open",
+					"reject");
+			change(context, Map.of("atlas.services.user-service.loadbalancer.all-zero-weights", "reject",
+					"atlas.services.user-service.loadbalancer.strategy", "fastest"));
+			assertThat(output.getOut()).contains("Invalid atlas.services.user-service.loadbalancer.strategy: "
+					+ "'fastest' is not a load-balancing strategy; allowed values: weighted-random");
+			change(context, Map.of("atlas.services.user-service.loadbalancer.strategy", "ring-hash"));
+			assertThat(output.getOut()).contains("ring-hash needs a hash key");
+			assertThat(counter(context, RuntimeRules.REJECTED_METER, "user-service")).isEqualTo(3);
+			assertThat(balancer(context, "user-service").strategyName()).isEqualTo("weighted-random");
+		});
+	}
+
+	@Test
+	void anInvalidCallerLevelValueRejectsTheChangeForEveryService(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			choose(context, "billing");
+			change(context, Map.of("atlas.affinity.min-healthy-ratio", "2", "atlas.loadbalancer.strategy",
+					"smooth-round-robin"));
+			assertThat(balancer(context, "user-service").strategyName()).isEqualTo("weighted-random");
+			assertThat(balancer(context, "billing").strategyName()).isEqualTo("weighted-random");
+			assertThat(output.getOut()).contains("atlas.affinity.min-healthy-ratio");
+			assertThat(counter(context, RuntimeRules.REJECTED_METER, "billing")).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aChangeOfAPropertyReadOnlyAtStartupSaysARestartIsNeeded(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			Pipeline before = pipeline(context, "user-service");
+			change(context, Map.of("atlas.lifecycle.drain", "30s", "atlas.gray.metadata-key", "lane"));
+			assertThat(output.getOut()).contains("Atlas: [atlas.gray.metadata-key, atlas.lifecycle.drain] changed at "
+					+ "runtime; read only at startup, so the change applies after a restart");
+			assertThat(pipeline(context, "user-service")).isSameAs(before);
+		});
+	}
+
+	@Test
+	void aServiceFirstCalledAfterAChangeStartsWithTheNewRules() {
+		// billing is configured, so resolved at startup
+		this.runner.withPropertyValues("atlas.services.billing.warmup.duration=30s").run((context) -> {
+			choose(context, "user-service");
+			change(context, Map.of("atlas.services.billing.loadbalancer.strategy", "smooth-round-robin"));
+			choose(context, "billing");
+			assertThat(balancer(context, "billing").strategyName()).isEqualTo("smooth-round-robin");
+		});
+	}
+
+	@Test
+	void thePropagatedHeadersFollowTheHashKeyHeader() {
+		this.runner.run((context) -> {
+			PropagatedHeaders headers = context.getBean(PropagatedHeaders.class);
+			assertThat(headers.names()).doesNotContain("x-user-id");
+			change(context, Map.of("atlas.gray.hash-key-header", "X-User-Id"));
+			assertThat(headers.names()).contains("x-service-version", "x-user-id");
+		});
+	}
+
+	@Test
+	void theStageAndTheBalancerShareTheRouting() {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			AtlasServiceInstanceListSupplier stage = AtlasServiceInstanceListSupplier
+				.find(bean(context, "user-service", ServiceInstanceListSupplier.class));
+			assertThat(stage.pipeline()).isSameAs(balancer(context, "user-service").pipeline());
+			assertThat(stage.filters().get(0)).isInstanceOf(GrayRouter.class);
+		});
+	}
+
+}
