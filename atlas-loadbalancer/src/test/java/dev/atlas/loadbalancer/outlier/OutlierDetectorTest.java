@@ -316,6 +316,36 @@ class OutlierDetectorTest {
 	}
 
 	@Test
+	void newRulesApplyFromTheNextOutcomeAndKeepWhatIsKnown() {
+		fail(0, Outcome.SERVER_ERROR, 2);
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(ejected(1)).isTrue();
+		this.detector.update(new OutlierRules(true, 3, 5, Duration.ofSeconds(30), Duration.ofSeconds(300), 100, 50,
+				ProbeRules.DEFAULTS), (instance) -> true);
+		assertThat(ejected(1)).as("an ejection is kept").isTrue();
+		assertThat(this.detector.health(instance(0)).consecutive5xx()).as("counts are kept").isEqualTo(2);
+		fail(0, Outcome.SERVER_ERROR, 1);
+		assertThat(ejected(0)).as("the third 5xx in a row ejects under the new threshold of 3").isTrue();
+		assertThat(new OutlierEjection(this.detector).toString()).as("a filter made now has the new rules")
+			.contains("maxEjectionPercent=100");
+	}
+
+	@Test
+	void rulesTurningDetectionOffReturnEveryEjectedInstance() {
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(candidates(this.fleet)).extracting(ServiceInstance::getInstanceId).containsExactly("i0", "i2");
+		this.detector.update(OutlierRules.OFF, (instance) -> true);
+		assertThat(ejected(1)).isFalse();
+		assertThat(this.detector.health()).as("nothing remembered").isEmpty();
+		assertThat(candidates(this.fleet)).isSameAs(this.fleet);
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(ejected(1)).as("off: nothing recorded").isFalse();
+		this.clock.advance(Duration.ofHours(1));
+		this.scheduler.runDue();
+		assertThat(this.probed).as("the pending probe of the returned instance does nothing").isEmpty();
+	}
+
+	@Test
 	void outcomesOfAnInstanceWhileEjectedChangeNothing() {
 		fail(0, Outcome.GATEWAY_FAILURE, 5);
 		fail(0, Outcome.GATEWAY_FAILURE, 20);

@@ -74,6 +74,27 @@ class SlowStartTest {
 		assertThat(shareOfB(slowStart.apply(fleet))).isCloseTo(0.5, within(0.02));
 	}
 
+	@Test
+	void newRulesKeepTheAgesSeenSoFar() {
+		// A is in the first list (warm); B joins at T0 without registration time: its age
+		// counts from when this caller first saw it.
+		SlowStart first = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		first.apply(fleet(instance("A")));
+		InstanceSnapshot withB = fleet(instance("A"), instance("B"));
+		first.apply(withB);
+		this.clock.set(T0 + 30_000);
+		assertThat(first.apply(withB).effectiveWeights()).containsExactly(1.0, 0.5);
+		// The duration doubles at runtime: B is 30 s old, a quarter of the new window.
+		SlowStart second = first.withRules(new WarmupRules(Duration.ofSeconds(120), 1.0, 10));
+		InstanceSnapshot listedAgain = fleet(instance("A"), instance("B"));
+		assertThat(second.apply(listedAgain).effectiveWeights()).as("B keeps its age, A stays warm")
+			.containsExactly(1.0, 0.25);
+		assertThat(second.rules().duration()).hasSeconds(120);
+		assertThat(first.rules().duration()).as("the previous version is unchanged").hasSeconds(60);
+		// A fresh warmup would treat the list it sees first as warm: B would be at 1.0.
+		assertThat(new SlowStart(second.rules(), this.clock).apply(listedAgain)).isSameAs(listedAgain);
+	}
+
 	/**
 	 * 20,000 picks with a seeded random; sigma of a share below 0.4 points, tolerance 2
 	 * points.
