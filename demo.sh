@@ -156,7 +156,7 @@ for arg in "$@"; do
 done
 
 say() { printf '%s\n' "demo: $*"; }
-die() { printf '%s\n' "demo: $*" >&2; exit "${2:-1}"; }
+die() { printf '%s\n' "demo: $1" >&2; exit "${2:-1}"; }
 $expect_registry && die "--registry needs a value: zookeeper or nacos" 2
 case "$registry" in
   zookeeper) ;;
