@@ -252,11 +252,14 @@ fail_start() {
 # --- free ports --------------------------------------------------------------------------------
 TAKEN=" "
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# sets FREE to a port that nothing listens on and that this script has not handed out yet
+# sets FREE to a port that nothing listens on and that this script has not handed out yet; from
+# 10000-32767, below the ephemeral ports (Linux: 32768-60999, macOS and Windows: 49152-65535) that
+# outgoing connections take: one picked there may be the local port of a connection by the time the
+# service binds it (seen once: "Port ... was already in use")
 free_port() {
   local attempt candidate
   for attempt in $(seq 1 200); do
-    candidate=$((20000 + RANDOM % 30000))
+    candidate=$((10000 + RANDOM % 22768))
     if [[ "$TAKEN" != *" $candidate "* ]] && ! port_in_use "$candidate"; then
       TAKEN+="$candidate "
       FREE=$candidate
