@@ -11,9 +11,10 @@
 #                          its gRPC port is port + 1000)
 #
 # It starts an in-process ZooKeeper (or uses the Nacos server), five user-service instances — three tagged v1 with weights 1, 2
-# and 3, two tagged v2 (the canary version) — and two order-services (both with
+# and 3, two tagged v2 (the canary version) — and three order-services (all with
 # atlas.gray.baseline-tags=v1; the second also with a 10 % canary,
-# atlas.services.user-service.gray.weights.v2=10).
+# atlas.services.user-service.gray.weights.v2=10; the third, order-service-rules, reads its routing
+# rules from the file ATLAS_RULES_FILE=.demo/rules.properties, re-read on POST /actuator/refresh).
 # Then:
 #  1. weights: CALLS untagged calls through each @LoadBalanced client (RestTemplate, RestClient,
 #     WebClient, OpenFeign); each v1 instance's share must match its weight's share of the v1 lane,
@@ -23,11 +24,20 @@
 #     a WebClient after moving to boundedElastic — without header (both hops on v1), with
 #     X-Service-Version: v2 (both hops on v2) and with v3, a tag nobody runs (fallback to v1); then
 #     CANARY_CALLS untagged calls to the canary order-service (about 10 % on v2);
-#  3. rolling restart: a closed loop of ROLL_CONCURRENCY (50) concurrent GETs runs through
+#  3. canary progression: while untagged traffic flows through order-service-rules (a closed loop of
+#     bursts of 200 GET /traffic calls, CONCURRENCY at a time, RestTemplate), the demo steps
+#     atlas.services.user-service.gray.weights.v2 through CANARY_STEPS (0 10 50 100 0) %: it rewrites
+#     .demo/rules.properties, POSTs /actuator/refresh on order-service-rules' management port (the
+#     answer lists the changed keys), then measures v2's share of the next CANARY_STEP_CALLS untagged
+#     calls (GET /orders/{id} through RestClient, with /gray/report); one line per step (target,
+#     refresh status and changed keys, observed share, PASS/FAIL); PASS when every refresh answers 200
+#     and lists the key whenever its value changed, every share is within CANARY_STEP_TOLERANCE points
+#     of its target and no call failed, in the steps or in the background traffic;
+#  4. rolling restart: a closed loop of ROLL_CONCURRENCY (50) concurrent GETs runs through
 #     order-service (bursts of ROLL_BURST calls to GET /traffic, back to back) while each v1
 #     user-service in turn gets SIGTERM (Atlas deregisters, drains ROLL_DRAIN, stops) and a
 #     replacement starts; every request must succeed;
-#  4. crash: the same closed loop while the v1 user-service with the largest weight gets SIGKILL (no
+#  5. crash: the same closed loop while the v1 user-service with the largest weight gets SIGKILL (no
 #     deregistration: the registry keeps listing it until its session expires) and a replacement
 #     starts on the same port with the same instance id; order-service (started with
 #     --atlas.outlier.base-ejection-time=CRASH_EJECTION s and --atlas.outlier.probe.interval=CRASH_PROBE s)
@@ -37,12 +47,12 @@
 #     the candidates, and → picked again); PASS when no request failed, the ejection came within
 #     CRASH_EJECT_LIMIT s of the kill, no attempt went to the instance while it was ejected, and it
 #     was picked again after the restart;
-#  5. affinity: four untagged user-services in clusters a, a, b, b and an order-service in cluster a
+#  6. affinity: four untagged user-services in clusters a, a, b, b and an order-service in cluster a
 #     (--sample.cluster=a): AFFINITY_CALLS calls all go to a; after both a instances get SIGTERM
 #     they spill over to b, counted in atlas.affinity.spillover (read from /actuator/prometheus);
-#  6. warmup: an order-service with --atlas.warmup.duration=WARMUP (20s) sees the two b instances;
+#  7. warmup: an order-service with --atlas.warmup.duration=WARMUP (20s) sees the two b instances;
 #     a new instance starts and its share is printed every few seconds as it ramps up (no verdict);
-#  7. load-aware strategies: a fourth untagged user-service starts with --sample.delay=STRAT_DELAY
+#  8. load-aware strategies: a fourth untagged user-service starts with --sample.delay=STRAT_DELAY
 #     (200ms: it answers every call that much later) beside the three of the warmup scenario, and three
 #     order-services, each with --atlas.services.user-service.loadbalancer.strategy= weighted-random,
 #     least-request or peak-ewma (warmup off); each sends STRAT_WARMUP calls (not counted), then
@@ -55,7 +65,9 @@
 # Logs go to .demo/.
 #
 # Environment: CALLS (3000), CONCURRENCY (4), TOLERANCE in percentage points (3), GRAY_CALLS (300),
-# CANARY_CALLS (3000), CANARY_TOLERANCE in percentage points (2), START_TIMEOUT in seconds (240),
+# CANARY_CALLS (3000), CANARY_TOLERANCE in percentage points (2), CANARY_STEPS (the canary progression's
+# targets in percent, "0 10 50 100 0"), CANARY_STEP_CALLS (1000), CANARY_STEP_TOLERANCE in percentage
+# points (3), START_TIMEOUT in seconds (240),
 # ROLL_CONCURRENCY (50), ROLL_BURST (1000), ROLL_DRAIN (2s), CRASH_EJECTION in s (10), CRASH_PROBE in s
 # (1), CRASH_EJECT_LIMIT in s (2), AFFINITY_CALLS (1000), WARMUP in s (20), DEMO_JAVA_OPTS (JVM options
 # for every process), ORDER_ARGS (extra arguments of the first order-service; ORDER_ARGS=--atlas.enabled=false
@@ -77,6 +89,12 @@ GRAY_CALLS=${GRAY_CALLS:-300}
 CANARY_CALLS=${CANARY_CALLS:-3000}
 CANARY_PERCENT=10
 CANARY_TOLERANCE=${CANARY_TOLERANCE:-2}
+CANARY_STEPS=${CANARY_STEPS:-0 10 50 100 0}
+CANARY_STEP_CALLS=${CANARY_STEP_CALLS:-1000}
+CANARY_STEP_TOLERANCE=${CANARY_STEP_TOLERANCE:-3}
+# The canary progression's rules file (order-service-rules' ATLAS_RULES_FILE) and the key it steps
+RULES_FILE="$DEMO_DIR/rules.properties"
+CANARY_KEY=atlas.services.user-service.gray.weights.v2
 START_TIMEOUT=${START_TIMEOUT:-240}
 ROLL_CONCURRENCY=${ROLL_CONCURRENCY:-50}
 ROLL_BURST=${ROLL_BURST:-1000}
@@ -138,7 +156,7 @@ for arg in "$@"; do
 done
 
 say() { printf '%s\n' "demo: $*"; }
-die() { printf '%s\n' "demo: $*" >&2; exit "${2:-1}"; }
+die() { printf '%s\n' "demo: $1" >&2; exit "${2:-1}"; }
 $expect_registry && die "--registry needs a value: zookeeper or nacos" 2
 case "$registry" in
   zookeeper) ;;
@@ -146,6 +164,11 @@ case "$registry" in
            || die "--registry nacos needs NACOS_ADDR=host:port of a running Nacos server (e.g. NACOS_ADDR=127.0.0.1:8848)" 2 ;;
   *) die "unknown registry '$registry' (allowed: zookeeper, nacos)" 2 ;;
 esac
+[[ -n "${CANARY_STEPS// /}" ]] || die "CANARY_STEPS is empty (e.g. CANARY_STEPS='0 10 50 100 0')" 2
+for target in $CANARY_STEPS; do
+  [[ "$target" =~ ^(0|[1-9][0-9]?|100)$ ]] \
+    || die "CANARY_STEPS must be whole percentages from 0 to 100 (e.g. '0 10 50 100 0'), not '$target'" 2
+done
 
 # --- prerequisites -----------------------------------------------------------------------------
 command -v java >/dev/null 2>&1 \
@@ -229,11 +252,14 @@ fail_start() {
 # --- free ports --------------------------------------------------------------------------------
 TAKEN=" "
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# sets FREE to a port that nothing listens on and that this script has not handed out yet
+# sets FREE to a port that nothing listens on and that this script has not handed out yet; from
+# 10000-32767, below the ephemeral ports (Linux: 32768-60999, macOS and Windows: 49152-65535) that
+# outgoing connections take: one picked there may be the local port of a connection by the time the
+# service binds it (seen once: "Port ... was already in use")
 free_port() {
   local attempt candidate
   for attempt in $(seq 1 200); do
-    candidate=$((20000 + RANDOM % 30000))
+    candidate=$((10000 + RANDOM % 22768))
     if [[ "$TAKEN" != *" $candidate "* ]] && ! port_in_use "$candidate"; then
       TAKEN+="$candidate "
       FREE=$candidate
@@ -291,7 +317,7 @@ for jar in "${jars[@]}"; do
 done
 
 mkdir -p "$DEMO_DIR"
-rm -f "$DEMO_DIR"/*.log "$DEMO_DIR"/report-*.txt
+rm -f "$DEMO_DIR"/*.log "$DEMO_DIR"/report-*.txt "$DEMO_DIR"/refresh-*.json
 
 # The jars of the two Spring Boot applications are extracted once per build (Spring Boot's
 # `-Djarmode=tools extract`): plain jars on the class path load markedly faster than jars nested
@@ -356,8 +382,17 @@ pick_port; CANARY_PORT=$PORT
 start order-service-canary "$DEMO_DIR/order-service-canary.log" \
   env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$CANARY_PORT" "$(management_args "$CANARY_PORT")" \
   "${ORDER_COMMON_ARGS[@]}" --atlas.services.user-service.gray.weights.v2="$CANARY_PERCENT"
+# the canary progression's order-service: its rules file imported as configuration (see
+# order-service.yml), no canary to start with; started now, beside the others, so that its start costs
+# little extra time
+printf '# written by demo.sh: the canary progression starts closed\n%s=0\n' "$CANARY_KEY" >"$RULES_FILE"
+pick_port; RULES_PORT=$PORT
+# shellcheck disable=SC2086
+start order-service-rules "$DEMO_DIR/order-service-rules.log" \
+  env "${REGISTRY_ENV[@]}" ATLAS_RULES_FILE="$RULES_FILE" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" \
+  --server.port="$RULES_PORT" "$(management_args "$RULES_PORT")" "${ORDER_COMMON_ARGS[@]}"
 
-say "starting ${#USER_TAGS[@]} user-service instances (tags ${USER_TAGS[*]}, weights ${USER_WEIGHTS[*]}) and two order-services; logs in .demo/ ..."
+say "starting ${#USER_TAGS[@]} user-service instances (tags ${USER_TAGS[*]}, weights ${USER_WEIGHTS[*]}) and three order-services; logs in .demo/ ..."
 for i in "${!USER_TAGS[@]}"; do
   wait_until "user-service-$((i + 1))" "readiness" http_ready "${USER_PORTS[i]}"
   say "user-service-$((i + 1)) ready on 127.0.0.1:${USER_PORTS[i]} (tag ${USER_TAGS[i]}, weight ${USER_WEIGHTS[i]})"
@@ -366,12 +401,14 @@ wait_until order-service "readiness" http_ready "$ORDER_PORT"
 say "order-service ready on 127.0.0.1:$ORDER_PORT (baseline tag v1)"
 wait_until order-service-canary "readiness" http_ready "$CANARY_PORT"
 say "order-service-canary ready on 127.0.0.1:$CANARY_PORT (baseline tag v1, ${CANARY_PERCENT} % canary on v2)"
+wait_until order-service-rules "readiness" http_ready "$RULES_PORT"
+say "order-service-rules ready on 127.0.0.1:$RULES_PORT (baseline tag v1, rules from .demo/rules.properties: ${CANARY_KEY}=0)"
 # The balancer caches the instance list it sees first: wait until discovery sees every instance.
-for caller in order-service:"$ORDER_PORT" order-service-canary:"$CANARY_PORT"; do
+for caller in order-service:"$ORDER_PORT" order-service-canary:"$CANARY_PORT" order-service-rules:"$RULES_PORT"; do
   wait_until "${caller%%:*}" "its DiscoveryClient to see ${#USER_TAGS[@]} user-service instances" \
     sees_instances "${caller##*:}" "${#USER_TAGS[@]}"
 done
-say "both order-services discover ${#USER_TAGS[@]} user-service instances"
+say "the three order-services discover ${#USER_TAGS[@]} user-service instances"
 
 # --- reports -----------------------------------------------------------------------------------
 failed=()
@@ -411,19 +448,20 @@ report gray-v2 "$GRAY&version=v2&expect=v2&scenario=X-Service-Version:%20v2"
 report gray-v3 "$GRAY&version=v3&expect=v1&scenario=X-Service-Version:%20v3%20(nobody%20runs%20v3:%20fallback%20to%20baseline)"
 report gray-canary "http://127.0.0.1:$CANARY_PORT/gray/report?calls=$CANARY_CALLS&concurrency=$CONCURRENCY&expect-share=v2:$CANARY_PERCENT:$CANARY_TOLERANCE&scenario=untagged,%20${CANARY_PERCENT}%20%25%20canary%20on%20v2"
 
-# --- rolling restart ---------------------------------------------------------------------------
-# load_loop NAME : a closed loop of bursts of ROLL_BURST calls, ROLL_CONCURRENCY at a time, through
-# order-service while .demo/NAME.on exists; writes "sent failed first-error" to .demo/NAME.result
+# --- background traffic ------------------------------------------------------------------------
+# load_loop NAME PORT CONCURRENCY BURST : a closed loop of bursts of BURST untagged calls, CONCURRENCY
+# at a time, through the order-service on PORT (GET /traffic, RestTemplate) while .demo/NAME.on exists;
+# writes "sent failed first-error" to .demo/NAME.result
 load_loop() {
-  local name=$1 sent=0 failed=0 first="" out calls fails err
+  local name=$1 port=$2 concurrency=$3 burst=$4 sent=0 failed=0 first="" out calls fails err
   while [[ -f "$DEMO_DIR/$name.on" ]]; do
     if out=$(curl -fsS --max-time 300 \
-        "http://127.0.0.1:$ORDER_PORT/traffic?client=rest-template&calls=$ROLL_BURST&concurrency=$ROLL_CONCURRENCY" 2>&1); then
+        "http://127.0.0.1:$port/traffic?client=rest-template&calls=$burst&concurrency=$concurrency" 2>&1); then
       calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
       fails=$(sed -n 's/.*"failures":\([0-9]*\).*/\1/p' <<<"$out")
       err=$(sed -n 's/.*"firstError":"\([^"]*\)".*/\1/p' <<<"$out")
     else
-      calls=$ROLL_BURST fails=$ROLL_BURST err="the burst itself failed: $out"
+      calls=$burst fails=$burst err="the burst itself failed: $out"
     fi
     sent=$((sent + ${calls:-0}))
     failed=$((failed + ${fails:-0}))
@@ -432,11 +470,12 @@ load_loop() {
   echo "$sent $failed $first" >"$DEMO_DIR/$name.result"
 }
 
-# start_load NAME : starts load_loop NAME in the background (stopped by stop_load NAME)
+# start_load NAME [PORT [CONCURRENCY [BURST]]] : starts load_loop NAME in the background (stopped by
+# stop_load NAME); by default through order-service, ROLL_CONCURRENCY at a time, bursts of ROLL_BURST
 start_load() {
   touch "$DEMO_DIR/$1.on"
   rm -f "$DEMO_DIR/$1.result"
-  load_loop "$1" >"$DEMO_DIR/$1-load.log" 2>&1 &
+  load_loop "$1" "${2:-$ORDER_PORT}" "${3:-$ROLL_CONCURRENCY}" "${4:-$ROLL_BURST}" >"$DEMO_DIR/$1-load.log" 2>&1 &
   PIDS+=("$!")
   NAMES+=("$1-load")
 }
@@ -449,6 +488,79 @@ stop_load() {
   read -r LOAD_SENT LOAD_FAILED LOAD_FIRST <"$DEMO_DIR/$1.result" || true
 }
 
+# --- canary progression ------------------------------------------------------------------------
+# write_rules PERCENT : rewrites order-service-rules' rules file with v2's canary share at PERCENT
+# (written aside, then moved: a reader never sees half a file)
+write_rules() {
+  printf '# written by demo.sh: canary progression step, %s %%\n%s=%s\n' "$1" "$CANARY_KEY" "$1" >"$RULES_FILE.tmp"
+  mv -f "$RULES_FILE.tmp" "$RULES_FILE"
+}
+
+# report_share FILE TAG : prints TAG's share of hop 1 in the /gray/report table in FILE (e.g. 10.3),
+# nothing when the table has no such tag
+report_share() {
+  awk -v tag="$2" '
+    $1 == "hop" && $2 == "call" { tags = NF - 2; for (i = 3; i <= NF; i++) if ($i == tag) col = i - 2; next }
+    $1 == "1" && col > 0 { print $(NF - 2 * (tags - col) - 1); exit }' "$1" 2>/dev/null || true
+}
+
+echo
+say "canary progression: untagged traffic flows through order-service-rules while $CANARY_KEY steps through ${CANARY_STEPS// / → } %"
+say "  each step rewrites .demo/rules.properties and POSTs /actuator/refresh on order-service-rules' management port (127.0.0.1:${MGMT_OF[RULES_PORT]})"
+prog_started=$SECONDS
+# light background traffic (bursts of 200 calls, CONCURRENCY at a time): it must keep flowing, not
+# starve the measurement on a small machine
+start_load canary-progression "$RULES_PORT" "$CONCURRENCY" 200
+sleep 1
+echo
+echo "scenario: canary progression on order-service-rules; after each refresh, $CANARY_STEP_CALLS untagged calls (GET /orders/{id}, RestClient, $CONCURRENCY at a time) measure v2's share"
+printf '%-4s %7s  %-7s %-48s %9s %7s  %s\n' step target refresh "changed keys" "v2 share" failed result
+prog_pass=true
+prev=0  # the file's value at startup
+step=0
+for target in $CANARY_STEPS; do
+  step=$((step + 1))
+  write_rules "$target"
+  refresh=$(curl -sS --max-time 30 -X POST -o "$DEMO_DIR/refresh-$step.json" -w '%{http_code}' \
+    "http://127.0.0.1:${MGMT_OF[RULES_PORT]}/actuator/refresh" 2>/dev/null) || refresh=none
+  keys=$(tr -d '\n' <"$DEMO_DIR/refresh-$step.json" 2>/dev/null || true)
+  out="$DEMO_DIR/report-canary-step-$step.txt"
+  status=$(curl -sS --max-time 600 -o "$out" -w '%{http_code}' \
+    "http://127.0.0.1:$RULES_PORT/gray/report?path=orders&client=rest-client&calls=$CANARY_STEP_CALLS&concurrency=$CONCURRENCY&expect-share=v2:$target:$CANARY_STEP_TOLERANCE&scenario=canary%20step%20$step:%20v2%20at%20$target%20%25" \
+    2>/dev/null) || status=none
+  share=$(report_share "$out" v2)
+  fails=$(sed -n 's/^scenario: .*, \([0-9]*\) failed)$/\1/p' "$out" 2>/dev/null | head -n 1 || true)
+  # the refresh must list the key when its value changed, and only then
+  if ((target != prev)); then [[ "$keys" == *"\"$CANARY_KEY\""* ]] && keys_ok=true || keys_ok=false
+  else [[ "$keys" != *"\"$CANARY_KEY\""* ]] && keys_ok=true || keys_ok=false; fi
+  if [[ "$refresh" == 200 ]] && $keys_ok && [[ "$status" == 200 ]] && grep -q '^RESULT: PASS' "$out"; then
+    verdict=PASS
+  else
+    verdict=FAIL prog_pass=false
+    failed+=("canary-step-$step-$target")
+  fi
+  printf '%-4s %5s %%  %-7s %-48s %7s %% %7s  %s\n' "$step" "$target" "$refresh" "${keys:-(no answer)}" "${share:-?}" \
+    "${fails:-?}" "$verdict"
+  prev=$target
+done
+sleep 1
+stop_load canary-progression
+prog_sent=$LOAD_SENT prog_failed=$LOAD_FAILED prog_first=$LOAD_FIRST
+echo "background traffic (GET /traffic, RestTemplate, $CONCURRENCY at a time, all along): sent ${prog_sent:-0}, failed ${prog_failed:-unknown}${prog_first:+ (first: $prog_first)}"
+echo "expected: every refresh answers 200 and lists $CANARY_KEY when its value changed; v2's share within ± $CANARY_STEP_TOLERANCE points of the target right after the refresh; no failed call, in the steps or in the background (each step's table: .demo/report-canary-step-N.txt)"
+if [[ "${prog_failed:-x}" != 0 || "${prog_sent:-0}" -eq 0 ]]; then
+  prog_pass=false
+  failed+=(canary-progression-traffic)
+fi
+if $prog_pass; then
+  echo "RESULT: PASS"
+else
+  echo "RESULT: FAIL"
+fi
+say "  canary progression: $((SECONDS - prog_started)) s"
+echo
+
+# --- rolling restart ---------------------------------------------------------------------------
 echo
 say "rolling restart: $ROLL_CONCURRENCY concurrent GETs through order-service (RestTemplate) while each v1 user-service in turn gets SIGTERM and a replacement starts"
 start_load rolling
@@ -884,6 +996,8 @@ if $keep; then
   say "services are still running: try"
   say "  curl http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
   say "  curl -H 'X-Service-Version: v2' http://127.0.0.1:$ORDER_PORT/chain/1"
+  say "  echo $CANARY_KEY=30 > $RULES_FILE; curl -X POST http://127.0.0.1:${MGMT_OF[RULES_PORT]}/actuator/refresh"
+  say "  curl 'http://127.0.0.1:$RULES_PORT/gray/report?path=orders&calls=1000&expect-share=v2:30:3'"
   say "press Ctrl-C to stop them"
   while true; do sleep 1; done
 fi
@@ -892,4 +1006,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), and least-request and peak-ewma keep most calls off a slow instance; the warmup ramp is printed above"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a canary moved through ${CANARY_STEPS// / → } % by /actuator/refresh follows within ${CANARY_STEP_TOLERANCE} points with traffic flowing (no failed call), a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), and least-request and peak-ewma keep most calls off a slow instance; the warmup ramp is printed above"
