@@ -74,6 +74,8 @@ public class AtlasSettings {
 
 	private volatile boolean reloaded;
 
+	private final String metadataKey;
+
 	/**
 	 * Creates the settings and resolves every configured service.
 	 * @param environment where {@code atlas.*} is read from, at startup and on every
@@ -111,6 +113,7 @@ public class AtlasSettings {
 		// place
 		// on a refresh, rejected values included.
 		this.caller = Caller.bind(binders.get());
+		this.metadataKey = this.caller.gray().getMetadataKey();
 		settingsFor("");
 		configuredServiceIds().forEach(this::settingsFor);
 	}
@@ -172,6 +175,15 @@ public class AtlasSettings {
 	}
 
 	/**
+	 * The instance metadata key of gray tags, as at startup
+	 * ({@code atlas.gray.metadata-key} is read only at startup).
+	 * @return not blank
+	 */
+	public String metadataKey() {
+		return this.metadataKey;
+	}
+
+	/**
 	 * The services with settings of their own: under {@code atlas.services}, or with
 	 * canary weights under the deprecated {@code atlas.gray.weights}.
 	 * @return service ids, in configuration order
@@ -228,6 +240,7 @@ public class AtlasSettings {
 	 * @return what each service's settings would become, or why they cannot
 	 */
 	public Reload reload() {
+		this.reloaded = true;
 		Map<String, Outcome> outcomes = new LinkedHashMap<>();
 		Set<String> ids = new LinkedHashSet<>();
 		ids.add("");
@@ -271,7 +284,6 @@ public class AtlasSettings {
 		Caller fresh = reload.caller;
 		if (fresh != null) {
 			this.caller = fresh;
-			this.reloaded = true;
 		}
 	}
 
@@ -337,16 +349,6 @@ public class AtlasSettings {
 	 * @param error why the new settings are invalid, or {@code null}
 	 */
 	public record Outcome(ServiceSettings previous, @Nullable ServiceSettings next, @Nullable RuntimeException error) {
-
-		/**
-		 * Whether the settings change.
-		 * @return {@code true} for a valid change, {@code false} for none or an invalid
-		 * one
-		 */
-		public boolean changes() {
-			return this.next != null && !this.next.equals(this.previous);
-		}
-
 	}
 
 	/**

@@ -52,6 +52,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final ServicePipeline pipeline;
 
+	private volatile Bound bound;
+
 	final LiveStats stats;
 
 	/**
@@ -105,6 +107,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
 		this.stats = Objects.requireNonNull(stats, "stats");
+		this.bound = new Bound(this, pipeline.current());
 	}
 
 	/**
@@ -123,14 +126,27 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		ServiceInstanceListSupplier supplier = this.supplierProvider
 			.getIfAvailable(NoopServiceInstanceListSupplier::new);
 		// One read of the rules in force for the whole request.
-		Pipeline version = this.pipeline.current();
+		Bound chooser = bound();
 		AtlasServiceInstanceListSupplier stage = inlineStage(supplier);
 		if (stage != null) {
-			Pipeline stageVersion = (stage.pipeline() == this.pipeline) ? version : stage.pipeline().current();
-			return FirstListChoice.throughStage(stage, stageVersion, request, RoutingContextHolder.get(), this,
-					version);
+			return FirstListChoice.throughStage(stage, request, RoutingContextHolder.get(), chooser);
 		}
-		return FirstListChoice.over(supplier.get(request), request, this, supplier, version);
+		return FirstListChoice.over(supplier.get(request), request, chooser, supplier);
+	}
+
+	/**
+	 * This load balancer with the version of its routing in force, made once per version
+	 * (not per request): what a request's operator holds, so that holding the version
+	 * costs the request nothing.
+	 */
+	private Bound bound() {
+		Pipeline version = this.pipeline.current();
+		Bound bound = this.bound;
+		if (bound.version != version) {
+			bound = new Bound(this, version);
+			this.bound = bound;
+		}
+		return bound;
 	}
 
 	/**
@@ -240,6 +256,22 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	@Override
 	public String toString() {
 		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + strategyName() + ']';
+	}
+
+	/**
+	 * A load balancer with one version of its routing.
+	 */
+	static final class Bound {
+
+		final AtlasLoadBalancer balancer;
+
+		final Pipeline version;
+
+		Bound(AtlasLoadBalancer balancer, Pipeline version) {
+			this.balancer = balancer;
+			this.version = version;
+		}
+
 	}
 
 	/**

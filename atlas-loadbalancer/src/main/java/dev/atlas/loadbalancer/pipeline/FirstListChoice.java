@@ -51,30 +51,28 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	final @Nullable RoutingContext onCallingThread;
 
-	final AtlasLoadBalancer loadBalancer;
+	/** The load balancer, with the version of its routing read once for the request. */
+	final AtlasLoadBalancer.Bound chooser;
 
 	final ServiceInstanceListSupplier supplier;
-
-	final Pipeline version;
 
 	/**
 	 * @param source what {@code supplier} returned for the request
 	 * @param request the request; may be {@code null}
 	 * @param onCallingThread the routing context of the thread that asked for the choice;
 	 * may be {@code null}
-	 * @param loadBalancer chooses from a list ({@link AtlasLoadBalancer#respond})
+	 * @param chooser the load balancer with its routing read once for the request;
+	 * chooses from a list ({@link AtlasLoadBalancer#respond})
 	 * @param supplier the top of the chain, told the choice if it wants to know
-	 * @param version the load balancer's routing, read once for the request
 	 */
 	FirstListChoice(Flux<List<ServiceInstance>> source, @Nullable Request<?> request,
-			@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer,
-			ServiceInstanceListSupplier supplier, Pipeline version) {
+			@Nullable RoutingContext onCallingThread, AtlasLoadBalancer.Bound chooser,
+			ServiceInstanceListSupplier supplier) {
 		this.source = source;
 		this.request = request;
 		this.onCallingThread = onCallingThread;
-		this.loadBalancer = loadBalancer;
+		this.chooser = chooser;
 		this.supplier = supplier;
-		this.version = version;
 	}
 
 	/**
@@ -82,31 +80,27 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 * (debug tracing).
 	 * @param source what {@code supplier} returned for the request
 	 * @param request the request; may be {@code null}
-	 * @param loadBalancer chooses from a list
+	 * @param chooser the load balancer with its routing read once for the request
 	 * @param supplier the top of the chain
-	 * @param version the load balancer's routing, read once for the request
 	 * @return the {@code Mono} of the response
 	 */
 	static Mono<Response<ServiceInstance>> over(Flux<List<ServiceInstance>> source, @Nullable Request<?> request,
-			AtlasLoadBalancer loadBalancer, ServiceInstanceListSupplier supplier, Pipeline version) {
-		return onAssembly(new FirstListChoice(source, request, null, loadBalancer, supplier, version));
+			AtlasLoadBalancer.Bound chooser, ServiceInstanceListSupplier supplier) {
+		return onAssembly(new FirstListChoice(source, request, null, chooser, supplier));
 	}
 
 	/**
 	 * The choice with Atlas's stage applied inline, through Reactor's assembly hooks.
 	 * @param stage Atlas's stage
-	 * @param stageVersion the stage's routing, read once for the request (the same object
-	 * as {@code version} when the two share their {@link ServicePipeline})
 	 * @param request the request; may be {@code null}
 	 * @param onCallingThread the calling thread's routing context; may be {@code null}
-	 * @param loadBalancer chooses from the stage's candidates
-	 * @param version the load balancer's routing, read once for the request
+	 * @param chooser the load balancer with its routing read once for the request;
+	 * chooses from the stage's candidates
 	 * @return the {@code Mono} of the response
 	 */
-	static Mono<Response<ServiceInstance>> throughStage(AtlasServiceInstanceListSupplier stage, Pipeline stageVersion,
-			@Nullable Request<?> request, @Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer,
-			Pipeline version) {
-		return onAssembly(new ThroughStage(stage, stageVersion, request, onCallingThread, loadBalancer, version));
+	static Mono<Response<ServiceInstance>> throughStage(AtlasServiceInstanceListSupplier stage,
+			@Nullable Request<?> request, @Nullable RoutingContext onCallingThread, AtlasLoadBalancer.Bound chooser) {
+		return onAssembly(new ThroughStage(stage, request, onCallingThread, chooser));
 	}
 
 	/**
@@ -194,7 +188,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 			Response<ServiceInstance> response;
 			try {
 				FirstListChoice p = this.parent;
-				response = p.loadBalancer.respond(p.supplier, p.candidates(candidates, this), this, p.version);
+				AtlasLoadBalancer.Bound chooser = p.chooser;
+				response = chooser.balancer.respond(p.supplier, p.candidates(candidates, this), this, chooser.version);
 			}
 			catch (Throwable ex) {
 				this.actual.onError(Operators.onOperatorError(ex, currentContext()));
@@ -219,7 +214,7 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 				return;
 			}
 			this.done = true;
-			complete(this.parent.loadBalancer.noInstance(NoInstanceReason.NO_INSTANCES));
+			complete(this.parent.chooser.balancer.noInstance(NoInstanceReason.NO_INSTANCES));
 		}
 
 		@Override
@@ -260,32 +255,32 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 		@Override
 		public int inFlight(int position) {
-			return this.parent.loadBalancer.stats.inFlight(this.candidates, position);
+			return this.parent.chooser.balancer.stats.inFlight(this.candidates, position);
 		}
 
 		@Override
 		public double latencyMillis(int position) {
-			return this.parent.loadBalancer.stats.latencyMillis(this.candidates, position);
+			return this.parent.chooser.balancer.stats.latencyMillis(this.candidates, position);
 		}
 
 		@Override
 		public double peakEwmaMillis(int position) {
-			return this.parent.loadBalancer.stats.peakEwmaMillis(this.candidates, position);
+			return this.parent.chooser.balancer.stats.peakEwmaMillis(this.candidates, position);
 		}
 
 		@Override
 		public double peakEwmaMillis(int position, long nowNanos) {
-			return this.parent.loadBalancer.stats.peakEwmaMillis(this.candidates, position, nowNanos);
+			return this.parent.chooser.balancer.stats.peakEwmaMillis(this.candidates, position, nowNanos);
 		}
 
 		@Override
 		public long nanoTime() {
-			return this.parent.loadBalancer.stats.nanoTime();
+			return this.parent.chooser.balancer.stats.nanoTime();
 		}
 
 		@Override
 		public long serviceInFlight() {
-			return this.parent.loadBalancer.stats.serviceInFlight();
+			return this.parent.chooser.balancer.stats.serviceInFlight();
 		}
 
 		@Override
@@ -308,27 +303,31 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 */
 	static final class ThroughStage extends FirstListChoice {
 
-		private final Pipeline stageVersion;
-
 		/**
 		 * @param stage Atlas's stage; {@code source} is what its delegate returns for the
 		 * request
-		 * @param stageVersion the stage's routing for the request
 		 * @param request the request; may be {@code null}
 		 * @param onCallingThread the calling thread's routing context; may be
 		 * {@code null}
-		 * @param loadBalancer chooses from the stage's candidates
-		 * @param version the load balancer's routing for the request
+		 * @param chooser the load balancer with its routing for the request
 		 */
-		ThroughStage(AtlasServiceInstanceListSupplier stage, Pipeline stageVersion, @Nullable Request<?> request,
-				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer loadBalancer, Pipeline version) {
-			super(stage.delegateLists(request), request, onCallingThread, loadBalancer, stage, version);
-			this.stageVersion = stageVersion;
+		ThroughStage(AtlasServiceInstanceListSupplier stage, @Nullable Request<?> request,
+				@Nullable RoutingContext onCallingThread, AtlasLoadBalancer.Bound chooser) {
+			super(stage.delegateLists(request), request, onCallingThread, chooser, stage);
 		}
 
+		/**
+		 * The stage applied with the version the load balancer read when the two share
+		 * their {@link ServicePipeline} (as Atlas's auto-configuration builds them), else
+		 * with the stage's own version in force.
+		 */
 		@Override
 		List<ServiceInstance> candidates(List<ServiceInstance> list, ChoiceSubscriber request) {
-			return ((AtlasServiceInstanceListSupplier) this.supplier).select(list, request, this.stageVersion);
+			AtlasServiceInstanceListSupplier stage = (AtlasServiceInstanceListSupplier) this.supplier;
+			AtlasLoadBalancer.Bound chooser = this.chooser;
+			ServicePipeline pipeline = stage.pipeline();
+			return stage.select(list, request,
+					(pipeline == chooser.balancer.pipeline()) ? chooser.version : pipeline.current());
 		}
 
 	}

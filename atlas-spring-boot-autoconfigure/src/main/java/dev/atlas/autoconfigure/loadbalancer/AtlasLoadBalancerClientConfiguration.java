@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.atlas.autoconfigure.AtlasSettings;
-import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
@@ -100,9 +99,9 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, GrayProperties gray,
+	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new InstanceAttributesParser(serviceId(environment), gray.getMetadataKey(), meters(meterRegistry));
+		return new InstanceAttributesParser(serviceId(environment), settings.metadataKey(), meters(meterRegistry));
 	}
 
 	/**

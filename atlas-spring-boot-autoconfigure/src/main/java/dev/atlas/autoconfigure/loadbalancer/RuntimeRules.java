@@ -65,8 +65,6 @@ public final class RuntimeRules {
 			"atlas.gray.metadata-key", "atlas.affinity.enabled", "atlas.propagation.enabled",
 			"atlas.propagation.reactor-automatic", "atlas.lifecycle", "atlas.registry");
 
-	private static final ConfigurationPropertyName ATLAS = ConfigurationPropertyName.of(AtlasProperties.PREFIX);
-
 	private static final List<ConfigurationPropertyName> RESTART_ONLY_NAMES = RESTART_ONLY.stream()
 		.map(ConfigurationPropertyName::of)
 		.toList();
@@ -102,25 +100,20 @@ public final class RuntimeRules {
 	}
 
 	/**
-	 * Applies a change of the environment.
+	 * Applies a change of the environment. Every change is looked at, not only one under
+	 * {@code atlas}: an {@code atlas.*} value may come from a placeholder
+	 * ({@code atlas.affinity.cluster=${sample.cluster:}}); when the resolved rules are
+	 * the same, nothing happens.
 	 * @param changedKeys the names of the properties that changed, as Spring Cloud's
-	 * {@code EnvironmentChangeEvent} gives them; nothing happens unless one is under
-	 * {@code atlas}
+	 * {@code EnvironmentChangeEvent} gives them
 	 */
 	public synchronized void refresh(Collection<String> changedKeys) {
-		List<String> atlasKeys = new ArrayList<>();
 		List<String> restartOnly = new ArrayList<>();
 		for (String key : changedKeys) {
 			ConfigurationPropertyName name = ConfigurationPropertyName.adapt(key.toLowerCase(Locale.ROOT), '.');
-			if (ATLAS.isAncestorOf(name) || ATLAS.equals(name)) {
-				atlasKeys.add(key);
-				if (RESTART_ONLY_NAMES.stream().anyMatch((other) -> other.equals(name) || other.isAncestorOf(name))) {
-					restartOnly.add(key);
-				}
+			if (RESTART_ONLY_NAMES.stream().anyMatch((other) -> other.equals(name) || other.isAncestorOf(name))) {
+				restartOnly.add(key);
 			}
-		}
-		if (atlasKeys.isEmpty()) {
-			return;
 		}
 		if (!restartOnly.isEmpty()) {
 			log.warn("Atlas: {} changed at runtime; read only at startup, so the change applies after a restart",
@@ -167,8 +160,10 @@ public final class RuntimeRules {
 
 	private void change(String serviceId, ServiceSettings previous, ServiceSettings next, AffinityRules affinity) {
 		ServiceRouting routing = this.routings.get(serviceId);
+		// null: the service has no affinity filter of Atlas's, or it has not resolved its
+		// rules yet (it then takes those put in force below at its first request)
 		AffinityRules before = (routing != null) ? routing.affinity() : null;
-		boolean affinityChanges = routing != null && !affinity.equals(before);
+		boolean affinityChanges = before != null && !affinity.equals(before);
 		if (next.equals(previous) && !affinityChanges) {
 			return;
 		}
@@ -220,7 +215,12 @@ public final class RuntimeRules {
 		this.routings.put(routing.serviceId(), routing);
 		ServiceSettings inForce = this.settings.settingsFor(routing.serviceId());
 		if (!inForce.equals(routing.settings())) {
-			routing.apply(inForce, this.callerCluster.rules(), this.clock.instant());
+			try {
+				routing.apply(inForce, this.callerCluster.rules(), this.clock.instant());
+			}
+			catch (RuntimeException ex) {
+				reject(routing.serviceId(), ex);
+			}
 		}
 	}
 

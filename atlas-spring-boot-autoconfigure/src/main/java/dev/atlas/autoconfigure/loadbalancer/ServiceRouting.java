@@ -69,14 +69,15 @@ public final class ServiceRouting implements DisposableBean {
 
 	private volatile @Nullable Instant changedAt;
 
-	// The built-in steps in the version in force (null: not in the pipeline).
-	private @Nullable GrayRouter gray;
+	// The built-in steps in the version in force (null: not in the pipeline); written
+	// under this object's lock.
+	private volatile @Nullable GrayRouter gray;
 
-	private @Nullable SlowStart slowStart;
+	private volatile @Nullable SlowStart slowStart;
 
-	private @Nullable OutlierEjection ejection;
+	private volatile @Nullable OutlierEjection ejection;
 
-	private @Nullable ClusterAffinity clusterAffinity;
+	private volatile @Nullable ClusterAffinity clusterAffinity;
 
 	/**
 	 * Creates the routing of a service and registers it for runtime changes.

@@ -92,10 +92,8 @@ public class AtlasPropagationAutoConfiguration {
 		@Bean
 		ApplicationListener<EnvironmentChangeEvent> atlasPropagatedHeadersRefresh(PropagatedHeaders headers,
 				ConfigurableEnvironment environment) {
+			// Every change is looked at: a header may come from a placeholder.
 			return (event) -> {
-				if (event.getKeys().stream().noneMatch((key) -> key.regionMatches(true, 0, "atlas", 0, 5))) {
-					return;
-				}
 				try {
 					Binder binder = AtlasSettings.binder(environment);
 					PropagationProperties propagation = binder
