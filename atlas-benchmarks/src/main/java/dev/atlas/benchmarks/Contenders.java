@@ -231,12 +231,12 @@ public final class Contenders {
 	private AtlasLoadBalancer chain(GrayRules gray, OutlierDetector outliers, StrategyFactory strategy) {
 		String id = Fixtures.SERVICE_ID;
 		Clock clock = Clock.systemUTC();
-		ServicePipeline pipeline = new ServicePipeline(new Pipeline(new SnapshotCache(parser()),
-				List.of(new SlowStart(WarmupRules.DEFAULTS, clock)),
-				List.of(new GrayRouter(id, gray, this.meters), new OutlierEjection(outliers),
-						new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock),
-						new RetryAvoidance()),
-				strategy.name(), balancer(strategy)));
+		ServicePipeline pipeline = new ServicePipeline(
+				new Pipeline(new SnapshotCache(parser()), List.of(new SlowStart(WarmupRules.DEFAULTS, clock)),
+						List.of(new GrayRouter(id, gray, this.meters), new OutlierEjection(outliers),
+								new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock),
+								new RetryAvoidance()),
+						strategy.name(), balancer(strategy)));
 		AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
 				new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters), pipeline);
 		outliers.instances(stage::lastSeen);

@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -8,6 +9,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 import dev.atlas.autoconfigure.ServiceOverlay.Section;
@@ -76,6 +78,15 @@ public class AtlasSettings {
 
 	private final String metadataKey;
 
+	private final boolean grayEnabled;
+
+	private final boolean affinityEnabled;
+
+	private final Duration staleLimit;
+
+	private volatile BiConsumer<String, ServiceSettings> check = (prefix, settings) -> {
+	};
+
 	/**
 	 * Creates the settings and resolves every configured service.
 	 * @param environment where {@code atlas.*} is read from, at startup and on every
@@ -113,7 +124,15 @@ public class AtlasSettings {
 		// place
 		// on a refresh, rejected values included.
 		this.caller = Caller.bind(binders.get());
+		// read only at startup
 		this.metadataKey = this.caller.gray().getMetadataKey();
+		this.grayEnabled = this.caller.gray().isEnabled();
+		this.affinityEnabled = this.caller.affinity().isEnabled();
+		RegistryProperties registry = binders.get()
+			.bind(RegistryProperties.PREFIX, Bindable.ofInstance(new RegistryProperties()))
+			.orElseGet(RegistryProperties::new);
+		registry.afterPropertiesSet();
+		this.staleLimit = registry.getStaleLimit();
 		settingsFor("");
 		configuredServiceIds().forEach(this::settingsFor);
 	}
@@ -143,7 +162,9 @@ public class AtlasSettings {
 			return resolve(this.caller, serviceId);
 		}
 		try {
-			return resolve(this.caller, serviceId);
+			ServiceSettings settings = resolve(this.caller, serviceId);
+			this.check.accept(prefixFor(serviceId), settings);
+			return settings;
 		}
 		catch (RuntimeException ex) {
 			ServiceSettings global = Objects.requireNonNull(this.resolved.get(""), "global settings");
@@ -163,7 +184,17 @@ public class AtlasSettings {
 	 * range
 	 */
 	public AffinityRules affinity(@Nullable String defaultCluster) {
-		return this.caller.affinity().toRules(defaultCluster);
+		AffinityProperties current = this.caller.affinity();
+		if (current.isEnabled() == this.affinityEnabled) {
+			return current.toRules(defaultCluster);
+		}
+		// atlas.affinity.enabled is read only at startup
+		AffinityProperties asAtStartup = new AffinityProperties();
+		asAtStartup.setEnabled(this.affinityEnabled);
+		asAtStartup.setCluster(current.getCluster());
+		asAtStartup.setMinHealthyRatio(current.getMinHealthyRatio());
+		asAtStartup.setMinInstances(current.getMinInstances());
+		return asAtStartup.toRules(defaultCluster);
 	}
 
 	/**
@@ -184,23 +215,65 @@ public class AtlasSettings {
 	}
 
 	/**
+	 * Whether gray routing is on ({@code atlas.gray.enabled}), as at startup: read only
+	 * at startup.
+	 * @return the startup value
+	 */
+	public boolean grayEnabled() {
+		return this.grayEnabled;
+	}
+
+	/**
+	 * Whether cluster affinity is on ({@code atlas.affinity.enabled}), as at startup:
+	 * read only at startup.
+	 * @return the startup value
+	 */
+	public boolean affinityEnabled() {
+		return this.affinityEnabled;
+	}
+
+	/**
+	 * How long empty registry answers are overridden
+	 * ({@code atlas.registry.stale-limit}), as at startup: read only at startup.
+	 * @return not negative
+	 */
+	public Duration staleLimit() {
+		return this.staleLimit;
+	}
+
+	/**
+	 * Sets the check that the settings of a service resolved for the first time after a
+	 * runtime change must pass (the strategy is registered, and so on), as the startup
+	 * checks do for the configured services; one that fails gets the global settings in
+	 * force instead, with one ERROR.
+	 * @param check given where the service's settings are written (e.g.
+	 * {@code atlas.services.user-service}, or {@code atlas}) and the settings; throws
+	 * {@link IllegalArgumentException} naming the property when they are invalid
+	 */
+	public void check(BiConsumer<String, ServiceSettings> check) {
+		this.check = Objects.requireNonNull(check, "check");
+	}
+
+	/**
+	 * Where the settings of a service are written, for messages: the configured key that
+	 * applies to it ({@link #propertyPrefix(String)}), else {@code atlas}.
+	 * @param serviceId the service id; empty for the global settings
+	 * @return e.g. {@code atlas.services.user-service} or {@code atlas}
+	 */
+	public String prefixFor(String serviceId) {
+		Set<String> configured = configuredServiceIds();
+		String key = configured.contains(serviceId) ? serviceId
+				: configured.stream().filter((k) -> matches(k, serviceId)).findFirst().orElse(null);
+		return (key != null) ? propertyPrefix(key) : AtlasProperties.PREFIX;
+	}
+
+	/**
 	 * The services with settings of their own: under {@code atlas.services}, or with
 	 * canary weights under the deprecated {@code atlas.gray.weights}.
 	 * @return service ids, in configuration order
 	 */
 	public Set<String> configuredServiceIds() {
 		return this.caller.configuredServiceIds();
-	}
-
-	/**
-	 * Every service whose settings have been resolved: the configured ones and the ones
-	 * called so far; not the empty id.
-	 * @return a new set
-	 */
-	public Set<String> resolvedServiceIds() {
-		Set<String> ids = new LinkedHashSet<>(this.resolved.keySet());
-		ids.remove("");
-		return ids;
 	}
 
 	/**
@@ -288,7 +361,8 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * Puts one service's settings in force (or back, to undo).
+	 * Puts one service's settings in force (or back, to undo), as they are: the caller
+	 * checks them first.
 	 * @param serviceId the service id, empty for the global settings
 	 * @param settings the settings
 	 */
@@ -323,8 +397,8 @@ public class AtlasSettings {
 		ServiceGrayProperties lanes = overlay.bind(GRAY, keys);
 		WarmupProperties warmup = overlay.bind(WARMUP, keys);
 		OutlierProperties outlier = overlay.bind(OUTLIER, keys);
-		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(),
-				caller.gray().isEnabled(), caller.gray().rulesFor(serviceId, lanes),
+		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(), this.grayEnabled,
+				caller.gray().rulesFor(serviceId, lanes),
 				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())),
 				outlier.toRules(ServiceOverlay.propertyName(serviceId, OUTLIER.name())),
 				loadbalancer.leastRequestRules(loadbalancerPrefix), loadbalancer.peakEwmaRules(loadbalancerPrefix),
@@ -358,8 +432,10 @@ public class AtlasSettings {
 	 * @param atlas the configured keys
 	 * @param gray the caller's gray settings
 	 * @param affinity the caller's affinity settings
+	 * @param propagation the propagated headers
 	 */
-	public record Caller(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity) {
+	public record Caller(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity,
+			PropagationProperties propagation) {
 
 		static Caller bind(Binder binder) {
 			AtlasProperties atlas = binder.bind(AtlasProperties.PREFIX, Bindable.ofInstance(new AtlasProperties()))
@@ -369,9 +445,12 @@ public class AtlasSettings {
 			AffinityProperties affinity = binder
 				.bind(AffinityProperties.PREFIX, Bindable.ofInstance(new AffinityProperties()))
 				.orElseGet(AffinityProperties::new);
+			PropagationProperties propagation = binder
+				.bind(PropagationProperties.PREFIX, Bindable.ofInstance(new PropagationProperties()))
+				.orElseGet(PropagationProperties::new);
 			gray.afterPropertiesSet();
 			affinity.afterPropertiesSet();
-			return new Caller(binder, atlas, gray, affinity);
+			return new Caller(binder, atlas, gray, affinity, propagation);
 		}
 
 		Set<String> configuredServiceIds() {

@@ -383,7 +383,8 @@ public final class OutlierDetector implements AutoCloseable {
 	private void eject(Health health, String reason, int failures, @Nullable Object cause) {
 		long until;
 		synchronized (this.transitions) {
-			if (this.closed || health.ejectedUntil != 0) {
+			// rules turned off since the outcome was recorded: they eject nothing
+			if (this.closed || health.ejectedUntil != 0 || !rules().enabled()) {
 				return;
 			}
 			health.consecutive5xx.set(0);

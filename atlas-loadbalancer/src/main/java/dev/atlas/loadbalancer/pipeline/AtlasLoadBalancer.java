@@ -54,6 +54,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private volatile Bound bound;
 
+	private volatile Chain chain = new Chain(null, null, false);
+
 	final LiveStats stats;
 
 	/**
@@ -127,11 +129,30 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			.getIfAvailable(NoopServiceInstanceListSupplier::new);
 		// One read of the rules in force for the whole request.
 		Bound chooser = bound();
-		AtlasServiceInstanceListSupplier stage = inlineStage(supplier);
+		Chain chain = chain(supplier);
+		AtlasServiceInstanceListSupplier stage = chain.inline;
 		if (stage != null) {
 			return FirstListChoice.throughStage(stage, request, RoutingContextHolder.get(), chooser);
 		}
+		if (chain.stageBelow) {
+			return FirstListChoice.overStage(supplier.get(request), request, chooser, supplier);
+		}
 		return FirstListChoice.over(supplier.get(request), request, chooser, supplier);
+	}
+
+	/**
+	 * What the supplier chain is, worked out once per supplier object (the provider
+	 * returns the same one for every request).
+	 */
+	private Chain chain(ServiceInstanceListSupplier supplier) {
+		Chain chain = this.chain;
+		if (chain.supplier != supplier) {
+			AtlasServiceInstanceListSupplier inline = inlineStage(supplier);
+			chain = new Chain(supplier, inline,
+					inline == null && AtlasServiceInstanceListSupplier.find(supplier) != null);
+			this.chain = chain;
+		}
+		return chain;
 	}
 
 	/**
@@ -256,6 +277,18 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	@Override
 	public String toString() {
 		return "AtlasLoadBalancer[service=" + this.serviceId + ", strategy=" + strategyName() + ']';
+	}
+
+	/**
+	 * A supplier chain as the load balancer uses it.
+	 *
+	 * @param supplier the top of the chain
+	 * @param inline Atlas's stage when it is applied inline, else {@code null}
+	 * @param stageBelow whether Atlas's stage is in the chain below a supplier that is
+	 * not Spring's retry-aware one
+	 */
+	private record Chain(@Nullable ServiceInstanceListSupplier supplier,
+			@Nullable AtlasServiceInstanceListSupplier inline, boolean stageBelow) {
 	}
 
 	/**

@@ -14,6 +14,7 @@ import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
+import reactor.util.context.ContextView;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -101,8 +102,18 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 		// scheduler); handle() hands over the subscriber's Reactor Context (the reactive
 		// path) when the list arrives.
 		RoutingContext onCallingThread = RoutingContextHolder.get();
-		return delegateLists(request).handle((list, sink) -> sink
-			.next(select(list, new StageRequest(request, sink.contextView(), onCallingThread))));
+		return delegateLists(request).handle((list, sink) -> sink.next(select(list,
+				new StageRequest(request, sink.contextView(), onCallingThread), version(sink.contextView()))));
+	}
+
+	/**
+	 * The version of the routing for a request: the one its load balancer read, when it
+	 * shares this stage's {@link ServicePipeline} and put it in the subscriber's
+	 * {@code Context} (see {@code FirstListChoice}), else the one in force now.
+	 */
+	private Pipeline version(ContextView context) {
+		Pipeline read = context.getOrDefault(this.pipeline, null);
+		return (read != null) ? read : this.pipeline.current();
 	}
 
 	/**

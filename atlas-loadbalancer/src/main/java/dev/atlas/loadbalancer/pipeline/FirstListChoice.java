@@ -13,6 +13,7 @@ import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -90,6 +91,20 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	}
 
 	/**
+	 * The choice over what a supplier chain returned that has Atlas's stage below its top
+	 * (an application's supplier wraps it), through Reactor's assembly hooks.
+	 * @param source what {@code supplier} returned for the request
+	 * @param request the request; may be {@code null}
+	 * @param chooser the load balancer with its routing read once for the request
+	 * @param supplier the top of the chain
+	 * @return the {@code Mono} of the response
+	 */
+	static Mono<Response<ServiceInstance>> overStage(Flux<List<ServiceInstance>> source, @Nullable Request<?> request,
+			AtlasLoadBalancer.Bound chooser, ServiceInstanceListSupplier supplier) {
+		return onAssembly(new OverStage(source, request, chooser, supplier));
+	}
+
+	/**
 	 * The choice with Atlas's stage applied inline, through Reactor's assembly hooks.
 	 * @param stage Atlas's stage
 	 * @param request the request; may be {@code null}
@@ -116,7 +131,16 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	@Override
 	public void subscribe(CoreSubscriber<? super Response<ServiceInstance>> actual) {
-		this.source.subscribe(new ChoiceSubscriber(actual, this));
+		this.source.subscribe(subscriber(actual));
+	}
+
+	/**
+	 * The subscriber of one request.
+	 * @param actual the downstream subscriber
+	 * @return a new subscriber
+	 */
+	ChoiceSubscriber subscriber(CoreSubscriber<? super Response<ServiceInstance>> actual) {
+		return new ChoiceSubscriber(actual, this);
 	}
 
 	@Override
@@ -136,8 +160,7 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	 * request, this subscriber's Reactor {@code Context} and the calling thread's routing
 	 * context.
 	 */
-	static final class ChoiceSubscriber
-			extends Operators.MonoSubscriber<List<ServiceInstance>, Response<ServiceInstance>>
+	static class ChoiceSubscriber extends Operators.MonoSubscriber<List<ServiceInstance>, Response<ServiceInstance>>
 			implements AtlasLoadBalancer.Picking {
 
 		private final FirstListChoice parent;
@@ -292,6 +315,49 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 				return this.done;
 			}
 			return super.scanUnsafe(key);
+		}
+
+	}
+
+	/**
+	 * The choice over a chain with Atlas's stage below its top, where the stage runs as a
+	 * supplier of the chain, possibly on another thread: the version of the routing the
+	 * load balancer read is put in the Reactor {@code Context} under its
+	 * {@link ServicePipeline}, so that the stage applies that version and a request sees
+	 * one version of the rules on this path too (at the cost of a {@code Context} per
+	 * request, on this path only).
+	 */
+	static final class OverStage extends FirstListChoice {
+
+		OverStage(Flux<List<ServiceInstance>> source, @Nullable Request<?> request, AtlasLoadBalancer.Bound chooser,
+				ServiceInstanceListSupplier supplier) {
+			super(source, request, null, chooser, supplier);
+		}
+
+		@Override
+		ChoiceSubscriber subscriber(CoreSubscriber<? super Response<ServiceInstance>> actual) {
+			return new VersionedChoiceSubscriber(actual, this);
+		}
+
+	}
+
+	/**
+	 * The subscriber of a chain with Atlas's stage below its top: its {@code Context}
+	 * holds the version of the routing the load balancer read for the request.
+	 */
+	static final class VersionedChoiceSubscriber extends ChoiceSubscriber {
+
+		private final Context context;
+
+		VersionedChoiceSubscriber(CoreSubscriber<? super Response<ServiceInstance>> actual, FirstListChoice parent) {
+			super(actual, parent);
+			AtlasLoadBalancer.Bound chooser = parent.chooser;
+			this.context = actual.currentContext().put(chooser.balancer.pipeline(), chooser.version);
+		}
+
+		@Override
+		public Context currentContext() {
+			return this.context;
 		}
 
 	}

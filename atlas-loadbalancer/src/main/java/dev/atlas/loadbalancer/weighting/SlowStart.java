@@ -103,12 +103,16 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 * configuration): it keeps what this one has seen, so every instance keeps its age
 	 * (when it was first seen), and the new duration, aggression and minimum weight apply
 	 * from its first snapshot on. Both may be used at once (requests that started before
-	 * the change finish with this one).
+	 * the change finish with this one). Warmup turned on after being off starts afresh:
+	 * while off it saw nothing, so it counts the instances of the first list it sees as
+	 * warm, as at startup.
 	 * @param next the new rules
-	 * @return a new adjuster sharing this one's knowledge of the instances
+	 * @return a new adjuster sharing this one's knowledge of the instances (none when
+	 * warmup was off)
 	 */
 	public SlowStart withRules(WarmupRules next) {
-		return new SlowStart(next, this.clock, this.tickMillis, this.sightings);
+		Sightings seen = this.rules.enabled() ? this.sightings : new Sightings();
+		return new SlowStart(next, this.clock, this.tickMillis, seen);
 	}
 
 	/**

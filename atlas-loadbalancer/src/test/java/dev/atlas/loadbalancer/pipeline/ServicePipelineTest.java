@@ -12,11 +12,14 @@ import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.loadbalancer.core.DelegatingServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
@@ -53,7 +56,7 @@ class ServicePipelineTest {
 		return (candidates, request) -> {
 			this.log.add(name);
 			seen.add(candidates);
-			return candidates.derive(this, (snapshot) -> snapshot);
+			return candidates.derive(seen, (snapshot) -> snapshot);
 		};
 	}
 
@@ -62,10 +65,29 @@ class ServicePipelineTest {
 	}
 
 	private AtlasLoadBalancer balancer(ServicePipeline pipeline) {
+		return balancer(pipeline, false);
+	}
+
+	/**
+	 * The load balancer over the stage; with {@code wrapped}, an application's supplier
+	 * tops the chain, so the stage runs as a supplier rather than inline.
+	 */
+	private AtlasLoadBalancer balancer(ServicePipeline pipeline, boolean wrapped) {
 		AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(TestStages.discovery(this.fleet),
 				null, pipeline);
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
-		beans.addBean("supplier", stage);
+		beans.addBean("supplier", wrapped ? new DelegatingServiceInstanceListSupplier(stage) {
+			@Override
+			public Flux<List<ServiceInstance>> get() {
+				return this.delegate.get();
+			}
+
+			@Override
+			public Flux<List<ServiceInstance>> get(Request request) {
+				// the version may change before the stage runs
+				return Flux.defer(() -> this.delegate.get(request));
+			}
+		} : stage);
 		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class), pipeline,
 				LiveStats.NONE);
 	}
@@ -95,6 +117,24 @@ class ServicePipelineTest {
 		this.log.clear();
 		choose(balancer);
 		assertThat(this.log).as("the next request").containsExactly("v2", "v2");
+	}
+
+	@Test
+	void aRequestGoesThroughOneVersionWhenTheStageIsNotTheTopOfTheChain() {
+		AtomicReference<ServicePipeline> holder = new AtomicReference<>();
+		Pipeline v2 = version("v2", filter("v2", new ArrayList<>()));
+		Pipeline v1 = version("v1", filter("v1", new ArrayList<>()));
+		ServicePipeline pipeline = new ServicePipeline(v1);
+		holder.set(pipeline);
+		AtlasLoadBalancer balancer = balancer(pipeline, true);
+		// the rules change after the load balancer read them, before the stage runs
+		Mono<?> choice = Mono.from(balancer.choose(new DefaultRequest<>()));
+		pipeline.update((current) -> v2);
+		choice.block();
+		assertThat(this.log).as("the stage and the strategy of the version read").containsExactly("v1", "v1");
+		this.log.clear();
+		choose(balancer);
+		assertThat(this.log).containsExactly("v2", "v2");
 	}
 
 	@Test

@@ -95,6 +95,22 @@ class SlowStartTest {
 		assertThat(new SlowStart(second.rules(), this.clock).apply(listedAgain)).isSameAs(listedAgain);
 	}
 
+	@Test
+	void warmupTurnedOnAtRuntimeCountsTheInstancesItFirstSeesAsWarm() {
+		SlowStart off = new SlowStart(WarmupRules.OFF, this.clock);
+		off.apply(fleet(instance("A")));
+		this.clock.set(T0 + 600_000);
+		// B joined while warmup was off: it has served for a while, it is not new
+		InstanceSnapshot withB = fleet(instance("A"), instance("B"));
+		assertThat(off.apply(withB)).isSameAs(withB);
+		SlowStart on = off.withRules(WarmupRules.DEFAULTS);
+		assertThat(on.apply(withB)).as("both warm").isSameAs(withB);
+		this.clock.set(T0 + 630_000);
+		InstanceSnapshot withC = fleet(instance("A"), instance("B"), instance("C"));
+		assertThat(on.apply(withC).effectiveWeights()).as("C, new since warmup is on, ramps up")
+			.containsExactly(1.0, 1.0, 0.1);
+	}
+
 	/**
 	 * 20,000 picks with a seeded random; sigma of a share below 0.4 points, tolerance 2
 	 * points.

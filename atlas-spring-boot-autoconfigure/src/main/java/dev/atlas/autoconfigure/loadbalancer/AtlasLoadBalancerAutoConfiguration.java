@@ -17,6 +17,7 @@ import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.autoconfigure.OutlierProperties;
 import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.WarmupProperties;
+import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
@@ -307,6 +308,7 @@ public class AtlasLoadBalancerAutoConfiguration {
 			.collect(Collectors.toSet());
 		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList(), builtIns);
 		registry.check(AtlasProperties.PREFIX, settings.settingsFor(""));
+		settings.check(registry::check);
 		atlas.getServices()
 			.keySet()
 			.forEach(
@@ -320,13 +322,14 @@ public class AtlasLoadBalancerAutoConfiguration {
 	 * @param strategies the registered strategies
 	 * @param callerCluster the caller's cluster
 	 * @param meterRegistry where the change counters are registered
+	 * @param propagatedHeaders the propagated headers, when propagation is on
 	 * @return the applier
 	 */
 	@Bean
 	RuntimeRules atlasRuntimeRules(AtlasSettings settings, StrategyRegistry strategies, CallerCluster callerCluster,
-			ObjectProvider<MeterRegistry> meterRegistry) {
+			ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<PropagatedHeaders> propagatedHeaders) {
 		return new RuntimeRules(settings, strategies, callerCluster,
-				AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC());
+				AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC(), propagatedHeaders);
 	}
 
 	/** Spring Cloud's refresh drives runtime changes. */

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.atlas.autoconfigure.AtlasSettings;
-import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
@@ -96,6 +95,21 @@ public class AtlasLoadBalancerClientConfiguration {
 		return meterRegistry.getIfUnique(CompositeMeterRegistry::new);
 	}
 
+	/**
+	 * The service's settings as this context is built with them, resolved once, so that
+	 * every built-in step and {@link ServiceRouting} start from the same rules (a runtime
+	 * change made while the context is created is then applied when
+	 * {@link ServiceRouting} registers).
+	 * @param environment the child context's environment (names the service)
+	 * @param settings the settings of every service
+	 * @return the settings in force now
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	ServiceSettings atlasServiceSettings(Environment environment, AtlasSettings settings) {
+		return settings.settingsFor(serviceId(environment));
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
@@ -108,15 +122,14 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * Warmup (slow start), the built-in weight adjuster; always declared, since a service
 	 * may turn warmup on under {@code atlas.services.<service-id>.warmup} while it is off
 	 * globally (then it passes every snapshot through unchanged).
-	 * @param environment the child context's environment (names the service)
 	 * @param settings the service's settings (its warmup rules)
 	 * @return the adjuster
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	SlowStart atlasSlowStart(Environment environment, AtlasSettings settings) {
-		return new SlowStart(settings.settingsFor(serviceId(environment)).warmup(), Clock.systemUTC());
+	SlowStart atlasSlowStart(ServiceSettings settings) {
+		return new SlowStart(settings.warmup(), Clock.systemUTC());
 	}
 
 	/**
@@ -130,10 +143,10 @@ public class AtlasLoadBalancerClientConfiguration {
 	@ConditionalOnBooleanProperty(name = "atlas.gray.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	GrayRouter atlasGrayRouter(Environment environment, AtlasSettings settings,
+	GrayRouter atlasGrayRouter(Environment environment, ServiceSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		return new GrayRouter(serviceId, settings.settingsFor(serviceId).gray(), meters(meterRegistry));
+		return new GrayRouter(serviceId, settings.gray(), meters(meterRegistry));
 	}
 
 	/**
@@ -180,10 +193,10 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	OutlierDetector atlasOutlierDetector(Environment environment, AtlasSettings settings, ProbeScheduler scheduler,
+	OutlierDetector atlasOutlierDetector(Environment environment, ServiceSettings settings, ProbeScheduler scheduler,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		OutlierRules rules = settings.settingsFor(serviceId).outlier();
+		OutlierRules rules = settings.outlier();
 		return new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()), scheduler,
 				meters(meterRegistry));
 	}
@@ -216,7 +229,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * Last-known-good over empty registry answers, with a connect check of stale lists
 	 * (TCP, the outlier probe's timeout and interval).
 	 * @param environment the child context's environment (names the service)
-	 * @param registry the stale limit
+	 * @param atlasSettings the stale limit
 	 * @param settings the service's settings (its probe timeout and interval)
 	 * @param scheduler runs the connect checks
 	 * @param meterRegistry where the stale counter is registered
@@ -225,11 +238,11 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	LastKnownGood atlasLastKnownGood(Environment environment, RegistryProperties registry, AtlasSettings settings,
+	LastKnownGood atlasLastKnownGood(Environment environment, AtlasSettings atlasSettings, ServiceSettings settings,
 			ProbeScheduler scheduler, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		ProbeRules probe = settings.settingsFor(serviceId).outlier().probe();
-		return new LastKnownGood(serviceId, registry.getStaleLimit(), Clock.systemUTC(), meters(meterRegistry),
+		ProbeRules probe = settings.outlier().probe();
+		return new LastKnownGood(serviceId, atlasSettings.staleLimit(), Clock.systemUTC(), meters(meterRegistry),
 				new LastKnownGood.StaleCheck(Probes.tcp(probe.timeout()), scheduler, probe.interval()));
 	}
 
@@ -304,8 +317,8 @@ public class AtlasLoadBalancerClientConfiguration {
 
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	InstanceStats atlasInstanceStats(Environment environment, AtlasSettings settings) {
-		return new InstanceStats(settings.settingsFor(serviceId(environment)).peakEwma().decayTime(), System::nanoTime);
+	InstanceStats atlasInstanceStats(ServiceSettings settings) {
+		return new InstanceStats(settings.peakEwma().decayTime(), System::nanoTime);
 	}
 
 	@Bean
@@ -336,7 +349,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * order (retry avoidance last) and the configured strategy; {@link ServiceRouting}
 	 * puts new versions in force when the rules change at runtime.
 	 * @param environment the child context's environment (names the service)
-	 * @param atlasSettings the service's settings
+	 * @param settings the service's settings
 	 * @param strategies the registered strategies
 	 * @param parser parses lists into snapshots
 	 * @param adjusters the weight adjusters
@@ -346,11 +359,10 @@ public class AtlasLoadBalancerClientConfiguration {
 	 */
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	ServicePipeline atlasServicePipeline(Environment environment, AtlasSettings atlasSettings,
-			StrategyRegistry strategies, InstanceAttributesParser parser, ObjectProvider<WeightAdjuster> adjusters,
+	ServicePipeline atlasServicePipeline(Environment environment, ServiceSettings settings, StrategyRegistry strategies,
+			InstanceAttributesParser parser, ObjectProvider<WeightAdjuster> adjusters,
 			ObjectProvider<CandidateFilter> filters, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		ServiceSettings settings = atlasSettings.settingsFor(serviceId);
 		MeterRegistry meters = meters(meterRegistry);
 		LoadBalancingStrategy strategy = strategies.create(settings.strategy(),
 				new StrategySettings(serviceId, parser, settings.allZeroWeights(), meters));
@@ -371,7 +383,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	ServiceRouting atlasServiceRouting(Environment environment, ConfigurableListableBeanFactory beanFactory,
-			AtlasSettings settings, ServicePipeline pipeline, RuntimeRules rules, StrategyRegistry strategies,
+			ServiceSettings settings, ServicePipeline pipeline, RuntimeRules rules, StrategyRegistry strategies,
 			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<OutlierDetector> detector,
 			ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler, CallerCluster callerCluster,
 			ObjectProvider<MeterRegistry> meterRegistry) {
@@ -382,7 +394,7 @@ public class AtlasLoadBalancerClientConfiguration {
 				localBean(beanFactory, "atlasSlowStart", SlowStart.class),
 				localBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class),
 				localBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class));
-		return new ServiceRouting(serviceId, pipeline, settings.settingsFor(serviceId), parts, rules);
+		return new ServiceRouting(serviceId, pipeline, settings, parts, rules);
 	}
 
 	/** Atlas's own bean of that name in this context, or {@code null}. */

@@ -150,7 +150,7 @@ final class CallerCluster {
 	 */
 	private Resolution resolution() {
 		String named = namedByProperty();
-		if (named != null || !this.settings.affinityProperties().isEnabled()) {
+		if (named != null || !this.settings.affinityEnabled()) {
 			return new Resolution(this.settings.affinity(named), named, false);
 		}
 		LoadBalancerZoneConfig bean = zoneBean();

@@ -3,6 +3,8 @@ package dev.atlas.autoconfigure.loadbalancer;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -12,13 +14,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
 import dev.atlas.loadbalancer.routing.AffinityRules;
+import dev.atlas.loadbalancer.routing.GrayRules;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 
 /**
@@ -79,7 +84,12 @@ public final class RuntimeRules {
 
 	private final Clock clock;
 
+	private final ObjectProvider<PropagatedHeaders> propagatedHeaders;
+
 	private final Map<String, ServiceRouting> routings = new ConcurrentHashMap<>();
+
+	/** The last rejection reported per service, so that it is not reported again. */
+	private final Map<String, String> lastRejection = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates the applier.
@@ -89,14 +99,17 @@ public final class RuntimeRules {
 	 * @param meters where {@value #REJECTED_METER} and {@value #CHANGES_METER} are
 	 * registered
 	 * @param clock the time of changes
+	 * @param propagatedHeaders the headers carried from inbound requests, updated as the
+	 * rules in force need (when propagation is on)
 	 */
 	public RuntimeRules(AtlasSettings settings, StrategyRegistry strategies, CallerCluster callerCluster,
-			MeterRegistry meters, Clock clock) {
+			MeterRegistry meters, Clock clock, ObjectProvider<PropagatedHeaders> propagatedHeaders) {
 		this.settings = settings;
 		this.strategies = strategies;
 		this.callerCluster = callerCluster;
 		this.meters = meters;
 		this.clock = clock;
+		this.propagatedHeaders = propagatedHeaders;
 	}
 
 	/**
@@ -128,44 +141,68 @@ public final class RuntimeRules {
 			this.settings.acceptCaller(reload);
 			affinity = this.callerCluster.resolveNow();
 		}
+		// rejections grouped by message, so that one invalid value many services read
+		// gives one ERROR line
+		Map<String, List<String>> rejected = new LinkedHashMap<>();
 		for (Map.Entry<String, AtlasSettings.Outcome> entry : reload.outcomes().entrySet()) {
 			String serviceId = entry.getKey();
 			AtlasSettings.Outcome outcome = entry.getValue();
 			ServiceSettings next = outcome.next();
-			if (serviceId.isEmpty()) {
-				if (next != null) {
-					this.settings.accept("", next);
-				}
-				continue;
-			}
 			RuntimeException error = outcome.error();
-			if (error == null) {
+			if (error == null && next != null) {
 				try {
-					this.strategies.check(prefixFor(serviceId), next);
+					this.strategies.check(this.settings.prefixFor(serviceId), next);
 				}
 				catch (RuntimeException ex) {
 					error = ex;
 				}
 			}
-			if (error != null || next == null || affinity == null) {
-				reject(serviceId, error);
+			if (error == null && next != null && affinity != null) {
+				error = change(serviceId, outcome.previous(), next, affinity);
+			}
+			if (error == null) {
+				this.lastRejection.remove(serviceId);
 				continue;
 			}
-			change(serviceId, outcome.previous(), next, affinity);
+			String message = AtlasSettings.describe(error);
+			if (!message.equals(this.lastRejection.put(serviceId, message)) && !shadowed(serviceId)) {
+				rejected.computeIfAbsent(message, (m) -> new ArrayList<>()).add(serviceId);
+			}
 		}
-		if (affinity != null) {
+		rejected.forEach((message, serviceIds) -> {
+			List<String> services = serviceIds.stream().filter((id) -> !id.isEmpty()).toList();
+			services.forEach((id) -> Counter.builder(REJECTED_METER)
+				.description("Runtime changes of a service's routing rules rejected as invalid (the previous rules "
+						+ "stay in force)")
+				.tag("service", id)
+				.register(this.meters)
+				.increment());
+			String which = services.isEmpty() ? "the global rules (atlas.*), which stay"
+					: ((services.size() == 1) ? "service '" + services.get(0) + "', whose previous rules stay"
+							: "services " + services + ", whose previous rules stay");
+			log.error("Atlas rejected the configuration change for {} in force: {}", which, message);
+		});
+		if (affinity != null && this.callerCluster.isResolved()) {
+			// Before the first request, the rules stay unresolved: a registry integration
+			// may still set the zone.
 			this.callerCluster.put(affinity);
 		}
+		updatePropagatedHeaders(reload);
 	}
 
-	private void change(String serviceId, ServiceSettings previous, ServiceSettings next, AffinityRules affinity) {
+	/**
+	 * Puts a service's valid new settings in force.
+	 * @return why they could not be, or {@code null}
+	 */
+	private @Nullable RuntimeException change(String serviceId, ServiceSettings previous, ServiceSettings next,
+			AffinityRules affinity) {
 		ServiceRouting routing = this.routings.get(serviceId);
 		// null: the service has no affinity filter of Atlas's, or it has not resolved its
-		// rules yet (it then takes those put in force below at its first request)
+		// rules yet (it then resolves them at its first request)
 		AffinityRules before = (routing != null) ? routing.affinity() : null;
 		boolean affinityChanges = before != null && !affinity.equals(before);
 		if (next.equals(previous) && !affinityChanges) {
-			return;
+			return null;
 		}
 		this.settings.accept(serviceId, next);
 		if (routing != null) {
@@ -174,36 +211,66 @@ public final class RuntimeRules {
 			}
 			catch (RuntimeException ex) {
 				this.settings.accept(serviceId, previous);
-				reject(serviceId, ex);
-				return;
+				return ex;
 			}
+		}
+		if (serviceId.isEmpty() || shadowed(serviceId)) {
+			return null;
 		}
 		Counter.builder(CHANGES_METER)
 			.description("Runtime changes of a service's routing rules put in force")
 			.tag("service", serviceId)
 			.register(this.meters)
 			.increment();
-		List<String> changes = RulesView.changes(RulesView.of(previous, before), RulesView.of(next, affinity));
+		List<String> changes = RulesView.changes(RulesView.of(previous, before),
+				RulesView.of(next, affinityChanges ? affinity : before));
 		log.info("Atlas rules of service '{}' changed: {}", serviceId,
 				changes.isEmpty() ? "(no visible difference)" : String.join("; ", changes));
+		return null;
 	}
 
-	private void reject(String serviceId, @Nullable RuntimeException error) {
-		Counter.builder(REJECTED_METER)
-			.description("Runtime changes of a service's routing rules rejected as invalid (the previous rules stay)")
-			.tag("service", serviceId)
-			.register(this.meters)
-			.increment();
-		log.error("Atlas rejected the configuration change for service '{}', whose previous rules stay in force: {}",
-				serviceId, (error != null) ? AtlasSettings.describe(error) : "invalid caller-level settings");
+	/**
+	 * Whether a configured key is only another spelling of a service called under its own
+	 * id (e.g. {@code user-service} configured, {@code USER-SERVICE} called): its outcome
+	 * is reported for the called id alone.
+	 */
+	private boolean shadowed(String serviceId) {
+		if (serviceId.isEmpty() || this.routings.containsKey(serviceId)) {
+			return false;
+		}
+		return this.routings.keySet()
+			.stream()
+			.anyMatch((called) -> !called.equals(serviceId) && AtlasSettings.matches(serviceId, called));
 	}
 
-	/** Where a service's strategy is configured, for messages. */
-	private String prefixFor(String serviceId) {
-		Set<String> configured = this.settings.configuredServiceIds();
-		String key = configured.contains(serviceId) ? serviceId
-				: configured.stream().filter((k) -> AtlasSettings.matches(k, serviceId)).findFirst().orElse(null);
-		return (key != null) ? this.settings.propertyPrefix(key) : AtlasProperties.PREFIX;
+	/**
+	 * The propagated headers as the rules in force need them: the configured ones, and
+	 * the gray and hash-key headers of every service's rules in force (not those of a
+	 * change that was rejected).
+	 */
+	private void updatePropagatedHeaders(AtlasSettings.Reload reload) {
+		PropagatedHeaders headers = this.propagatedHeaders.getIfAvailable();
+		AtlasSettings.Caller caller = reload.caller();
+		if (headers == null || caller == null) {
+			return;
+		}
+		Set<String> names = new LinkedHashSet<>();
+		caller.propagation().getHeaders().forEach((header) -> add(names, header));
+		for (String serviceId : reload.outcomes().keySet()) {
+			GrayRules gray = this.settings.settingsFor(serviceId).gray();
+			add(names, gray.header());
+			add(names, gray.hashKeyHeader());
+		}
+		if (!names.equals(new LinkedHashSet<>(headers.names()))) {
+			log.info("Atlas propagates the headers {} (was {})", names, headers.names());
+			headers.names(names);
+		}
+	}
+
+	private static void add(Set<String> names, @Nullable String header) {
+		if (header != null && !header.isBlank()) {
+			names.add(header.trim().toLowerCase(Locale.ROOT));
+		}
 	}
 
 	/**
@@ -219,7 +286,9 @@ public final class RuntimeRules {
 				routing.apply(inForce, this.callerCluster.rules(), this.clock.instant());
 			}
 			catch (RuntimeException ex) {
-				reject(routing.serviceId(), ex);
+				log.error(
+						"Atlas could not put the rules in force for service '{}', which keeps those it started with: {}",
+						routing.serviceId(), AtlasSettings.describe(ex));
 			}
 		}
 	}
@@ -230,15 +299,6 @@ public final class RuntimeRules {
 	 */
 	synchronized void unregister(ServiceRouting routing) {
 		this.routings.remove(routing.serviceId(), routing);
-	}
-
-	/**
-	 * The routing of a service, while its context lives.
-	 * @param serviceId the service id
-	 * @return {@code null} when the service has no load-balancer context
-	 */
-	public @Nullable ServiceRouting routing(String serviceId) {
-		return this.routings.get(serviceId);
 	}
 
 }

@@ -25,6 +25,7 @@ import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.stats.InstanceStats;
+import dev.atlas.loadbalancer.support.InstanceProbe;
 import dev.atlas.loadbalancer.support.Scheduler;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -188,10 +189,10 @@ public final class ServiceRouting implements DisposableBean {
 	}
 
 	/**
-	 * Puts new rules in force: builds the next version (what can fail is done first, so a
-	 * failure leaves everything as it was), then applies the changes to what is kept (the
-	 * outlier detector's rules, the statistics' decay time, the stale check) and swaps
-	 * the version.
+	 * Puts new rules in force: first builds what may fail (the strategy, the new steps,
+	 * the probes), so that a failure leaves everything as it was; then applies the
+	 * changes to what is kept (the outlier detector's rules, the statistics' decay time,
+	 * the stale check) and swaps the version.
 	 * @param next the new settings, checked
 	 * @param nextAffinity the caller's new affinity rules
 	 * @param now when the change is made
@@ -213,25 +214,31 @@ public final class ServiceRouting implements DisposableBean {
 				? new GrayRouter(this.serviceId, next.gray(), this.parts.meters()) : this.gray;
 		SlowStart nextSlowStart = (this.slowStart != null && !next.warmup().equals(previous.warmup()))
 				? this.slowStart.withRules(next.warmup()) : this.slowStart;
-		boolean outlierChanges = !next.outlier().equals(previous.outlier());
 		ClusterAffinity nextClusterAffinity = (this.clusterAffinity != null && !nextAffinity.equals(affinity()))
 				? new ClusterAffinity(this.serviceId, nextAffinity, this.parts.meters(), this.parts.clock())
 				: this.clusterAffinity;
+		boolean outlierChanges = !next.outlier().equals(previous.outlier());
 		OutlierDetector detector = this.parts.detector();
-		if (outlierChanges && detector != null) {
-			detector.update(next.outlier(), Probes.of(next.outlier().probe()));
+		InstanceProbe probe = (outlierChanges && detector != null) ? Probes.of(next.outlier().probe()) : null;
+		LastKnownGood lastKnownGood = this.parts.lastKnownGood();
+		ProbeRules probeRules = next.outlier().probe();
+		LastKnownGood.StaleCheck staleCheck = (lastKnownGood != null
+				&& (!probeRules.timeout().equals(previous.outlier().probe().timeout())
+						|| !probeRules.interval().equals(previous.outlier().probe().interval())))
+								? new LastKnownGood.StaleCheck(Probes.tcp(probeRules.timeout()), this.parts.scheduler(),
+										probeRules.interval())
+								: null;
+		// Nothing below throws: the live objects change only now.
+		if (probe != null) {
+			detector.update(next.outlier(), probe);
 		}
-		OutlierEjection nextEjection = (this.ejection != null && outlierChanges && detector != null)
-				? new OutlierEjection(detector) : this.ejection;
+		OutlierEjection nextEjection = (this.ejection != null && probe != null) ? new OutlierEjection(detector)
+				: this.ejection;
 		if (!next.peakEwma().decayTime().equals(previous.peakEwma().decayTime())) {
 			this.parts.stats().decayTime(next.peakEwma().decayTime());
 		}
-		LastKnownGood lastKnownGood = this.parts.lastKnownGood();
-		ProbeRules probe = next.outlier().probe();
-		if (lastKnownGood != null && (!probe.timeout().equals(previous.outlier().probe().timeout())
-				|| !probe.interval().equals(previous.outlier().probe().interval()))) {
-			lastKnownGood.staleCheck(new LastKnownGood.StaleCheck(Probes.tcp(probe.timeout()), this.parts.scheduler(),
-					probe.interval()));
+		if (staleCheck != null) {
+			lastKnownGood.staleCheck(staleCheck);
 		}
 		List<WeightAdjuster> adjusters = new ArrayList<>();
 		for (WeightAdjuster adjuster : current.adjusters()) {
@@ -241,8 +248,9 @@ public final class ServiceRouting implements DisposableBean {
 		for (CandidateFilter filter : current.filters()) {
 			filters.add(replaced(filter, nextGray, nextEjection, nextClusterAffinity));
 		}
-		this.pipeline.update((version) -> new Pipeline(new SnapshotCache(this.parts.parser()), adjusters, filters,
-				next.strategy(), strategy));
+		Pipeline version = new Pipeline(new SnapshotCache(this.parts.parser()), adjusters, filters, next.strategy(),
+				strategy);
+		this.pipeline.update((replaced) -> version);
 		this.gray = nextGray;
 		this.slowStart = nextSlowStart;
 		this.ejection = nextEjection;

@@ -6,7 +6,6 @@ import java.util.Locale;
 import java.util.Set;
 
 import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.PropagationProperties;
 import dev.atlas.autoconfigure.ServiceProperties;
@@ -14,8 +13,6 @@ import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Hooks;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -25,16 +22,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.bind.Bindable;
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerRequestTransformer;
-import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
-import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
-import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.task.TaskDecorator;
 import org.springframework.core.task.support.ContextPropagatingTaskDecorator;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -68,8 +60,6 @@ import org.springframework.web.reactive.function.client.WebClient;
 @EnableConfigurationProperties({ PropagationProperties.class, GrayProperties.class, AtlasProperties.class })
 public class AtlasPropagationAutoConfiguration {
 
-	private static final Logger log = LoggerFactory.getLogger(AtlasPropagationAutoConfiguration.class);
-
 	static {
 		ContextRegistry.getInstance().registerThreadLocalAccessor(new RoutingContextAccessor());
 	}
@@ -78,46 +68,6 @@ public class AtlasPropagationAutoConfiguration {
 	PropagatedHeaders atlasPropagatedHeaders(PropagationProperties propagation, GrayProperties gray,
 			AtlasProperties atlas) {
 		return new PropagatedHeaders(headerNames(propagation, gray, atlas.getServices().values()));
-	}
-
-	/**
-	 * Follows runtime changes of the propagated headers
-	 * ({@code atlas.propagation.headers}, the gray header, hash-key headers) made through
-	 * Spring Cloud's refresh.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "org.springframework.cloud.context.environment.EnvironmentChangeEvent")
-	static class RefreshConfiguration {
-
-		@Bean
-		ApplicationListener<EnvironmentChangeEvent> atlasPropagatedHeadersRefresh(PropagatedHeaders headers,
-				ConfigurableEnvironment environment) {
-			// Every change is looked at: a header may come from a placeholder.
-			return (event) -> {
-				try {
-					Binder binder = AtlasSettings.binder(environment);
-					PropagationProperties propagation = binder
-						.bind(PropagationProperties.PREFIX, Bindable.ofInstance(new PropagationProperties()))
-						.orElseGet(PropagationProperties::new);
-					GrayProperties gray = binder.bind(GrayProperties.PREFIX, Bindable.ofInstance(new GrayProperties()))
-						.orElseGet(GrayProperties::new);
-					gray.afterPropertiesSet();
-					AtlasProperties atlas = binder
-						.bind(AtlasProperties.PREFIX, Bindable.ofInstance(new AtlasProperties()))
-						.orElseGet(AtlasProperties::new);
-					Set<String> names = headerNames(propagation, gray, atlas.getServices().values());
-					if (!names.equals(new LinkedHashSet<>(headers.names()))) {
-						log.info("Atlas propagates the headers {} (was {})", names, headers.names());
-						headers.names(names);
-					}
-				}
-				catch (RuntimeException ex) {
-					log.warn("Atlas keeps propagating the headers {}: the new configuration is invalid ({})",
-							headers.names(), AtlasSettings.describe(ex));
-				}
-			};
-		}
-
 	}
 
 	/**

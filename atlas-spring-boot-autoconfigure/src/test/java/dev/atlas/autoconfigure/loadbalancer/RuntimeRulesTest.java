@@ -236,6 +236,46 @@ class RuntimeRulesTest {
 	}
 
 	@Test
+	void anInvalidGlobalValueIsNotPutInForceForAServiceCalledAfterIt(CapturedOutput output) {
+		this.runner.run((context) -> {
+			change(context, Map.of("atlas.loadbalancer.strategy", "fastest"));
+			assertThat(output.getOut()).contains("'fastest' is not a load-balancing strategy");
+			// billing is neither configured nor called yet: it starts with the global
+			// rules in force, not with the rejected value
+			assertThat(choose(context, "billing")).isNotNull();
+			assertThat(balancer(context, "billing").strategyName()).isEqualTo("weighted-random");
+			assertThat(output.getOut())
+				.contains("Atlas rules of service 'billing': Invalid atlas.loadbalancer.strategy: 'fastest'");
+		});
+	}
+
+	@Test
+	void theSameRejectionIsReportedOnce(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "150"));
+			change(context, Map.of("logging.level.dev.atlas", "INFO"));
+			assertThat(output.getOut().split("Atlas rejected the configuration change for service 'user-service'"))
+				.as("one ERROR while the same value stays rejected")
+				.hasSize(2);
+			assertThat(counter(context, RuntimeRules.REJECTED_METER, "user-service")).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void switchesReadOnlyAtStartupKeepTheirStartupValue() {
+		this.runner.withPropertyValues("atlas.affinity.cluster=a").run((context) -> {
+			choose(context, "user-service");
+			change(context, Map.of("atlas.gray.enabled", "false", "atlas.affinity.enabled", "false",
+					"atlas.services.user-service.gray.weights.v2", "20"));
+			ServiceRouting routing = bean(context, "user-service", ServiceRouting.class);
+			assertThat(routing.settings().grayEnabled()).isTrue();
+			assertThat(routing.settings().gray().canaryPercentages()).containsEntry("v2", 20.0);
+			assertThat(routing.affinity().cluster()).as("affinity still on").isEqualTo("a");
+		});
+	}
+
+	@Test
 	void thePropagatedHeadersFollowTheHashKeyHeader() {
 		this.runner.run((context) -> {
 			PropagatedHeaders headers = context.getBean(PropagatedHeaders.class);
