@@ -140,9 +140,13 @@ class RuntimeRulesIT {
 		try (Background traffic = new Background(1)) {
 			for (double target : new double[] { 10, 50, 100, 0 }) {
 				long started = System.nanoTime();
+				long before = System.currentTimeMillis();
 				List<String> changed = refresh(Map.of(WEIGHT, format(target)));
+				long after = System.currentTimeMillis();
 				long refreshMillis = (System.nanoTime() - started) / 1_000_000;
 				assertThat(changed).as("keys the refresh changed").contains(WEIGHT);
+				assertThat(rulesChangedAt()).as("the new rules were in force when the refresh returned")
+					.isBetween(before, after);
 				double keyed = share(KEYED_CALLS, true);
 				double random = share(RANDOM_CALLS, false);
 				System.out.printf(Locale.ROOT,
@@ -181,9 +185,39 @@ class RuntimeRulesIT {
 		assertThat(gray.get("canary-percentages")).as("rules in force").isEqualTo(Map.of("v2", 50.0));
 		assertThat(view.get("rulesChangedAt")).as("when they last changed").isNotNull();
 
+		// A value that cannot even be converted: Spring Cloud's rebinding of the
+		// @ConfigurationProperties beans fails too, and Atlas, called first, has already
+		// rejected the change.
+		int status = refreshStatus(
+				Map.of(WEIGHT, "50", "atlas.services." + SERVICE + ".loadbalancer.all-zero-weights", "bogus"));
+		System.out.println("RuntimeRulesIT: refresh with an unconvertible value answered " + status);
+		assertThat(share(KEYED_CALLS, true)).as("v2 share after the second rejected change")
+			.isCloseTo(50, org.assertj.core.data.Offset.offset(TOLERANCE_POINTS));
+		assertThat(rejected()).isEqualTo(rejectedBefore + 2);
+		assertThat(output.getOut())
+			.contains("Invalid atlas.services." + SERVICE + ".loadbalancer.all-zero-weights = 'bogus'");
+
 		refresh(Map.of(WEIGHT, "10"));
 		assertThat(share(KEYED_CALLS, true)).as("v2 share after a later valid change")
 			.isCloseTo(10, org.assertj.core.data.Offset.offset(TOLERANCE_POINTS));
+	}
+
+	@SuppressWarnings("unchecked")
+	private static long rulesChangedAt() {
+		Map<String, Object> view = management.get()
+			.uri("/actuator/atlas/" + SERVICE)
+			.retrieve()
+			.body(new ParameterizedTypeReference<Map<String, Object>>() {
+			});
+		return ((Number) view.get("rulesChangedAt")).longValue();
+	}
+
+	/** Writes the rules file and refreshes the caller; the status of the answer. */
+	private static int refreshStatus(Map<String, String> properties) throws IOException {
+		write(properties);
+		return management.post()
+			.uri("/actuator/refresh")
+			.exchange((request, response) -> response.getStatusCode().value());
 	}
 
 	@Test
