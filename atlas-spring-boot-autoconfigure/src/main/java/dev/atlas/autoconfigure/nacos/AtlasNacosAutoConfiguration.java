@@ -1,6 +1,9 @@
 package dev.atlas.autoconfigure.nacos;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,20 +42,25 @@ public class AtlasNacosAutoConfiguration {
 	 * Atlas owns the shutdown sequence (deregister, refuse traffic, drain
 	 * {@code atlas.lifecycle.drain}): Spring Cloud Alibaba's own wait after
 	 * deregistration ({@code graceful-shutdown-wait-time}, 10 s) would come on top of it,
-	 * so it is set to 0.
+	 * so it is set to 0. Spring Cloud's refresh rebinds the properties bean (and this
+	 * runs again): the value is set to 0 again each time, and said once per configured
+	 * value.
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.lifecycle.graceful-shutdown", matchIfMissing = true)
 	@ConditionalOnClass(name = "com.alibaba.cloud.nacos.NacosDiscoveryProperties")
 	static BeanPostProcessor atlasOwnsNacosShutdownWait() {
+		AtomicReference<@Nullable Integer> said = new AtomicReference<>();
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
 				if (bean instanceof com.alibaba.cloud.nacos.NacosDiscoveryProperties nacos) {
 					Integer wait = nacos.getGracefulShutdownWaitTime();
 					if (wait != null && wait > 0) {
-						log.info("Atlas owns the shutdown sequence: Spring Cloud Alibaba's graceful-shutdown-wait-time "
-								+ "({} ms) is replaced by atlas.lifecycle.drain", wait);
+						if (!wait.equals(said.getAndSet(wait))) {
+							log.info("Atlas owns the shutdown sequence: Spring Cloud Alibaba's "
+									+ "graceful-shutdown-wait-time ({} ms) is replaced by atlas.lifecycle.drain", wait);
+						}
 						nacos.setGracefulShutdownWaitTime(0);
 					}
 				}
