@@ -123,7 +123,7 @@ public class AtlasSettings {
 		// Copies of the beans, bound the same way: Spring Cloud rebinds the beans in
 		// place
 		// on a refresh, rejected values included.
-		this.caller = Caller.bind(binders.get());
+		this.caller = Caller.bind(binders.get(), null);
 		// read only at startup
 		this.metadataKey = this.caller.gray().getMetadataKey();
 		this.grayEnabled = this.caller.gray().isEnabled();
@@ -167,11 +167,31 @@ public class AtlasSettings {
 			return settings;
 		}
 		catch (RuntimeException ex) {
+			// the rules in force of the most specific configured key that applies to it,
+			// else the global ones
+			List<String> keys = ServiceOverlay.keysFor(this.caller.atlas().getServices().keySet(), serviceId);
+			for (int i = keys.size() - 1; i >= 0; i--) {
+				ServiceSettings configured = this.resolved.get(keys.get(i));
+				if (configured != null) {
+					log.error("Atlas rules of service '{}': {}; it gets the rules in force for {} until the "
+							+ "configuration is fixed", serviceId, describe(ex), propertyPrefix(keys.get(i)));
+					return configured;
+				}
+			}
 			ServiceSettings global = Objects.requireNonNull(this.resolved.get(""), "global settings");
 			log.error("Atlas rules of service '{}': {}; it gets the global rules in force until the configuration is "
 					+ "fixed", serviceId, describe(ex));
 			return global;
 		}
+	}
+
+	/**
+	 * The settings in force for a service, without resolving them when they are not yet.
+	 * @param serviceId the service id; empty for the global settings
+	 * @return {@code null} when the service has not been resolved
+	 */
+	public @Nullable ServiceSettings inForce(String serviceId) {
+		return this.resolved.get(serviceId);
 	}
 
 	/**
@@ -320,7 +340,7 @@ public class AtlasSettings {
 		ids.addAll(this.resolved.keySet());
 		Caller fresh;
 		try {
-			fresh = Caller.bind(this.binders.get());
+			fresh = Caller.bind(this.binders.get(), this.metadataKey);
 		}
 		catch (RuntimeException ex) {
 			ids.forEach((id) -> outcomes.put(id, new Outcome(previous(id), null, ex)));
@@ -437,7 +457,13 @@ public class AtlasSettings {
 	public record Caller(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity,
 			PropagationProperties propagation) {
 
-		static Caller bind(Binder binder) {
+		/**
+		 * Binds the caller-level sections.
+		 * @param metadataKey the startup value of {@code atlas.gray.metadata-key}, which
+		 * is read only at startup (so a value changed later is not checked), or
+		 * {@code null} at startup
+		 */
+		static Caller bind(Binder binder, @Nullable String metadataKey) {
 			AtlasProperties atlas = binder.bind(AtlasProperties.PREFIX, Bindable.ofInstance(new AtlasProperties()))
 				.orElseGet(AtlasProperties::new);
 			GrayProperties gray = binder.bind(GrayProperties.PREFIX, Bindable.ofInstance(new GrayProperties()))
@@ -448,6 +474,9 @@ public class AtlasSettings {
 			PropagationProperties propagation = binder
 				.bind(PropagationProperties.PREFIX, Bindable.ofInstance(new PropagationProperties()))
 				.orElseGet(PropagationProperties::new);
+			if (metadataKey != null) {
+				gray.setMetadataKey(metadataKey);
+			}
 			gray.afterPropertiesSet();
 			affinity.afterPropertiesSet();
 			return new Caller(binder, atlas, gray, affinity, propagation);

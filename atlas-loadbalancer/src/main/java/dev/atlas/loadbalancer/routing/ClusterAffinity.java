@@ -130,6 +130,15 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 		return resolved;
 	}
 
+	/**
+	 * The rules in force, if known yet, without resolving rules given late.
+	 * @return {@code null} before the first request (or {@link #rules()} call) of rules
+	 * given late
+	 */
+	public @Nullable AffinityRules resolvedRules() {
+		return this.rules;
+	}
+
 	private static Supplier<AffinityRules> constant(AffinityRules rules) {
 		return () -> rules;
 	}

@@ -27,6 +27,7 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * The {@code atlas} actuator endpoint ({@link AtlasEndpoint}), and a warning when Spring
@@ -76,22 +77,37 @@ public class AtlasActuatorAutoConfiguration {
 			};
 		}
 
-		/** The endpoints that change the Environment and are exposed over HTTP. */
+		/**
+		 * The endpoints that change the Environment, exposed over HTTP with write access
+		 * ({@code unrestricted}); Spring Cloud Bus's only when the bus is there.
+		 */
 		static List<String> exposedEnvironmentEndpoints(Environment environment) {
 			Binder binder = Binder.get(environment);
 			Set<String> include = binder.bind("management.endpoints.web.exposure.include", Bindable.setOf(String.class))
 				.orElse(Set.of("health"));
 			Set<String> exclude = binder.bind("management.endpoints.web.exposure.exclude", Bindable.setOf(String.class))
 				.orElse(Set.of());
+			boolean bus = ClassUtils.isPresent("org.springframework.cloud.bus.BusAutoConfiguration", null);
 			List<String> exposed = new ArrayList<>();
 			for (String id : List.of("refresh", "busrefresh", "busenv", "env")) {
-				boolean changes = !"env".equals(id)
-						|| environment.getProperty("management.endpoint.env.post.enabled", Boolean.class, false);
-				if (changes && (include.contains("*") || include.contains(id)) && !exclude.contains(id)) {
+				boolean changes = "env".equals(id)
+						? environment.getProperty("management.endpoint.env.post.enabled", Boolean.class, false)
+						: (!id.startsWith("bus") || bus);
+				boolean included = (include.contains("*") || include.contains(id))
+						&& !(exclude.contains("*") || exclude.contains(id));
+				if (changes && included && writable(environment, id)) {
 					exposed.add(id);
 				}
 			}
 			return exposed;
+		}
+
+		/** Whether an endpoint's access lets a POST through (Boot's {@code access}). */
+		private static boolean writable(Environment environment, String id) {
+			String access = environment.getProperty("management.endpoint." + id + ".access",
+					environment.getProperty("management.endpoints.access.default", "unrestricted"));
+			String max = environment.getProperty("management.endpoints.access.max-permitted", "unrestricted");
+			return "unrestricted".equalsIgnoreCase(access.trim()) && "unrestricted".equalsIgnoreCase(max.trim());
 		}
 
 	}

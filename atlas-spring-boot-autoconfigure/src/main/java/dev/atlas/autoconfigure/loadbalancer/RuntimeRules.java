@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.atlas.autoconfigure.AtlasProperties;
@@ -88,7 +89,10 @@ public final class RuntimeRules {
 
 	private final Map<String, ServiceRouting> routings = new ConcurrentHashMap<>();
 
-	/** The last rejection reported per service, so that it is not reported again. */
+	/**
+	 * The last rejected attempt reported per service, so that the same one is not
+	 * reported again on every refresh while it stays in the configuration.
+	 */
 	private final Map<String, String> lastRejection = new ConcurrentHashMap<>();
 
 	/**
@@ -132,10 +136,10 @@ public final class RuntimeRules {
 			log.warn("Atlas: {} changed at runtime; read only at startup, so the change applies after a restart",
 					restartOnly.stream().sorted().toList());
 		}
-		apply(this.settings.reload());
+		apply(this.settings.reload(), changedKeys);
 	}
 
-	private void apply(AtlasSettings.Reload reload) {
+	private void apply(AtlasSettings.Reload reload, Collection<String> changedKeys) {
 		AffinityRules affinity = null;
 		if (reload.caller() != null) {
 			this.settings.acceptCaller(reload);
@@ -165,7 +169,16 @@ public final class RuntimeRules {
 				continue;
 			}
 			String message = AtlasSettings.describe(error);
-			if (!message.equals(this.lastRejection.put(serviceId, message)) && !shadowed(serviceId)) {
+			// a rejection is reported (logged and counted) once per attempted change: the
+			// rules tried, or, when they could not even be resolved, the atlas keys
+			// changed
+			// (a refresh that changed no atlas key repeats no report)
+			Set<String> keys = atlasKeys(changedKeys);
+			if (next == null && keys.isEmpty() && this.lastRejection.containsKey(serviceId)) {
+				continue;
+			}
+			String attempt = message + " | " + ((next != null) ? next : keys);
+			if (!attempt.equals(this.lastRejection.put(serviceId, attempt)) && !shadowed(serviceId)) {
 				rejected.computeIfAbsent(message, (m) -> new ArrayList<>()).add(serviceId);
 			}
 		}
@@ -188,6 +201,16 @@ public final class RuntimeRules {
 			this.callerCluster.put(affinity);
 		}
 		updatePropagatedHeaders(reload);
+	}
+
+	private static Set<String> atlasKeys(Collection<String> changedKeys) {
+		Set<String> keys = new TreeSet<>();
+		for (String key : changedKeys) {
+			if (key.regionMatches(true, 0, AtlasProperties.PREFIX + ".", 0, AtlasProperties.PREFIX.length() + 1)) {
+				keys.add(key);
+			}
+		}
+		return keys;
 	}
 
 	/**
@@ -257,9 +280,11 @@ public final class RuntimeRules {
 		Set<String> names = new LinkedHashSet<>();
 		caller.propagation().getHeaders().forEach((header) -> add(names, header));
 		for (String serviceId : reload.outcomes().keySet()) {
-			GrayRules gray = this.settings.settingsFor(serviceId).gray();
-			add(names, gray.header());
-			add(names, gray.hashKeyHeader());
+			ServiceSettings inForce = this.settings.inForce(serviceId);
+			if (inForce != null) {
+				add(names, inForce.gray().header());
+				add(names, inForce.gray().hashKeyHeader());
+			}
 		}
 		if (!names.equals(new LinkedHashSet<>(headers.names()))) {
 			log.info("Atlas propagates the headers {} (was {})", names, headers.names());
@@ -283,7 +308,10 @@ public final class RuntimeRules {
 		ServiceSettings inForce = this.settings.settingsFor(routing.serviceId());
 		if (!inForce.equals(routing.settings())) {
 			try {
-				routing.apply(inForce, this.callerCluster.rules(), this.clock.instant());
+				// the caller's cluster is not resolved here: a registry integration may
+				// still set the zone while this context is created
+				routing.apply(inForce, this.callerCluster.isResolved() ? this.callerCluster.rules() : null,
+						this.clock.instant());
 			}
 			catch (RuntimeException ex) {
 				log.error(

@@ -64,8 +64,6 @@ public final class ServiceRouting implements DisposableBean {
 
 	private volatile ServiceSettings settings;
 
-	private volatile @Nullable AffinityRules affinity;
-
 	private volatile @Nullable FunctionCounter picks;
 
 	private volatile @Nullable Instant changedAt;
@@ -128,15 +126,14 @@ public final class ServiceRouting implements DisposableBean {
 	}
 
 	/**
-	 * The affinity rules of the version in force.
-	 * @return {@code null} until known (the first request resolves the caller's cluster)
+	 * The affinity rules of the version in force, as its affinity filter holds them.
+	 * @return {@code null} when Atlas's affinity filter is not in the pipeline (affinity
+	 * off, or replaced by an application's bean), or before its first request resolved
+	 * the caller's cluster
 	 */
 	public @Nullable AffinityRules affinity() {
-		AffinityRules known = this.affinity;
-		if (known == null && this.clusterAffinity != null && this.parts.callerCluster().isResolved()) {
-			return this.parts.callerCluster().rules();
-		}
-		return known;
+		ClusterAffinity filter = this.clusterAffinity;
+		return (filter != null) ? filter.resolvedRules() : null;
 	}
 
 	/**
@@ -194,12 +191,14 @@ public final class ServiceRouting implements DisposableBean {
 	 * changes to what is kept (the outlier detector's rules, the statistics' decay time,
 	 * the stale check) and swaps the version.
 	 * @param next the new settings, checked
-	 * @param nextAffinity the caller's new affinity rules
+	 * @param nextAffinity the caller's new affinity rules; {@code null} to keep the
+	 * affinity filter as it is (the caller's cluster is not resolved yet: the filter
+	 * resolves the rules in force at its first request)
 	 * @param now when the change is made
 	 * @throws RuntimeException if the next version cannot be built (e.g. the strategy's
 	 * factory throws); nothing changed then
 	 */
-	synchronized void apply(ServiceSettings next, AffinityRules nextAffinity, Instant now) {
+	synchronized void apply(ServiceSettings next, @Nullable AffinityRules nextAffinity, Instant now) {
 		ServiceSettings previous = this.settings;
 		Pipeline current = this.pipeline.current();
 		boolean loadbalancerChanges = !next.strategy().equals(previous.strategy())
@@ -214,7 +213,8 @@ public final class ServiceRouting implements DisposableBean {
 				? new GrayRouter(this.serviceId, next.gray(), this.parts.meters()) : this.gray;
 		SlowStart nextSlowStart = (this.slowStart != null && !next.warmup().equals(previous.warmup()))
 				? this.slowStart.withRules(next.warmup()) : this.slowStart;
-		ClusterAffinity nextClusterAffinity = (this.clusterAffinity != null && !nextAffinity.equals(affinity()))
+		AffinityRules before = affinity();
+		ClusterAffinity nextClusterAffinity = (nextAffinity != null && before != null && !nextAffinity.equals(before))
 				? new ClusterAffinity(this.serviceId, nextAffinity, this.parts.meters(), this.parts.clock())
 				: this.clusterAffinity;
 		boolean outlierChanges = !next.outlier().equals(previous.outlier());
@@ -256,7 +256,6 @@ public final class ServiceRouting implements DisposableBean {
 		this.ejection = nextEjection;
 		this.clusterAffinity = nextClusterAffinity;
 		this.settings = next;
-		this.affinity = nextAffinity;
 		this.changedAt = now;
 		if (!next.strategy().equals(previous.strategy())) {
 			FunctionCounter old = this.picks;

@@ -28,10 +28,22 @@ class EnvironmentEndpointsExposureTest {
 		assertThat(exposed()).as("Spring Boot's default exposure: health").isEmpty();
 		assertThat(exposed("management.endpoints.web.exposure.include=health,refresh,atlas"))
 			.containsExactly("refresh");
+		assertThat(exposed("management.endpoints.web.exposure.include=*"))
+			.as("env only when its POST is on; the bus endpoints only with Spring Cloud Bus")
+			.containsExactly("refresh");
 		assertThat(exposed("management.endpoints.web.exposure.include=*",
-				"management.endpoints.web.exposure.exclude=busenv"))
-			.as("env only when its POST is on")
-			.containsExactly("refresh", "busrefresh");
+				"management.endpoints.web.exposure.exclude=refresh"))
+			.isEmpty();
+		assertThat(exposed("management.endpoints.web.exposure.include=refresh",
+				"management.endpoints.web.exposure.exclude=*"))
+			.isEmpty();
+		assertThat(exposed("management.endpoints.web.exposure.include=refresh",
+				"management.endpoint.refresh.access=read-only"))
+			.as("a POST needs unrestricted access")
+			.isEmpty();
+		assertThat(exposed("management.endpoints.web.exposure.include=refresh",
+				"management.endpoints.access.default=none"))
+			.isEmpty();
 		assertThat(
 				exposed("management.endpoints.web.exposure.include=env", "management.endpoint.env.post.enabled=true"))
 			.containsExactly("env");

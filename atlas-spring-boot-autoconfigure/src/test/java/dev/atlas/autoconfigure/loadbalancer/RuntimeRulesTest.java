@@ -15,6 +15,7 @@ import dev.atlas.loadbalancer.pipeline.Pipeline;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -272,6 +273,55 @@ class RuntimeRulesTest {
 			assertThat(routing.settings().grayEnabled()).isTrue();
 			assertThat(routing.settings().gray().canaryPercentages()).containsEntry("v2", 20.0);
 			assertThat(routing.affinity().cluster()).as("affinity still on").isEqualTo("a");
+		});
+	}
+
+	@Test
+	void aServiceRejectedWhileAffinityChangedKeepsItsAffinityUntilItsChangeApplies() {
+		this.runner.withPropertyValues("atlas.affinity.cluster=a").run((context) -> {
+			choose(context, "user-service");
+			ServiceRouting routing = bean(context, "user-service", ServiceRouting.class);
+			assertThat(routing.affinity().minInstances()).isEqualTo(1);
+			change(context,
+					Map.of("atlas.affinity.min-instances", "2", "atlas.services.user-service.gray.weights.v2", "150"));
+			assertThat(routing.affinity().minInstances()).as("rejected: the affinity its filter holds").isEqualTo(1);
+			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "10"));
+			assertThat(routing.affinity().minInstances()).as("its change applies, with the new affinity").isEqualTo(2);
+			assertThat(((ClusterAffinity) pipeline(context, "user-service").filters().get(2)).rules().minInstances())
+				.isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aNewChangeRejectedForTheSameReasonIsReportedAgain(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			change(context, Map.of("atlas.loadbalancer.strategy", "bogus"));
+			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "50"));
+			assertThat(output.getOut().split("Atlas rejected the configuration change for service 'user-service'"))
+				.as("the canary step that did not happen is reported")
+				.hasSize(3);
+			assertThat(counter(context, RuntimeRules.REJECTED_METER, "user-service")).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aStrategyThatCannotBeCreatedLeavesEverythingAsItWas(CapturedOutput output) {
+		this.runner.withBean("explodingStrategy", StrategyFactory.class, () -> StrategyFactory.of("exploding", (s) -> {
+			throw new IllegalStateException("cannot create it");
+		})).run((context) -> {
+			choose(context, "user-service");
+			Pipeline before = pipeline(context, "user-service");
+			change(context, Map.of("atlas.services.user-service.loadbalancer.strategy", "exploding",
+					"atlas.services.user-service.gray.weights.v2", "40"));
+			assertThat(pipeline(context, "user-service")).isSameAs(before);
+			assertThat(bean(context, "user-service", ServiceRouting.class).settings().strategy())
+				.isEqualTo("weighted-random");
+			assertThat(context.getBean(dev.atlas.autoconfigure.AtlasSettings.class)
+				.settingsFor("user-service")
+				.gray()
+				.canaryPercentages()).as("settings rolled back").containsEntry("v2", 10.0);
+			assertThat(output.getOut()).contains("cannot create it");
 		});
 	}
 
