@@ -169,10 +169,10 @@ public final class RuntimeRules {
 				continue;
 			}
 			String message = AtlasSettings.describe(error);
-			// a rejection is reported (logged and counted) once per attempted change: the
-			// rules tried, or, when they could not even be resolved, the atlas keys
-			// changed
-			// (a refresh that changed no atlas key repeats no report)
+			// Reported (logged and counted) once per attempt: the rules tried, or the
+			// atlas
+			// keys changed when the rules cannot even be resolved; a refresh that changed
+			// no atlas key repeats no report.
 			Set<String> keys = atlasKeys(changedKeys);
 			if (next == null && keys.isEmpty() && this.lastRejection.containsKey(serviceId)) {
 				continue;
