@@ -90,18 +90,14 @@ public class AtlasSettings {
 	/**
 	 * Creates the settings and resolves every configured service.
 	 * @param environment where {@code atlas.*} is read from, at startup and on every
-	 * {@link #reload()}
-	 * @param atlas the root properties, bound and checked (this object binds its own copy
-	 * of them, and of the next two)
-	 * @param gray the caller-level gray settings
-	 * @param affinity the caller's affinity settings
+	 * {@link #reload()} (into objects of this class's own, never the application's
+	 * {@code @ConfigurationProperties} beans)
 	 * @throws IllegalArgumentException or
 	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
 	 * property when a configured service has an invalid value
 	 */
-	public AtlasSettings(ConfigurableEnvironment environment, AtlasProperties atlas, GrayProperties gray,
-			AffinityProperties affinity) {
-		this(() -> binder(environment), atlas, gray, affinity);
+	public AtlasSettings(ConfigurableEnvironment environment) {
+		this((Supplier<Binder>) () -> binder(environment));
 	}
 
 	/**
@@ -114,21 +110,22 @@ public class AtlasSettings {
 				new PropertySourcesPlaceholdersResolver(environment), AtlasValueConverters.conversionService());
 	}
 
-	AtlasSettings(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity) {
-		this(() -> binder, atlas, gray, affinity);
+	AtlasSettings(Binder binder) {
+		this((Supplier<Binder>) () -> binder);
 	}
 
-	AtlasSettings(Supplier<Binder> binders, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity) {
+	AtlasSettings(Supplier<Binder> binders) {
 		this.binders = binders;
+		Binder binder = binders.get();
 		// Copies of the beans, bound the same way: Spring Cloud rebinds the beans in
 		// place
 		// on a refresh, rejected values included.
-		this.caller = Caller.bind(binders.get(), null);
+		this.caller = Caller.bind(binder, null);
 		// read only at startup
 		this.metadataKey = this.caller.gray().getMetadataKey();
 		this.grayEnabled = this.caller.gray().isEnabled();
 		this.affinityEnabled = this.caller.affinity().isEnabled();
-		RegistryProperties registry = binders.get()
+		RegistryProperties registry = binder
 			.bind(RegistryProperties.PREFIX, Bindable.ofInstance(new RegistryProperties()))
 			.orElseGet(RegistryProperties::new);
 		registry.afterPropertiesSet();

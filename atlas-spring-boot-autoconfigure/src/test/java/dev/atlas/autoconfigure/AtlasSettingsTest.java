@@ -18,7 +18,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -299,10 +298,7 @@ class AtlasSettingsTest {
 
 	/** Settings read from properties alone, without the auto-configuration. */
 	private static AtlasSettings settings(Map<String, String> properties) {
-		Binder binder = new Binder(new MapConfigurationPropertySource(properties));
-		AtlasProperties atlas = binder.bindOrCreate(AtlasProperties.PREFIX, Bindable.of(AtlasProperties.class));
-		GrayProperties gray = binder.bindOrCreate(GrayProperties.PREFIX, Bindable.of(GrayProperties.class));
-		return new AtlasSettings(binder, atlas, gray, new AffinityProperties());
+		return new AtlasSettings(new Binder(new MapConfigurationPropertySource(properties)));
 	}
 
 	@Test

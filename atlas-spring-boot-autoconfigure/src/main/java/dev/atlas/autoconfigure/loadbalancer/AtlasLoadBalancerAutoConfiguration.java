@@ -10,7 +10,6 @@ import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.AtlasValueConverters;
-import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.LoadBalancerProperties;
@@ -198,9 +197,8 @@ public class AtlasLoadBalancerAutoConfiguration {
 	 * checked) at startup.
 	 */
 	@Bean
-	AtlasSettings atlasSettings(ConfigurableEnvironment environment, AtlasProperties atlas, GrayProperties gray,
-			AffinityProperties affinity) {
-		return new AtlasSettings(environment, atlas, gray, affinity);
+	AtlasSettings atlasSettings(ConfigurableEnvironment environment) {
+		return new AtlasSettings(environment);
 	}
 
 	/**
