@@ -385,11 +385,11 @@ public class AtlasLoadBalancerClientConfiguration {
 	ServiceRouting atlasServiceRouting(Environment environment, ConfigurableListableBeanFactory beanFactory,
 			ServiceSettings settings, ServicePipeline pipeline, RuntimeRules rules, StrategyRegistry strategies,
 			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<OutlierDetector> detector,
-			ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler, CallerCluster callerCluster,
+			ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		ServiceRouting.Parts parts = new ServiceRouting.Parts(parser, strategies, meters(meterRegistry), stats,
-				detector.getIfAvailable(), lastKnownGood.getIfAvailable(), scheduler, callerCluster, Clock.systemUTC(),
+				detector.getIfAvailable(), lastKnownGood.getIfAvailable(), scheduler, Clock.systemUTC(),
 				localBean(beanFactory, "atlasGrayRouter", GrayRouter.class),
 				localBean(beanFactory, "atlasSlowStart", SlowStart.class),
 				localBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class),

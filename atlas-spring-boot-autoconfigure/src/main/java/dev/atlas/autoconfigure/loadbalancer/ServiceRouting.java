@@ -317,7 +317,6 @@ public final class ServiceRouting implements DisposableBean {
 	 * @param detector the service's outlier detector, or {@code null}
 	 * @param lastKnownGood the service's last-known-good guard, or {@code null}
 	 * @param scheduler runs stale-list checks
-	 * @param callerCluster the caller's cluster (affinity rules before the first change)
 	 * @param clock the time of spill-over warnings
 	 * @param gray the gray router bean, or {@code null}
 	 * @param slowStart the warmup bean, or {@code null}
@@ -326,9 +325,8 @@ public final class ServiceRouting implements DisposableBean {
 	 */
 	record Parts(InstanceAttributesParser parser, StrategyRegistry strategies, MeterRegistry meters,
 			InstanceStats stats, @Nullable OutlierDetector detector, @Nullable LastKnownGood lastKnownGood,
-			Scheduler scheduler, CallerCluster callerCluster, Clock clock, @Nullable GrayRouter gray,
-			@Nullable SlowStart slowStart, @Nullable OutlierEjection ejection,
-			@Nullable ClusterAffinity clusterAffinity) {
+			Scheduler scheduler, Clock clock, @Nullable GrayRouter gray, @Nullable SlowStart slowStart,
+			@Nullable OutlierEjection ejection, @Nullable ClusterAffinity clusterAffinity) {
 
 		Parts {
 			Objects.requireNonNull(parser, "parser");
