@@ -278,23 +278,17 @@ public final class RuntimeRules {
 			return;
 		}
 		Set<String> names = new LinkedHashSet<>();
-		caller.propagation().getHeaders().forEach((header) -> add(names, header));
+		caller.propagation().getHeaders().forEach((header) -> PropagatedHeaders.add(names, header));
 		for (String serviceId : reload.outcomes().keySet()) {
 			ServiceSettings inForce = this.settings.inForce(serviceId);
 			if (inForce != null) {
-				add(names, inForce.gray().header());
-				add(names, inForce.gray().hashKeyHeader());
+				PropagatedHeaders.add(names, inForce.gray().header());
+				PropagatedHeaders.add(names, inForce.gray().hashKeyHeader());
 			}
 		}
 		if (!names.equals(new LinkedHashSet<>(headers.names()))) {
 			log.info("Atlas propagates the headers {} (was {})", names, headers.names());
 			headers.names(names);
-		}
-	}
-
-	private static void add(Set<String> names, @Nullable String header) {
-		if (header != null && !header.isBlank()) {
-			names.add(header.trim().toLowerCase(Locale.ROOT));
 		}
 	}
 

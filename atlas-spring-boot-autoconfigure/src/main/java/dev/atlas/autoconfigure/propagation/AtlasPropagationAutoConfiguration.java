@@ -2,7 +2,6 @@ package dev.atlas.autoconfigure.propagation;
 
 import java.util.Collection;
 import java.util.LinkedHashSet;
-import java.util.Locale;
 import java.util.Set;
 
 import dev.atlas.autoconfigure.AtlasProperties;
@@ -12,7 +11,6 @@ import dev.atlas.autoconfigure.ServiceProperties;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Hooks;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -83,17 +81,11 @@ public class AtlasPropagationAutoConfiguration {
 	static Set<String> headerNames(PropagationProperties propagation, GrayProperties gray,
 			Collection<ServiceProperties> services) {
 		Set<String> headers = new LinkedHashSet<>();
-		propagation.getHeaders().forEach((header) -> add(headers, header));
-		add(headers, gray.getHeader());
-		add(headers, gray.getHashKeyHeader());
-		services.forEach((service) -> add(headers, service.getGray().getHashKeyHeader()));
+		propagation.getHeaders().forEach((header) -> PropagatedHeaders.add(headers, header));
+		PropagatedHeaders.add(headers, gray.getHeader());
+		PropagatedHeaders.add(headers, gray.getHashKeyHeader());
+		services.forEach((service) -> PropagatedHeaders.add(headers, service.getGray().getHashKeyHeader()));
 		return headers;
-	}
-
-	private static void add(Set<String> headers, @Nullable String header) {
-		if (header != null && !header.isBlank()) {
-			headers.add(header.trim().toLowerCase(Locale.ROOT));
-		}
 	}
 
 	/**

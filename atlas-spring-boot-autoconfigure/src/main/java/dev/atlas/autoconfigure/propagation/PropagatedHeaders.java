@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.propagation;
 
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -25,6 +26,18 @@ public final class PropagatedHeaders {
 	 */
 	public PropagatedHeaders(Set<String> names) {
 		this.names = names.toArray(new String[0]);
+	}
+
+	/**
+	 * Adds a header name as the set holds them: trimmed and lower-cased; nothing for
+	 * {@code null} or blank.
+	 * @param names the names so far, in order
+	 * @param header a configured header name, may be {@code null}
+	 */
+	public static void add(Set<String> names, @Nullable String header) {
+		if (header != null && !header.isBlank()) {
+			names.add(header.trim().toLowerCase(Locale.ROOT));
+		}
 	}
 
 	/**
