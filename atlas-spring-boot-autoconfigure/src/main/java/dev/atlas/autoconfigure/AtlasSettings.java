@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 import dev.atlas.autoconfigure.ServiceOverlay.Section;
 import dev.atlas.loadbalancer.routing.AffinityRules;
@@ -19,6 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
@@ -463,6 +467,7 @@ public class AtlasSettings {
 		static Caller bind(Binder binder, @Nullable String metadataKey) {
 			AtlasProperties atlas = binder.bind(AtlasProperties.PREFIX, Bindable.ofInstance(new AtlasProperties()))
 				.orElseGet(AtlasProperties::new);
+			checkLaneRuleKeys(binder);
 			GrayProperties gray = binder.bind(GrayProperties.PREFIX, Bindable.ofInstance(new GrayProperties()))
 				.orElseGet(GrayProperties::new);
 			AffinityProperties affinity = binder
@@ -477,6 +482,31 @@ public class AtlasSettings {
 			gray.afterPropertiesSet();
 			affinity.afterPropertiesSet();
 			return new Caller(binder, atlas, gray, affinity, propagation);
+		}
+
+		/**
+		 * Fails on a key a lane rule does not have (e.g. {@code contains}), which binding
+		 * alone would ignore, so that a misspelt matcher does not make a rule that never
+		 * matches.
+		 */
+		private static void checkLaneRuleKeys(Binder binder) {
+			String prefix = GrayProperties.PREFIX + ".rules";
+			try {
+				binder.bind(prefix, Bindable.listOf(LaneRuleProperties.class),
+						new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
+			}
+			catch (BindException ex) {
+				if (ex.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
+					String names = unbound.getUnboundProperties()
+						.stream()
+						.map((property) -> property.getName().toString())
+						.sorted()
+						.collect(Collectors.joining(", "));
+					throw new IllegalArgumentException("Invalid " + names + ": unknown key of a lane rule (a rule has "
+							+ LaneRuleProperties.ALLOWED_KEYS + ")", ex);
+				}
+				throw ex;
+			}
 		}
 
 		Set<String> configuredServiceIds() {

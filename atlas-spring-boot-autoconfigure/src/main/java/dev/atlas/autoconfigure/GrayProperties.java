@@ -1,11 +1,14 @@
 package dev.atlas.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.LaneRule;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,7 +66,16 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	private Map<String, Map<String, Double>> weights = new LinkedHashMap<>();
 
 	/**
-	 * Validates what binding cannot: blank header name or metadata key.
+	 * Lane rules, evaluated in order before the gray header: the first whose attribute
+	 * (header, cookie or query parameter) matches names the tag the request wants, e.g.
+	 * {tag: v2, header: X-User-Group, equals: beta}. Apply to every service.
+	 */
+	private List<LaneRuleProperties> rules = new ArrayList<>();
+
+	private List<LaneRule> laneRules = List.of();
+
+	/**
+	 * Validates what binding cannot: blank header name or metadata key, lane rules.
 	 * @throws IllegalArgumentException naming the property and what is allowed
 	 */
 	@Override
@@ -76,6 +88,11 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 			throw new IllegalArgumentException(
 					"Invalid " + PREFIX + ".metadata-key: must be a metadata key, e.g. version");
 		}
+		List<LaneRule> compiled = new ArrayList<>();
+		for (int i = 0; i < this.rules.size(); i++) {
+			compiled.add(this.rules.get(i).toRule(PREFIX + ".rules[" + i + "]"));
+		}
+		this.laneRules = List.copyOf(compiled);
 	}
 
 	public boolean isEnabled() {
@@ -100,6 +117,22 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 
 	public void setMetadataKey(String metadataKey) {
 		this.metadataKey = metadataKey;
+	}
+
+	public List<LaneRuleProperties> getRules() {
+		return this.rules;
+	}
+
+	public void setRules(List<LaneRuleProperties> rules) {
+		this.rules = rules;
+	}
+
+	/**
+	 * The lane rules as validated by {@link #afterPropertiesSet()}.
+	 * @return the rules in order; empty before validation or when none is configured
+	 */
+	public List<LaneRule> laneRules() {
+		return this.laneRules;
 	}
 
 	public @Nullable String getOwnTag() {
@@ -182,7 +215,7 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 		}
 		try {
 			return new GrayRules(this.header, this.ownTag, lanes.getFallback(), lanes.isIsolateBaseline(),
-					lanes.getBaselineTags(), weights, lanes.getHashKeyHeader());
+					lanes.getBaselineTags(), weights, lanes.getHashKeyHeader(), this.laneRules);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException("Invalid " + property + ": " + ex.getMessage() + PERCENTAGES, ex);

@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -11,6 +12,7 @@ import dev.atlas.loadbalancer.choice.PeakEwmaRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.LaneRule;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -285,6 +287,41 @@ class AtlasSettingsTest {
 			assertThat(context).hasFailed();
 			assertThat(messages(context.getStartupFailure())).contains(message)
 				.contains(property.substring(0, property.indexOf('=')));
+		});
+	}
+
+	@Test
+	void laneRulesApplyToEveryServiceInOrder() {
+		AtlasSettings settings = settings(Map.of("atlas.gray.rules[0].tag", "v2", "atlas.gray.rules[0].header",
+				"X-User-Group", "atlas.gray.rules[0].equals", "beta", "atlas.gray.rules[1].tag", "V3",
+				"atlas.gray.rules[1].cookie", "lane", "atlas.gray.rules[1].in", "3,three", "atlas.gray.rules[2].tag",
+				"v2", "atlas.gray.rules[2].query", "canary", "atlas.gray.rules[2].regex", "1|true"));
+		List<LaneRule> expected = List.of(
+				new LaneRule("v2", LaneRule.Source.HEADER, "X-User-Group", LaneRule.Match.EQUALS, List.of("beta")),
+				new LaneRule("v3", LaneRule.Source.COOKIE, "lane", LaneRule.Match.IN, List.of("3", "three")),
+				new LaneRule("v2", LaneRule.Source.QUERY, "canary", LaneRule.Match.REGEX, List.of("1|true")));
+		assertThat(settings.settingsFor("user-service").gray().laneRules()).isEqualTo(expected);
+		assertThat(settings.settingsFor("order-service").gray().laneRules()).isEqualTo(expected);
+		assertThat(settings(Map.of()).settingsFor("user-service").gray().laneRules()).isEmpty();
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', quoteCharacter = '"',
+			textBlock = """
+					atlas.gray.rules[0].header=X-User-Group,atlas.gray.rules[0].contains=beta,atlas.gray.rules[0].tag=v2 | Invalid atlas.gray.rules[0].contains: unknown key of a lane rule (a rule has tag, header | cookie | query, equals | in | regex)
+					atlas.gray.rules[0].header=X-User-Group,atlas.gray.rules[0].equals=beta,atlas.gray.rules[0].tag=     | Invalid atlas.gray.rules[0]: the tag must not be blank
+					atlas.gray.rules[0].header=X-User-Group,atlas.gray.rules[0].equals=beta                              | Invalid atlas.gray.rules[0]: a rule needs a tag (e.g. tag: v2)
+					atlas.gray.rules[0].header=X-A,atlas.gray.rules[0].regex=(beta,atlas.gray.rules[0].tag=v2            | Invalid atlas.gray.rules[0]: the regex '(beta' is invalid: Unclosed group
+					atlas.gray.rules[0].equals=beta,atlas.gray.rules[0].tag=v2                                           | Invalid atlas.gray.rules[0]: a rule needs what it reads (exactly one of header, cookie, query)
+					atlas.gray.rules[0].header=X-A,atlas.gray.rules[0].cookie=a,atlas.gray.rules[0].equals=1,atlas.gray.rules[0].tag=v2 | Invalid atlas.gray.rules[0]: a rule reads one attribute, not [header, cookie] (exactly one of header, cookie, query)
+					atlas.gray.rules[0].header=X-A,atlas.gray.rules[0].tag=v2                                            | Invalid atlas.gray.rules[0]: a rule needs a matcher (exactly one of equals, in, regex)
+					atlas.gray.rules[0].header=X-A,atlas.gray.rules[0].equals=1,atlas.gray.rules[0].regex=1,atlas.gray.rules[0].tag=v2 | Invalid atlas.gray.rules[0]: a rule has one matcher, not [equals, regex] (exactly one of equals, in, regex)
+					atlas.gray.rules[0].header=X-A,atlas.gray.rules[0].equals=1,atlas.gray.rules[0].tag=v2,atlas.gray.rules[1].query=q,atlas.gray.rules[1].in=,atlas.gray.rules[1].tag=v2 | Invalid atlas.gray.rules[1]: 'in' needs one or more values, none blank
+					""")
+	void invalidLaneRulesFailStartupNamingTheRule(String properties, String message) {
+		this.runner.withPropertyValues(properties.split(",")).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).contains(message);
 		});
 	}
 

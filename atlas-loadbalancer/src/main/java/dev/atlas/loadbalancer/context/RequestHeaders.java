@@ -1,5 +1,9 @@
 package dev.atlas.loadbalancer.context;
 
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
@@ -8,6 +12,7 @@ import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.http.HttpHeaders;
+import org.springframework.util.MultiValueMap;
 
 /**
  * Reads headers of the outbound request a load-balancing {@link Request} describes.
@@ -71,6 +76,75 @@ public final class RequestHeaders {
 		RoutingContext carried = carried(request);
 		value = (carried != null) ? carried.get(name) : null;
 		return (value != null || context == null) ? value : context.get(name);
+	}
+
+	/**
+	 * A cookie of the outbound request.
+	 * @param request the load-balancing request, may be {@code null}
+	 * @param name the cookie name, case-sensitive
+	 * @return the first value, or {@code null} when absent
+	 */
+	public static @Nullable String cookie(@Nullable Request<?> request, String name) {
+		RequestData data = data(request);
+		MultiValueMap<String, String> cookies = (data != null) ? data.getCookies() : null;
+		if (cookies == null || cookies.isEmpty()) {
+			return null;
+		}
+		List<String> values = cookies.get(name);
+		return (values != null && !values.isEmpty()) ? values.get(0) : null;
+	}
+
+	/**
+	 * A query parameter of the outbound request's URL.
+	 * @param request the load-balancing request, may be {@code null}
+	 * @param name the parameter name, case-sensitive
+	 * @return as {@link #queryParameter(String, String)}
+	 */
+	public static @Nullable String queryParameter(@Nullable Request<?> request, String name) {
+		RequestData data = data(request);
+		URI url = (data != null) ? data.getUrl() : null;
+		return (url != null) ? queryParameter(url.getRawQuery(), name) : null;
+	}
+
+	/**
+	 * The first value of a parameter in a raw (still encoded) query string, URL-decoded
+	 * as a form value ({@code +} is a space). Allocates only for the value found.
+	 * @param rawQuery e.g. {@code a=1&canary=true}, may be {@code null}
+	 * @param name the parameter name, case-sensitive, matched against the raw names
+	 * @return the decoded value, {@code ""} for a parameter without {@code =}, or
+	 * {@code null} when absent or not decodable
+	 */
+	public static @Nullable String queryParameter(@Nullable String rawQuery, String name) {
+		if (rawQuery == null || rawQuery.isEmpty() || name.isEmpty()) {
+			return null;
+		}
+		int length = rawQuery.length();
+		int start = 0;
+		while (start <= length) {
+			int end = rawQuery.indexOf('&', start);
+			if (end < 0) {
+				end = length;
+			}
+			int nameEnd = start + name.length();
+			if (nameEnd <= end && rawQuery.startsWith(name, start)
+					&& (nameEnd == end || rawQuery.charAt(nameEnd) == '=')) {
+				if (nameEnd == end) {
+					return "";
+				}
+				String raw = rawQuery.substring(nameEnd + 1, end);
+				if (raw.indexOf('%') < 0 && raw.indexOf('+') < 0) {
+					return raw;
+				}
+				try {
+					return URLDecoder.decode(raw, StandardCharsets.UTF_8);
+				}
+				catch (IllegalArgumentException ex) {
+					return null;
+				}
+			}
+			start = end + 1;
+		}
+		return null;
 	}
 
 	private static @Nullable RequestData data(@Nullable Request<?> request) {

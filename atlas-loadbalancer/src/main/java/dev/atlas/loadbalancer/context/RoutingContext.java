@@ -53,6 +53,21 @@ public final class RoutingContext {
 	}
 
 	/**
+	 * This context with one header set (replacing a value it had).
+	 * @param name header name, any case
+	 * @param value the value; blank removes nothing and adds nothing
+	 * @return a new context, or this one when {@code value} is blank
+	 */
+	public RoutingContext with(String name, String value) {
+		if (value.isBlank()) {
+			return this;
+		}
+		Map<String, String> headers = new LinkedHashMap<>(this.headers);
+		headers.put(name.toLowerCase(Locale.ROOT), value.trim());
+		return new RoutingContext(Collections.unmodifiableMap(headers));
+	}
+
+	/**
 	 * All headers, names lower-cased.
 	 * @return an unmodifiable map
 	 */

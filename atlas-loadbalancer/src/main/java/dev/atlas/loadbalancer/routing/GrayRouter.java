@@ -78,6 +78,8 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 
 	private final GrayRules rules;
 
+	private final LaneRule[] laneRules;
+
 	private final String[] canaryTags;
 
 	private final double[] canaryCumulative;
@@ -109,6 +111,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 		this.rules = Objects.requireNonNull(rules, "rules");
 		this.tagHeaderKey = rules.header().toLowerCase(Locale.ROOT);
 		this.hashKeyHeaderKey = (rules.hashKeyHeader() != null) ? rules.hashKeyHeader().toLowerCase(Locale.ROOT) : null;
+		this.laneRules = rules.laneRules().toArray(new LaneRule[0]);
 		this.canaryTags = rules.canaryPercentages().keySet().toArray(new String[0]);
 		this.canaryCumulative = new double[this.canaryTags.length];
 		double sum = 0;
@@ -132,9 +135,11 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 	}
 
 	/**
-	 * The lane of one request: the tag it wants is read from the request's
-	 * {@link GrayRules#header() header} (outbound, else propagated from the inbound
-	 * request), else the caller's {@link GrayRules#ownTag() own tag}; the
+	 * The lane of one request: the tag it wants is the one of the first
+	 * {@link GrayRules#laneRules() lane rule} it matches (headers of the outbound
+	 * request, else propagated from the inbound one; cookies and query parameters of the
+	 * outbound request), else the request's {@link GrayRules#header() header} (outbound,
+	 * else propagated), else the caller's {@link GrayRules#ownTag() own tag}; the
 	 * {@link GrayRules#hashKeyHeader() hash-key header} makes a percentage choice sticky.
 	 * @param candidates the service's instances
 	 * @param request the request being load-balanced
@@ -142,7 +147,10 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 	 */
 	@Override
 	public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
-		String wanted = request.header(this.tagHeaderKey);
+		String wanted = (this.laneRules.length > 0) ? LaneRule.firstMatch(this.laneRules, request) : null;
+		if (wanted == null) {
+			wanted = request.header(this.tagHeaderKey);
+		}
 		String hashKey = (this.hashKeyHeaderKey != null) ? request.header(this.hashKeyHeaderKey) : null;
 		return route(candidates, (wanted != null) ? wanted : this.rules.ownTag(), hashKey, ThreadLocalRandom.current());
 	}

@@ -1,6 +1,7 @@
 package dev.atlas.loadbalancer.routing;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -27,9 +28,13 @@ import org.jspecify.annotations.Nullable;
  * of them sent to that tag's instances; the sum is at most 100
  * @param hashKeyHeader request header whose value makes the percentage choice sticky (the
  * same value always lands in the same lane); {@code null} to choose at random per request
+ * @param laneRules evaluated first, in order: the first rule a request matches names the
+ * tag it wants, before the {@code header}, the own tag and the percentages; not
+ * {@code null}, may be empty
  */
 public record GrayRules(String header, @Nullable String ownTag, GrayFallback fallback, boolean isolateBaseline,
-		Set<String> baselineTags, Map<String, Double> canaryPercentages, @Nullable String hashKeyHeader) {
+		Set<String> baselineTags, Map<String, Double> canaryPercentages, @Nullable String hashKeyHeader,
+		List<LaneRule> laneRules) {
 
 	/** Default header naming the wanted tag. */
 	public static final String DEFAULT_HEADER = "X-Service-Version";
@@ -39,7 +44,7 @@ public record GrayRules(String header, @Nullable String ownTag, GrayFallback fal
 	 * isolated baseline.
 	 */
 	public static final GrayRules DEFAULTS = new GrayRules(DEFAULT_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
-			Map.of(), null);
+			Map.of(), null, List.of());
 
 	/**
 	 * Validates and normalizes the rules.
@@ -76,6 +81,23 @@ public record GrayRules(String header, @Nullable String ownTag, GrayFallback fal
 			throw new IllegalArgumentException("the canary percentages add up to " + sum + ", more than 100");
 		}
 		canaryPercentages = java.util.Collections.unmodifiableMap(percentages);
+		laneRules = List.copyOf(laneRules);
+	}
+
+	/**
+	 * Rules without lane rules.
+	 * @param header as the canonical constructor
+	 * @param ownTag as the canonical constructor
+	 * @param fallback as the canonical constructor
+	 * @param isolateBaseline as the canonical constructor
+	 * @param baselineTags as the canonical constructor
+	 * @param canaryPercentages as the canonical constructor
+	 * @param hashKeyHeader as the canonical constructor
+	 * @throws IllegalArgumentException as the canonical constructor
+	 */
+	public GrayRules(String header, @Nullable String ownTag, GrayFallback fallback, boolean isolateBaseline,
+			Set<String> baselineTags, Map<String, Double> canaryPercentages, @Nullable String hashKeyHeader) {
+		this(header, ownTag, fallback, isolateBaseline, baselineTags, canaryPercentages, hashKeyHeader, List.of());
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package dev.atlas.loadbalancer.spi;
 
+import dev.atlas.loadbalancer.context.RequestHeaders;
+import dev.atlas.loadbalancer.context.RoutingAttributes;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -13,7 +15,7 @@ import org.springframework.cloud.client.loadbalancer.Request;
  * An instance is valid only during the call it is passed to; do not keep it. Not
  * thread-safe: it is used on the thread that chooses.
  */
-public interface CandidateRequest {
+public interface CandidateRequest extends RoutingAttributes {
 
 	/**
 	 * Spring Cloud's load-balancing request, e.g. a {@code RequestDataContext} for
@@ -32,5 +34,28 @@ public interface CandidateRequest {
 	 * @return the trimmed value, or {@code null} when absent or blank
 	 */
 	@Nullable String header(String lowerCaseName);
+
+	/**
+	 * A cookie of the outbound request (Spring Cloud's {@code RequestData}: the
+	 * {@code Cookie} header of a RestTemplate, RestClient or Feign call, the cookies of a
+	 * WebClient request or of the exchange a gateway routes).
+	 * @param name the cookie name, case-sensitive
+	 * @return the value, or {@code null} when absent (or the request carries no data)
+	 */
+	@Override
+	default @Nullable String cookie(String name) {
+		return RequestHeaders.cookie(request(), name);
+	}
+
+	/**
+	 * A query parameter of the outbound request's URL.
+	 * @param name the parameter name, case-sensitive
+	 * @return the URL-decoded first value, or {@code null} when absent (or the request
+	 * carries no data)
+	 */
+	@Override
+	default @Nullable String queryParameter(String name) {
+		return RequestHeaders.queryParameter(request(), name);
+	}
 
 }

@@ -62,4 +62,20 @@ class RequestHeadersTest {
 				URI.create("http://user-service/"), headers, new LinkedMultiValueMap<>(), attributes)));
 	}
 
+	@Test
+	void queryParametersAreFoundByExactNameAndDecoded() {
+		assertThat(RequestHeaders.queryParameter("a=1&lane=v2", "lane")).isEqualTo("v2");
+		assertThat(RequestHeaders.queryParameter("lane=v2&a=1", "lane")).isEqualTo("v2");
+		assertThat(RequestHeaders.queryParameter("xlane=v3&lane=v2", "lane")).isEqualTo("v2");
+		assertThat(RequestHeaders.queryParameter("lanes=v3", "lane")).isNull();
+		assertThat(RequestHeaders.queryParameter("lane=a%20b+c", "lane")).isEqualTo("a b c");
+		assertThat(RequestHeaders.queryParameter("lane&a=1", "lane")).isEmpty();
+		assertThat(RequestHeaders.queryParameter("lane=", "lane")).isEmpty();
+		assertThat(RequestHeaders.queryParameter("lane=1&lane=2", "lane")).isEqualTo("1");
+		assertThat(RequestHeaders.queryParameter("lane=%zz", "lane")).as("not decodable").isNull();
+		assertThat(RequestHeaders.queryParameter((String) null, "lane")).isNull();
+		assertThat(RequestHeaders.queryParameter("", "lane")).isNull();
+		assertThat(RequestHeaders.queryParameter("&&lane=1", "lane")).isEqualTo("1");
+	}
+
 }

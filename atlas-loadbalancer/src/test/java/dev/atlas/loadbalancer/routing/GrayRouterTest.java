@@ -176,4 +176,29 @@ class GrayRouterTest {
 			.withMessage("'nowhere' is not a gray fallback; allowed values: baseline, all, none");
 	}
 
+	@Test
+	void aLaneRuleComesBeforeTheHeaderAndTheOwnTag() {
+		LaneRule beta = new LaneRule("v2", LaneRule.Source.HEADER, "X-User-Group", LaneRule.Match.EQUALS,
+				List.of("beta"));
+		LaneRule cookie = new LaneRule("v2", LaneRule.Source.COOKIE, "canary", LaneRule.Match.EQUALS, List.of("1"));
+		GrayRouter router = new GrayRouter(SERVICE, new GrayRules("X-Service-Version", "v1", GrayFallback.BASELINE,
+				true, Set.of(), Map.of(), null, List.of(beta, cookie)), this.meters);
+		assertThat(ids(router.filter(this.fleet,
+				LaneRuleTest.outbound("http://users/1", Map.of("X-User-Group", "beta", "X-Service-Version", "v1")))))
+			.as("the rule wins over the header")
+			.containsExactly("C1");
+		assertThat(
+				ids(router.filter(this.fleet, LaneRuleTest.outbound("http://users/1", Map.of("Cookie", "canary=1")))))
+			.as("a cookie rule wins over the own tag")
+			.containsExactly("C1");
+		assertThat(ids(
+				router.filter(this.fleet, LaneRuleTest.outbound("http://users/1", Map.of("X-User-Group", "alpha")))))
+			.as("no rule matches: own tag v1, which no instance has: baseline")
+			.containsExactly("S1", "S2");
+		assertThat(ids(router.filter(this.fleet,
+				LaneRuleTest.outbound("http://users/1", Map.of("X-User-Group", "alpha", "X-Service-Version", "v2")))))
+			.as("no rule matches: the header")
+			.containsExactly("C1");
+	}
+
 }

@@ -11,6 +11,8 @@ import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.AtlasValueConverters;
 import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.propagation.LaneTagger;
+import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.autoconfigure.OutlierProperties;
@@ -202,6 +204,18 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	/**
+	 * The lane rules ({@code atlas.gray.rules}) where requests enter this application:
+	 * inbound requests (Atlas's propagation filters) and requests Spring Cloud Gateway
+	 * routes; none when gray routing is off.
+	 * @param settings the settings
+	 * @return the tagger, which {@link RuntimeRules} updates
+	 */
+	@Bean
+	LaneTagger atlasLaneTagger(AtlasSettings settings) {
+		return new LaneTagger(settings.grayEnabled() ? settings.settingsFor("").gray() : GrayRules.DEFAULTS);
+	}
+
+	/**
 	 * Reports per-service settings that are not used: at startup, properties under
 	 * {@code atlas.services} that bind to nothing; a grace period after the first call,
 	 * configured keys that match no called service.
@@ -321,13 +335,16 @@ public class AtlasLoadBalancerAutoConfiguration {
 	 * @param callerCluster the caller's cluster
 	 * @param meterRegistry where the change counters are registered
 	 * @param propagatedHeaders the propagated headers, when propagation is on
+	 * @param laneTagger the lane rules where requests enter
 	 * @return the applier
 	 */
 	@Bean
 	RuntimeRules atlasRuntimeRules(AtlasSettings settings, StrategyRegistry strategies, CallerCluster callerCluster,
-			ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<PropagatedHeaders> propagatedHeaders) {
+			ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<PropagatedHeaders> propagatedHeaders,
+			ObjectProvider<LaneTagger> laneTagger) {
 		return new RuntimeRules(settings, strategies, callerCluster,
-				AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC(), propagatedHeaders);
+				AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC(), propagatedHeaders,
+				laneTagger);
 	}
 
 	/** Spring Cloud's refresh drives runtime changes. */

@@ -109,6 +109,10 @@ final class RulesView {
 			map.forEach((key, element) -> copy.put(String.valueOf(key), value(element)));
 			return copy;
 		}
+		if (value instanceof List<?> list) {
+			// in order: lane rules are evaluated in order
+			return list.stream().map((element) -> String.valueOf(value(element))).toList();
+		}
 		if (value instanceof Collection<?> collection) {
 			return collection.stream().map((element) -> String.valueOf(value(element))).sorted().toList();
 		}

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
@@ -87,6 +88,8 @@ public final class RuntimeRules {
 
 	private final ObjectProvider<PropagatedHeaders> propagatedHeaders;
 
+	private final ObjectProvider<LaneTagger> laneTagger;
+
 	private final Map<String, ServiceRouting> routings = new ConcurrentHashMap<>();
 
 	/**
@@ -105,15 +108,19 @@ public final class RuntimeRules {
 	 * @param clock the time of changes
 	 * @param propagatedHeaders the headers carried from inbound requests, updated as the
 	 * rules in force need (when propagation is on)
+	 * @param laneTagger the lane rules where requests enter, updated to the rules in
+	 * force
 	 */
 	public RuntimeRules(AtlasSettings settings, StrategyRegistry strategies, CallerCluster callerCluster,
-			MeterRegistry meters, Clock clock, ObjectProvider<PropagatedHeaders> propagatedHeaders) {
+			MeterRegistry meters, Clock clock, ObjectProvider<PropagatedHeaders> propagatedHeaders,
+			ObjectProvider<LaneTagger> laneTagger) {
 		this.settings = settings;
 		this.strategies = strategies;
 		this.callerCluster = callerCluster;
 		this.meters = meters;
 		this.clock = clock;
 		this.propagatedHeaders = propagatedHeaders;
+		this.laneTagger = laneTagger;
 	}
 
 	/**
@@ -267,11 +274,28 @@ public final class RuntimeRules {
 	}
 
 	/**
+	 * The lane rules where requests enter: the global ones in force (they are
+	 * caller-level, the same for every service), not those of a rejected change.
+	 */
+	private void updateLaneTagger() {
+		LaneTagger lanes = this.laneTagger.getIfAvailable();
+		ServiceSettings global = this.settings.inForce("");
+		if (lanes == null || global == null || !this.settings.grayEnabled()) {
+			return;
+		}
+		if (!global.gray().laneRules().equals(lanes.rules()) || !global.gray().header().trim().equals(lanes.header())) {
+			log.info("Atlas lane rules where requests enter: {} (was {})", global.gray().laneRules(), lanes.rules());
+		}
+		lanes.update(global.gray());
+	}
+
+	/**
 	 * The propagated headers as the rules in force need them: the configured ones, and
 	 * the gray and hash-key headers of every service's rules in force (not those of a
 	 * change that was rejected).
 	 */
 	private void updatePropagatedHeaders(AtlasSettings.Reload reload) {
+		updateLaneTagger();
 		PropagatedHeaders headers = this.propagatedHeaders.getIfAvailable();
 		AtlasSettings.Caller caller = reload.caller();
 		if (headers == null || caller == null) {

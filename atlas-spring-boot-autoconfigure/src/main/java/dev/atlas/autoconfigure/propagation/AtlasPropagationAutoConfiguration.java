@@ -13,6 +13,7 @@ import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;
 import reactor.core.publisher.Hooks;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -126,9 +127,10 @@ public class AtlasPropagationAutoConfiguration {
 	static class ServletConfiguration {
 
 		@Bean
-		FilterRegistrationBean<RoutingContextServletFilter> atlasRoutingContextFilter(PropagatedHeaders headers) {
+		FilterRegistrationBean<RoutingContextServletFilter> atlasRoutingContextFilter(PropagatedHeaders headers,
+				ObjectProvider<LaneTagger> lanes) {
 			FilterRegistrationBean<RoutingContextServletFilter> registration = new FilterRegistrationBean<>(
-					new RoutingContextServletFilter(headers));
+					new RoutingContextServletFilter(headers, lanes.getIfAvailable()));
 			registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 10);
 			return registration;
 		}
@@ -140,8 +142,9 @@ public class AtlasPropagationAutoConfiguration {
 	static class ReactiveConfiguration {
 
 		@Bean
-		RoutingContextWebFilter atlasRoutingContextWebFilter(PropagatedHeaders headers) {
-			return new RoutingContextWebFilter(headers);
+		RoutingContextWebFilter atlasRoutingContextWebFilter(PropagatedHeaders headers,
+				ObjectProvider<LaneTagger> lanes) {
+			return new RoutingContextWebFilter(headers, lanes.getIfAvailable());
 		}
 
 	}

@@ -2,12 +2,16 @@ package dev.atlas.autoconfigure.propagation;
 
 import java.io.IOException;
 
+import dev.atlas.loadbalancer.context.RequestHeaders;
+import dev.atlas.loadbalancer.context.RoutingAttributes;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.filter.OncePerRequestFilter;
 
@@ -21,19 +25,36 @@ public class RoutingContextServletFilter extends OncePerRequestFilter {
 
 	private final PropagatedHeaders headers;
 
+	private final @Nullable LaneTagger lanes;
+
 	/**
 	 * Creates the filter.
 	 * @param headers what to capture
 	 */
 	public RoutingContextServletFilter(PropagatedHeaders headers) {
+		this(headers, null);
+	}
+
+	/**
+	 * Creates the filter that also applies the lane rules: the tag of the first rule an
+	 * inbound request matches is put in its routing context as the gray header.
+	 * @param headers what to capture
+	 * @param lanes the lane rules in force, or {@code null} for none
+	 */
+	public RoutingContextServletFilter(PropagatedHeaders headers, @Nullable LaneTagger lanes) {
 		this.headers = headers;
+		this.lanes = lanes;
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		RoutingContext previous = RoutingContextHolder.get();
-		RoutingContextHolder.set(this.headers.capture(request::getHeader));
+		RoutingContext context = this.headers.capture(request::getHeader);
+		if (this.lanes != null && this.lanes.hasRules()) {
+			context = this.lanes.tag(context, new ServletAttributes(request));
+		}
+		RoutingContextHolder.set(context);
 		try {
 			chain.doFilter(request, response);
 		}
@@ -45,6 +66,46 @@ public class RoutingContextServletFilter extends OncePerRequestFilter {
 	@Override
 	protected boolean shouldNotFilterAsyncDispatch() {
 		return false;
+	}
+
+	/** What lane rules read of a servlet request. */
+	private static final class ServletAttributes implements RoutingAttributes {
+
+		private final HttpServletRequest request;
+
+		ServletAttributes(HttpServletRequest request) {
+			this.request = request;
+		}
+
+		@Override
+		public @Nullable String header(String lowerCaseName) {
+			String value = this.request.getHeader(lowerCaseName);
+			if (value == null) {
+				return null;
+			}
+			String trimmed = value.trim();
+			return trimmed.isEmpty() ? null : trimmed;
+		}
+
+		@Override
+		public @Nullable String cookie(String name) {
+			Cookie[] cookies = this.request.getCookies();
+			if (cookies != null) {
+				for (Cookie cookie : cookies) {
+					if (name.equals(cookie.getName())) {
+						return cookie.getValue();
+					}
+				}
+			}
+			return null;
+		}
+
+		@Override
+		public @Nullable String queryParameter(String name) {
+			// The query string only: getParameter would read a form body.
+			return RequestHeaders.queryParameter(this.request.getQueryString(), name);
+		}
+
 	}
 
 }

@@ -1,0 +1,106 @@
+package dev.atlas.autoconfigure.propagation;
+
+import java.util.List;
+
+import dev.atlas.loadbalancer.context.RoutingAttributes;
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.LaneRule;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The lane rules in force where a request enters this application (an inbound servlet or
+ * WebFlux request, a request Spring Cloud Gateway routes): the tag of the first rule the
+ * request matches is written as the gray header ({@code X-Service-Version}), so that
+ * every later hop follows the lane without evaluating the rules again. Holds the rules of
+ * {@code atlas.gray.rules} and {@code atlas.gray.header} in force, replaced when they
+ * change at runtime. Thread-safe: the rules are read once per request from a volatile
+ * field.
+ */
+public final class LaneTagger {
+
+	private volatile Rules rules;
+
+	/**
+	 * Creates the tagger.
+	 * @param gray the caller's gray rules (the lane rules and the header are the same for
+	 * every service)
+	 */
+	public LaneTagger(GrayRules gray) {
+		this.rules = new Rules(gray);
+	}
+
+	/**
+	 * Puts other rules in force (a runtime change); requests tagged before keep their
+	 * tag.
+	 * @param gray the caller's gray rules in force
+	 */
+	public void update(GrayRules gray) {
+		this.rules = new Rules(gray);
+	}
+
+	/**
+	 * The tag a request wants by the lane rules.
+	 * @param request the request's attributes
+	 * @return the tag of the first rule it matches (lower case), or {@code null} when
+	 * none does or there is no rule
+	 */
+	public @Nullable String tagOf(RoutingAttributes request) {
+		LaneRule[] laneRules = this.rules.laneRules;
+		return (laneRules.length > 0) ? LaneRule.firstMatch(laneRules, request) : null;
+	}
+
+	/**
+	 * Whether any lane rule is in force; when not, {@link #tagOf} is always {@code null}.
+	 * @return {@code true} when there are rules
+	 */
+	public boolean hasRules() {
+		return this.rules.laneRules.length > 0;
+	}
+
+	/**
+	 * The gray header a tag is written to.
+	 * @return the header name in force as configured, e.g. {@code X-Service-Version}
+	 */
+	public String header() {
+		return this.rules.header;
+	}
+
+	/**
+	 * The lane rules in force.
+	 * @return the rules in order, maybe empty
+	 */
+	public List<LaneRule> rules() {
+		return List.of(this.rules.laneRules);
+	}
+
+	/**
+	 * The routing context of an inbound request with the tag its lane rules give written
+	 * as the gray header (rules win over a gray header the request carries).
+	 * @param context what the propagated headers captured
+	 * @param request the inbound request
+	 * @return {@code context}, or a copy with the gray header set when a rule matches
+	 */
+	public RoutingContext tag(RoutingContext context, RoutingAttributes request) {
+		Rules current = this.rules;
+		if (current.laneRules.length == 0) {
+			return context;
+		}
+		String tag = LaneRule.firstMatch(current.laneRules, request);
+		return (tag != null) ? context.with(current.header, tag) : context;
+	}
+
+	private static final class Rules {
+
+		final LaneRule[] laneRules;
+
+		final String header;
+
+		Rules(GrayRules gray) {
+			this.laneRules = gray.laneRules().toArray(new LaneRule[0]);
+			this.header = gray.header().trim();
+		}
+
+	}
+
+}

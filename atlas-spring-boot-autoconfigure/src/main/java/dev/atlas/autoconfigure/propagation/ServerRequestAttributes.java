@@ -1,0 +1,47 @@
+package dev.atlas.autoconfigure.propagation;
+
+import dev.atlas.loadbalancer.context.RoutingAttributes;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpCookie;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+
+/**
+ * The attributes lane rules read of a WebFlux request (an inbound one, or one Spring
+ * Cloud Gateway routes): its headers, cookies and query parameters as Spring parsed them.
+ * Used on the thread that handles the request; not thread-safe.
+ */
+public final class ServerRequestAttributes implements RoutingAttributes {
+
+	private final ServerHttpRequest request;
+
+	/**
+	 * Reads a request.
+	 * @param request the request
+	 */
+	public ServerRequestAttributes(ServerHttpRequest request) {
+		this.request = request;
+	}
+
+	@Override
+	public @Nullable String header(String lowerCaseName) {
+		String value = this.request.getHeaders().getFirst(lowerCaseName);
+		if (value == null) {
+			return null;
+		}
+		String trimmed = value.trim();
+		return trimmed.isEmpty() ? null : trimmed;
+	}
+
+	@Override
+	public @Nullable String cookie(String name) {
+		HttpCookie cookie = this.request.getCookies().getFirst(name);
+		return (cookie != null) ? cookie.getValue() : null;
+	}
+
+	@Override
+	public @Nullable String queryParameter(String name) {
+		return this.request.getQueryParams().getFirst(name);
+	}
+
+}
