@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
 
-import dev.atlas.loadbalancer.context.RoutingAttributes;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import org.jspecify.annotations.Nullable;
 
 /**

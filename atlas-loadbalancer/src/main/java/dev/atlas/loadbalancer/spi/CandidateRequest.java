@@ -1,7 +1,6 @@
 package dev.atlas.loadbalancer.spi;
 
 import dev.atlas.loadbalancer.context.RequestHeaders;
-import dev.atlas.loadbalancer.context.RoutingAttributes;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.loadbalancer.Request;

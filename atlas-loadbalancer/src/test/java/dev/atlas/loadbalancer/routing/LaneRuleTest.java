@@ -4,7 +4,7 @@ import java.net.URI;
 import java.util.List;
 import java.util.Map;
 
-import dev.atlas.loadbalancer.context.RoutingAttributes;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import dev.atlas.loadbalancer.routing.LaneRule.Match;
 import dev.atlas.loadbalancer.routing.LaneRule.Source;
 import dev.atlas.loadbalancer.spi.CandidateRequest;

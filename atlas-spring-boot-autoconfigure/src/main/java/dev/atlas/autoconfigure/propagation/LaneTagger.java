@@ -2,7 +2,7 @@ package dev.atlas.autoconfigure.propagation;
 
 import java.util.List;
 
-import dev.atlas.loadbalancer.context.RoutingAttributes;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;

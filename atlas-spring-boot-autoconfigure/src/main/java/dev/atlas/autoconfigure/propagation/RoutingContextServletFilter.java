@@ -3,7 +3,7 @@ package dev.atlas.autoconfigure.propagation;
 import java.io.IOException;
 
 import dev.atlas.loadbalancer.context.RequestHeaders;
-import dev.atlas.loadbalancer.context.RoutingAttributes;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import jakarta.servlet.FilterChain;

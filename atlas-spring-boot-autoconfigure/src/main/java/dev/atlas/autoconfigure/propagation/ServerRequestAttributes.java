@@ -1,6 +1,6 @@
 package dev.atlas.autoconfigure.propagation;
 
-import dev.atlas.loadbalancer.context.RoutingAttributes;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpCookie;

@@ -1,4 +1,4 @@
-package dev.atlas.loadbalancer.context;
+package dev.atlas.loadbalancer.spi;
 
 import org.jspecify.annotations.Nullable;
 
