@@ -1,10 +1,12 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
+import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
@@ -14,6 +16,7 @@ import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.pipeline.Pipeline;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.LaneRule;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.stats.InstanceStats;
@@ -323,6 +326,37 @@ class RuntimeRulesTest {
 				.canaryPercentages()).as("settings rolled back").containsEntry("v2", 10.0);
 			assertThat(output.getOut()).contains("cannot create it");
 		});
+	}
+
+	@Test
+	void laneRulesChangeAtRuntimeEverywhereAndAnInvalidOneKeepsThoseInForce(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].header=X-User-Group",
+					"atlas.gray.rules[0].equals=beta")
+			.run((context) -> {
+				choose(context, "user-service");
+				LaneTagger lanes = context.getBean(LaneTagger.class);
+				LaneRule beta = new LaneRule("v2", LaneRule.Source.HEADER, "X-User-Group", LaneRule.Match.EQUALS,
+						List.of("beta"));
+				LaneRule cookie = new LaneRule("v3", LaneRule.Source.COOKIE, "canary", LaneRule.Match.EQUALS,
+						List.of("1"));
+				assertThat(lanes.rules()).containsExactly(beta);
+				// a list comes whole from the highest property source that has it (Spring
+				// Boot's binding)
+				change(context,
+						Map.of("atlas.gray.rules[0].tag", "v2", "atlas.gray.rules[0].header", "X-User-Group",
+								"atlas.gray.rules[0].equals", "beta", "atlas.gray.rules[1].tag", "v3",
+								"atlas.gray.rules[1].cookie", "canary", "atlas.gray.rules[1].equals", "1"));
+				assertThat(lanes.rules()).as("where requests enter").containsExactly(beta, cookie);
+				assertThat(pipeline(context, "user-service").filters()).filteredOn(GrayRouter.class::isInstance)
+					.singleElement()
+					.satisfies((router) -> assertThat(((GrayRouter) router).rules().laneRules()).as("on balanced calls")
+						.containsExactly(beta, cookie));
+				assertThat(output.getOut()).contains("gray.lane-rules");
+				change(context, Map.of("atlas.gray.rules[1].regex", "(1"));
+				assertThat(lanes.rules()).as("rejected: the rules in force stay").containsExactly(beta, cookie);
+				assertThat(output.getOut()).contains("Invalid atlas.gray.rules[1]: a rule has one matcher");
+			});
 	}
 
 	@Test

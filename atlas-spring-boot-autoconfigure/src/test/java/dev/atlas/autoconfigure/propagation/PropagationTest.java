@@ -8,6 +8,10 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.LaneRule;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -16,11 +20,14 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.core.task.TaskDecorator;
+import org.springframework.http.HttpCookie;
 import org.springframework.http.HttpMethod;
 import org.springframework.mock.http.client.MockClientHttpRequest;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
+import org.springframework.mock.web.server.MockServerWebExchange;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskExecutor;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -215,6 +222,82 @@ class PropagationTest {
 					"atlas.services.billing.loadbalancer.strategy=smooth-round-robin")
 			.run((context) -> assertThat(context.getBean(PropagatedHeaders.class).names()).containsExactly("x-tenant",
 					"x-lane", "x-user-id", "x-order-id"));
+	}
+
+	private static LaneTagger betaAndCanaryRules() {
+		return new LaneTagger(new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true, Set.of(), Map.of(),
+				null,
+				List.of(new LaneRule("v2", LaneRule.Source.HEADER, "X-User-Group", LaneRule.Match.EQUALS,
+						List.of("beta")),
+						new LaneRule("v3", LaneRule.Source.COOKIE, "canary", LaneRule.Match.EQUALS, List.of("1")),
+						new LaneRule("v4", LaneRule.Source.QUERY, "lane", LaneRule.Match.IN, List.of("four", "4")))));
+	}
+
+	private @Nullable RoutingContext servletContextOf(MockHttpServletRequest request, LaneTagger lanes)
+			throws Exception {
+		AtomicReference<RoutingContext> seen = new AtomicReference<>();
+		MockFilterChain chain = new MockFilterChain() {
+			@Override
+			public void doFilter(jakarta.servlet.ServletRequest req, jakarta.servlet.ServletResponse res) {
+				seen.set(RoutingContextHolder.get());
+			}
+		};
+		new RoutingContextServletFilter(this.headers, lanes).doFilter(request, new MockHttpServletResponse(), chain);
+		return seen.get();
+	}
+
+	@Test
+	void theServletFilterWritesTheTagOfTheFirstMatchingLaneRuleAsTheGrayHeader() throws Exception {
+		LaneTagger lanes = betaAndCanaryRules();
+		MockHttpServletRequest beta = new MockHttpServletRequest("GET", "/orders/1");
+		beta.addHeader("X-User-Group", "beta");
+		beta.addHeader("X-Service-Version", "v9");
+		beta.addHeader("X-User-Id", "42");
+		RoutingContext context = servletContextOf(beta, lanes);
+		assertThat(context.get("X-Service-Version")).as("the rule wins over the inbound header").isEqualTo("v2");
+		assertThat(context.get("X-User-Id")).isEqualTo("42");
+		assertThat(context.get("X-User-Group")).as("not propagated: the tag says it").isNull();
+
+		MockHttpServletRequest cookie = new MockHttpServletRequest("GET", "/orders/1");
+		cookie.setCookies(new jakarta.servlet.http.Cookie("session", "x"),
+				new jakarta.servlet.http.Cookie("canary", "1"));
+		assertThat(servletContextOf(cookie, lanes).get("X-Service-Version")).isEqualTo("v3");
+
+		MockHttpServletRequest query = new MockHttpServletRequest("POST", "/orders/1");
+		query.setQueryString("a=1&lane=four");
+		query.addParameter("lane", "ignored-form-value");
+		assertThat(servletContextOf(query, lanes).get("X-Service-Version")).isEqualTo("v4");
+
+		MockHttpServletRequest none = new MockHttpServletRequest("GET", "/orders/1");
+		none.addHeader("X-User-Group", "alpha");
+		none.addHeader("X-Service-Version", "v9");
+		assertThat(servletContextOf(none, lanes).get("X-Service-Version")).as("no rule matches: the header")
+			.isEqualTo("v9");
+		assertThat(servletContextOf(new MockHttpServletRequest("GET", "/orders/1"), lanes)).isNull();
+	}
+
+	@Test
+	void theWebFilterWritesTheTagOfTheFirstMatchingLaneRuleIntoTheReactorContext() {
+		LaneTagger lanes = betaAndCanaryRules();
+		MockServerWebExchange exchange = MockServerWebExchange
+			.from(MockServerHttpRequest.get("/orders/1").cookie(new HttpCookie("canary", "1")));
+		AtomicReference<RoutingContext> seen = new AtomicReference<>();
+		new RoutingContextWebFilter(this.headers, lanes).filter(exchange, (ex) -> Mono.deferContextual((context) -> {
+			seen.set(context.get(RoutingContextHolder.KEY));
+			return Mono.empty();
+		})).block();
+		assertThat(seen.get().get("X-Service-Version")).isEqualTo("v3");
+	}
+
+	@Test
+	void laneRulesChangeAtRuntimeForRequestsThatStartAfterwards() throws Exception {
+		LaneTagger lanes = betaAndCanaryRules();
+		MockHttpServletRequest beta = new MockHttpServletRequest("GET", "/orders/1");
+		beta.addHeader("X-User-Group", "beta");
+		assertThat(servletContextOf(beta, lanes).get("X-Service-Version")).isEqualTo("v2");
+		lanes.update(GrayRules.DEFAULTS);
+		assertThat(lanes.hasRules()).isFalse();
+		assertThat(servletContextOf(beta, lanes)).isNull();
 	}
 
 }

@@ -169,6 +169,7 @@ class GatewayIT {
 	void tenPercentOfUsersGoToV2AndEachUserAlwaysToTheSameLane() {
 		Lanes lanes = usersInV2(1_000);
 		double share = 100.0 * lanes.v2().size() / 1_000;
+		System.out.printf("GatewayIT: %.1f %% of 1,000 users in v2%n", share);
 		// the choice hashes the user id: deterministic for these ids; the criterion's 2
 		// points
 		assertThat(share).as("share of users in v2, %").isBetween(8.0, 12.0);
@@ -190,12 +191,13 @@ class GatewayIT {
 	@SuppressWarnings("unchecked")
 	void aBetaRequestStaysInItsLaneOnEveryHop() {
 		for (int i = 0; i < 10; i++) {
-			// gateway → order-service (untagged only) → user-service (Feign, hop 1) →
+			// /api/chain/7: gateway → order-service (untagged only) → user-service
+			// (Feign, hop 1) →
 			// user-service (WebClient,
 			// hop 2); the client sends only the group: the gateway writes the lane as
 			// X-Service-Version
 			Map<String, Object> chain = gateway.get()
-				.uri("/api/orders/chain/7")
+				.uri("/api/chain/7")
 				.header("X-User-Group", "beta")
 				.retrieve()
 				.body(JSON);
