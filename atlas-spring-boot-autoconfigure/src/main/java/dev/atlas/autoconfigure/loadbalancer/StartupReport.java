@@ -63,7 +63,8 @@ final class StartupReport {
 			.append(defaults.allZeroWeights());
 		line.append("; gray=")
 			.append(grayProperties.isEnabled() ? "on (header " + gray.header() + ", fallback " + gray.fallback()
-					+ ((gray.ownTag() != null) ? ", own tag " + gray.ownTag() : "") + ")" : "off");
+					+ ((gray.ownTag() != null) ? ", own tag " + gray.ownTag() : "")
+					+ (gray.laneRules().isEmpty() ? "" : ", lane rules " + gray.laneRules()) + ")" : "off");
 		line.append("; affinity=").append(callerCluster.describe());
 		line.append("; warmup=").append(warmup.enabled() ? warmup.duration().toSeconds() + "s" : "off");
 		OutlierRules outlier = defaults.outlier();
