@@ -34,6 +34,7 @@ import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.LaneRule;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
@@ -120,6 +121,15 @@ public final class Contenders {
 	public final AtlasLoadBalancer atlasChainEjected;
 
 	/**
+	 * The chain of {@link #atlasChain} with two lane rules: cookie {@code canary=1} → v2,
+	 * then header {@code X-User-Group: beta} → v2.
+	 */
+	public final AtlasLoadBalancer atlasChainLaneRules;
+
+	/** A request with {@code X-User-Group: beta} and no tag. */
+	public final Request<RequestDataContext> beta = Fixtures.request(null, null, "X-User-Group", "beta");
+
+	/**
 	 * Requests with {@value Fixtures#USER_HEADER} {@code user-0} … {@code user-63}, for
 	 * {@code ring-hash}.
 	 */
@@ -186,6 +196,13 @@ public final class Contenders {
 			ejecting.record(this.fleet.get(2), Outcome.GATEWAY_FAILURE, null);
 		}
 		this.atlasChainEjected = chain(gray, ejecting, WeightedRandomBalancer.FACTORY);
+		GrayRules laneRules = new GrayRules(Fixtures.TAG_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
+				Map.of(Fixtures.CANARY_TAG, 10.0), null,
+				List.of(new LaneRule(Fixtures.CANARY_TAG, LaneRule.Source.COOKIE, "canary", LaneRule.Match.EQUALS,
+						List.of("1")),
+						new LaneRule(Fixtures.CANARY_TAG, LaneRule.Source.HEADER, "X-User-Group", LaneRule.Match.EQUALS,
+								List.of("beta"))));
+		this.atlasChainLaneRules = chain(laneRules, outlierDetector(clock), WeightedRandomBalancer.FACTORY);
 
 		for (int i = 0; i < this.fleet.size(); i++) {
 			ServiceInstance instance = this.fleet.get(i);
@@ -293,6 +310,7 @@ public final class Contenders {
 		requirePick(pick(this.atlasChain, this.plain), this.atlasChain);
 		requirePick(pick(this.atlasChain, this.tagged), this.atlasChain);
 		requirePick(pick(this.atlasChainEjected, this.plain), this.atlasChainEjected);
+		requirePick(pick(this.atlasChainLaneRules, this.beta), this.atlasChainLaneRules);
 		requirePick(pick(this.atlasLeastRequest, this.plain), this.atlasLeastRequest);
 		requirePick(pick(this.atlasPeakEwma, this.plain), this.atlasPeakEwma);
 		requirePick(pick(this.atlasRingHash, this.keyed.get(0)), this.atlasRingHash);

@@ -147,7 +147,22 @@ public final class Fixtures {
 	 * @return a {@code Request<RequestDataContext>}
 	 */
 	public static Request<RequestDataContext> request(String wantedTag, String userId) {
+		return request(wantedTag, userId, null, null);
+	}
+
+	/**
+	 * A GET of {@code /users/42} with a gray tag, a user id and one more header.
+	 * @param wantedTag value of {@value #TAG_HEADER}, or {@code null} for none
+	 * @param userId value of {@value #USER_HEADER}, or {@code null} for none
+	 * @param header another header's name, or {@code null} for none
+	 * @param value its value
+	 * @return a {@code Request<RequestDataContext>}
+	 */
+	public static Request<RequestDataContext> request(String wantedTag, String userId, String header, String value) {
 		HttpHeaders headers = new HttpHeaders();
+		if (header != null) {
+			headers.add(header, value);
+		}
 		headers.add(HttpHeaders.ACCEPT, "application/json");
 		if (wantedTag != null) {
 			headers.add(TAG_HEADER, wantedTag);

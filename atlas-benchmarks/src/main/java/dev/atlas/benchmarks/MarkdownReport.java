@@ -34,6 +34,8 @@ public final class MarkdownReport {
 		ATLAS_CHAIN("atlasChain", "Atlas full chain, no tag (10 % canary)", true),
 		ATLAS_CHAIN_TAGGED("atlasChainTagged", "Atlas full chain, `X-Service-Version: v2`", true),
 		ATLAS_CHAIN_EJECTED("atlasChainEjected", "Atlas full chain, one instance ejected as an outlier", true),
+		ATLAS_CHAIN_LANE_RULE("atlasChainLaneRule",
+				"Atlas full chain, lane rules (cookie, header), `X-User-Group: beta` → v2", true),
 		ATLAS_LR("atlasLeastRequest", "Atlas least-request (requests in flight)", true),
 		ATLAS_PEWMA("atlasPeakEwma", "Atlas peak-ewma (latencies known)", true),
 		ATLAS_RING("atlasRingHash", "Atlas ring-hash (64 user ids)", true),
@@ -358,6 +360,7 @@ public final class MarkdownReport {
 			case ATLAS_CHAIN -> "chain, no tag";
 			case ATLAS_CHAIN_TAGGED -> "chain, tag v2";
 			case ATLAS_CHAIN_EJECTED -> "chain, one ejected";
+			case ATLAS_CHAIN_LANE_RULE -> "chain, lane rule";
 			case ATLAS_LR -> "least-request";
 			case ATLAS_PEWMA -> "peak-ewma";
 			case ATLAS_RING -> "ring-hash";

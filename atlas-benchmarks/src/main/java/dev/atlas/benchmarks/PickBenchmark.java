@@ -118,6 +118,15 @@ public abstract class PickBenchmark {
 		return Contenders.pick(this.c.atlasChain, this.c.tagged);
 	}
 
+	/**
+	 * Atlas's full chain with two lane rules (a cookie rule that does not match, then a
+	 * header rule that does), request with {@code X-User-Group: beta}.
+	 */
+	@Benchmark
+	public ServiceInstance atlasChainLaneRule() {
+		return Contenders.pick(this.c.atlasChainLaneRules, this.c.beta);
+	}
+
 	/** Atlas least request through {@code AtlasLoadBalancer}, with requests in flight. */
 	@Benchmark
 	public ServiceInstance atlasLeastRequest() {

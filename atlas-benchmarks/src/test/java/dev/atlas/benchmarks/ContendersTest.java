@@ -73,4 +73,13 @@ class ContendersTest {
 			.allSatisfy((Counter counter) -> assertThat(counter.count()).isZero());
 	}
 
+	@Test
+	void theChainWithLaneRulesSendsBetaRequestsToTheCanary() {
+		for (int i = 0; i < 2_000; i++) {
+			assertThat(Contenders.pick(this.contenders.atlasChainLaneRules, this.contenders.beta).getMetadata())
+				.containsEntry("zone", "a")
+				.containsEntry("version", "v2");
+		}
+	}
+
 }
