@@ -4,10 +4,10 @@ import java.net.URI;
 import java.util.List;
 import java.util.Map;
 
-import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import dev.atlas.loadbalancer.routing.LaneRule.Match;
 import dev.atlas.loadbalancer.routing.LaneRule.Source;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 

@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.gateway;
 
 import java.net.URI;
 import java.util.Collection;
+import java.util.Map;
 
 import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.ServerRequestAttributes;

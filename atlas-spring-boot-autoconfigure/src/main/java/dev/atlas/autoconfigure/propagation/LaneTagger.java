@@ -1,11 +1,12 @@
 package dev.atlas.autoconfigure.propagation;
 
 import java.util.List;
+import java.util.Map;
 
-import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -48,6 +49,22 @@ public final class LaneTagger {
 	public @Nullable String tagOf(RoutingAttributes request) {
 		LaneRule[] laneRules = this.rules.laneRules;
 		return (laneRules.length > 0) ? LaneRule.firstMatch(laneRules, request) : null;
+	}
+
+	/**
+	 * The gray header to write on a request by the lane rules, read with the rules in one
+	 * go (a runtime change in between cannot mix them).
+	 * @param request the request's attributes
+	 * @return the header name (as configured) and the tag of the first rule the request
+	 * matches, or {@code null} when none does or there is no rule
+	 */
+	public Map.@Nullable Entry<String, String> headerFor(RoutingAttributes request) {
+		Rules current = this.rules;
+		if (current.laneRules.length == 0) {
+			return null;
+		}
+		String tag = LaneRule.firstMatch(current.laneRules, request);
+		return (tag != null) ? Map.entry(current.header, tag) : null;
 	}
 
 	/**

@@ -3,9 +3,9 @@ package dev.atlas.autoconfigure.propagation;
 import java.io.IOException;
 
 import dev.atlas.loadbalancer.context.RequestHeaders;
-import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.Cookie;

@@ -52,9 +52,11 @@ class GatewayIT {
 		List<String> common = List.of("--server.port=0", "--management.server.port=0",
 				"--spring.cloud.zookeeper.connect-string=" + registry.connectString(), "--spring.main.banner-mode=off",
 				"--atlas.lifecycle.drain=0s");
+		// weights 1 and 3 on the two untagged instances
 		for (String tag : List.of("", "", "v2")) {
 			List<String> args = new ArrayList<>(common);
 			args.add("--sample.tag=" + tag);
+			args.add("--sample.weight=" + ((services.size() == 1) ? 3 : 1));
 			services.add(ForkedSample.start("sample.user-service.jar", "user-service-" + services.size(), args));
 		}
 		services.add(ForkedSample.start("sample.order-service.jar", "order-service", common));
@@ -90,15 +92,39 @@ class GatewayIT {
 		}
 	}
 
-	/** The tag of the user-service instance that served one GET through the gateway. */
+	/** The user-service instance that served one GET through the gateway. */
 	@SuppressWarnings("unchecked")
-	private static String tagOf(String uri, Consumer<HttpHeaders> headers) {
+	private static Map<String, Object> servedBy(String uri, Consumer<HttpHeaders> headers) {
 		Map<String, Object> user = gateway.get().uri(uri).headers(headers).retrieve().body(JSON);
-		return String.valueOf(((Map<String, Object>) user.get("servedBy")).get("tag"));
+		return (Map<String, Object>) user.get("servedBy");
+	}
+
+	/** The tag of the user-service instance that served one GET through the gateway. */
+	private static String tagOf(String uri, Consumer<HttpHeaders> headers) {
+		return String.valueOf(servedBy(uri, headers).get("tag"));
 	}
 
 	private static String tagOf(Consumer<HttpHeaders> headers) {
 		return tagOf("/api/users/1", headers);
+	}
+
+	@Test
+	void baselineRequestsFollowTheWeights() {
+		String baselineUser = usersInV2(200).baseline().get(0);
+		int heavy = 0;
+		int calls = 2_000;
+		for (int i = 0; i < calls; i++) {
+			Map<String, Object> served = servedBy("/api/users/1", (headers) -> headers.set("X-User-Id", baselineUser));
+			assertThat(served.get("tag")).isNotEqualTo("v2");
+			if (((Number) served.get("weight")).doubleValue() == 3.0) {
+				heavy++;
+			}
+		}
+		double share = 100.0 * heavy / calls;
+		System.out.printf("GatewayIT: %.1f %% of %,d baseline calls on the instance of weight 3%n", share, calls);
+		// 75 % expected; 4 points is 4 standard deviations of 2,000 random draws (sd
+		// 0.97)
+		assertThat(share).isBetween(71.0, 79.0);
 	}
 
 	@Test
