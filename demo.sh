@@ -24,6 +24,15 @@
 #     a WebClient after moving to boundedElastic — without header (both hops on v1), with
 #     X-Service-Version: v2 (both hops on v2) and with v3, a tag nobody runs (fallback to v1); then
 #     CANARY_CALLS untagged calls to the canary order-service (about 10 % on v2);
+#  2b. gateway: the sample gateway (Spring Cloud Gateway, Atlas as its balancer; its lane rules and a
+#     sticky 10 % canary of user-service given on its command line, GATEWAY_ARGS) in front of the
+#     same fleet: one row per way of choosing a lane at the edge, through GET /api/users/{id}:
+#     GATEWAY_SHARE_CALLS untagged calls (about 10 % on v2, random per call), then GATEWAY_CALLS calls
+#     each with X-Service-Version: v2 and with the lane rules X-User-Group: beta and cookie canary=1
+#     (all on v2); GATEWAY_USERS distinct X-User-Id values, each sent twice (about 10 % of the users on
+#     v2, each user always in one lane); and GATEWAY_CALLS GET /api/orders/chain/{id} with
+#     X-User-Group: beta (three hops: gateway → order-service → user-service → user-service; both
+#     user-service hops on v2, order-service having no v2);
 #  3. canary progression: while untagged traffic flows through order-service-rules (a closed loop of
 #     bursts of 200 GET /traffic calls, CONCURRENCY at a time, RestTemplate), the demo steps
 #     atlas.services.user-service.gray.weights.v2 through CANARY_STEPS (0 10 50 100 0) %: it rewrites
@@ -37,7 +46,9 @@
 #  4. rolling restart: a closed loop of ROLL_CONCURRENCY (50) concurrent GETs runs through
 #     order-service (bursts of ROLL_BURST calls to GET /traffic, back to back) while each v1
 #     user-service in turn gets SIGTERM (Atlas deregisters, drains ROLL_DRAIN, stops) and a
-#     replacement starts; every request must succeed;
+#     replacement starts, while a second closed loop of ROLL_CONCURRENCY concurrent GETs goes through
+#     the gateway (GET /api/users/{id}, bursts of ROLL_BURST, curl --parallel); every request of both
+#     must succeed (reported separately);
 #  5. crash: the same closed loop while the v1 user-service with the largest weight gets SIGKILL (no
 #     deregistration: the registry keeps listing it until its session expires) and a replacement
 #     starts on the same port with the same instance id; order-service (started with
@@ -70,7 +81,8 @@
 # targets in percent, "0 10 50 100 0"), CANARY_STEP_CALLS (2000), CANARY_STEP_TOLERANCE in percentage
 # points (3), START_TIMEOUT in seconds (240),
 # ROLL_CONCURRENCY (50), ROLL_BURST (1000), ROLL_DRAIN (2s), CRASH_EJECTION in s (10), CRASH_PROBE in s
-# (1), CRASH_EJECT_LIMIT in s (2), AFFINITY_CALLS (1000), WARMUP in s (20), DEMO_JAVA_OPTS (JVM options
+# (1), CRASH_EJECT_LIMIT in s (2), GATEWAY_CALLS (200), GATEWAY_SHARE_CALLS (1000), GATEWAY_USERS (500), GATEWAY_ARGS (extra arguments
+# of the gateway), AFFINITY_CALLS (1000), WARMUP in s (20), DEMO_JAVA_OPTS (JVM options
 # for every process), ORDER_ARGS (extra arguments of the first order-service; ORDER_ARGS=--atlas.enabled=false
 # shows Spring's round robin, and the reports FAIL; ORDER_ARGS=--atlas.outlier.enabled=false leaves the
 # crashed instance in rotation, and the crash report FAILs), STRAT_CALLS (1000), STRAT_CONCURRENCY (20),
@@ -105,6 +117,9 @@ WARMUP=${WARMUP:-20}
 CRASH_EJECTION=${CRASH_EJECTION:-10}
 CRASH_PROBE=${CRASH_PROBE:-1}
 CRASH_EJECT_LIMIT=${CRASH_EJECT_LIMIT:-2}
+GATEWAY_CALLS=${GATEWAY_CALLS:-200}
+GATEWAY_SHARE_CALLS=${GATEWAY_SHARE_CALLS:-1000}
+GATEWAY_USERS=${GATEWAY_USERS:-500}
 # C1 only and the serial collector: eight JVMs start faster on a small machine.
 DEMO_JAVA_OPTS=${DEMO_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m}
 ORDER_ARGS=${ORDER_ARGS:-}
@@ -130,6 +145,15 @@ USER_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain="$ROLL_DRAIN")
 # instance registers) would make the freshly started instances' shares follow their age. Warmup
 # has its own tests (C11).
 ORDER_COMMON_ARGS=("${FLEET_ARGS[@]}" --atlas.warmup.enabled=false)
+# The gateway: v1 is the baseline, as everywhere; two lane rules (a header and a cookie send a request
+# to v2), and a sticky 10 % canary of user-service keyed by X-User-Id (about 10 % of the users on v2,
+# each always in the same lane); warmup off and no drain, as for the order-services.
+GATEWAY_LANE_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false
+  --atlas.gray.rules[0].tag=v2 --atlas.gray.rules[0].header=X-User-Group --atlas.gray.rules[0].equals=beta
+  --atlas.gray.rules[1].tag=v2 --atlas.gray.rules[1].cookie=canary --atlas.gray.rules[1].equals=1
+  --atlas.services.user-service.gray.weights.v2="$CANARY_PERCENT"
+  --atlas.services.user-service.gray.hash-key-header=X-User-Id)
+GATEWAY_ARGS=${GATEWAY_ARGS:-}
 # The first order-service (the one the crash scenario watches) ejects a failing instance for
 # CRASH_EJECTION s (Atlas's default: 30 s) and probes it every CRASH_PROBE s (default: 5 s), so that
 # the crashed instance's return fits in a short demo. The consecutive-failure thresholds stay at
@@ -139,6 +163,7 @@ ORDER_OUTLIER_ARGS=(--atlas.outlier.base-ejection-time="${CRASH_EJECTION}s" --at
 REGISTRY_JAR="$ROOT/sample-registry/target/sample-registry-$VERSION-exec.jar"
 USER_JAR="$ROOT/sample-user-service/target/sample-user-service-$VERSION-exec.jar"
 ORDER_JAR="$ROOT/sample-order-service/target/sample-order-service-$VERSION-exec.jar"
+GATEWAY_JAR="$ROOT/sample-gateway/target/sample-gateway-$VERSION-exec.jar"
 
 build=true
 keep=false
@@ -303,15 +328,25 @@ discovered_count() {
     | sed -n 's/.*"count":\([0-9]*\).*/\1/p'
 }
 sees_instances() { [[ "$(discovered_count "$1")" == "$2" ]]; }
+# gateway_sees SERVICE N : the gateway's balancer for SERVICE lists N instances (/actuator/atlas/SERVICE;
+# a call through the gateway first, so that the balancer of the service exists)
+gateway_sees() {
+  local path=users/1 count
+  [[ "$1" == user-service ]] || path=orders/1
+  curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$GATEWAY_PORT/api/$path" 2>/dev/null || true
+  count=$(curl -fsS --max-time 2 "http://127.0.0.1:${MGMT_OF[GATEWAY_PORT]}/actuator/atlas/$1" 2>/dev/null \
+    | grep -o '"instanceId":' | wc -l) || count=0
+  [[ "$count" -eq "$2" ]]
+}
 
 # --- build -------------------------------------------------------------------------------------
 if $build; then
   say "building the samples (./mvnw -B -q -DskipTests package) ..."
   ./mvnw -B -q -DskipTests package \
-    -pl sample-registry,sample-user-service,sample-order-service -am \
+    -pl sample-registry,sample-user-service,sample-order-service,sample-gateway -am \
     || die "the build failed (see the Maven output above)"
 fi
-jars=("$USER_JAR" "$ORDER_JAR")
+jars=("$USER_JAR" "$ORDER_JAR" "$GATEWAY_JAR")
 [[ "$registry" == nacos ]] || jars+=("$REGISTRY_JAR")
 for jar in "${jars[@]}"; do
   [[ -f "$jar" ]] || die "missing $jar; run without --no-build" 2
@@ -337,6 +372,7 @@ extracted() {
 }
 USER_RUN=$(extracted "$USER_JAR") || die "could not extract $USER_JAR (see .demo/extract.log)"
 ORDER_RUN=$(extracted "$ORDER_JAR") || die "could not extract $ORDER_JAR (see .demo/extract.log)"
+GATEWAY_RUN=$(extracted "$GATEWAY_JAR") || die "could not extract $GATEWAY_JAR (see .demo/extract.log)"
 
 # --- start -------------------------------------------------------------------------------------
 # REGISTRY_ENV: the environment that points a service at the registry (the samples' 'nacos' profile
@@ -392,6 +428,12 @@ pick_port; RULES_PORT=$PORT
 start order-service-rules "$DEMO_DIR/order-service-rules.log" \
   env "${REGISTRY_ENV[@]}" ATLAS_RULES_FILE="$RULES_FILE" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" \
   --server.port="$RULES_PORT" "$(management_args "$RULES_PORT")" "${ORDER_COMMON_ARGS[@]}"
+# the gateway, in the same registry (started beside the others too)
+pick_port; GATEWAY_PORT=$PORT
+# shellcheck disable=SC2086
+start gateway "$DEMO_DIR/gateway.log" \
+  env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$GATEWAY_RUN" --server.port="$GATEWAY_PORT" "$(management_args "$GATEWAY_PORT")" \
+  "${GATEWAY_LANE_ARGS[@]}" $GATEWAY_ARGS
 
 say "starting ${#USER_TAGS[@]} user-service instances (tags ${USER_TAGS[*]}, weights ${USER_WEIGHTS[*]}) and three order-services; logs in .demo/ ..."
 for i in "${!USER_TAGS[@]}"; do
@@ -410,6 +452,11 @@ for caller in order-service:"$ORDER_PORT" order-service-canary:"$CANARY_PORT" or
     sees_instances "${caller##*:}" "${#USER_TAGS[@]}"
 done
 say "the three order-services discover ${#USER_TAGS[@]} user-service instances"
+wait_until gateway "readiness" http_ready "$GATEWAY_PORT"
+wait_until gateway "its balancer to see ${#USER_TAGS[@]} user-service instances" \
+  gateway_sees user-service "${#USER_TAGS[@]}"
+wait_until gateway "its balancer to see 3 order-service instances" gateway_sees order-service 3
+say "gateway ready on 127.0.0.1:$GATEWAY_PORT (/api/users/** → user-service, /api/orders/** → order-service; lane rules X-User-Group: beta and cookie canary=1 → v2; ${CANARY_PERCENT} % canary on v2 sticky by X-User-Id)"
 
 # --- reports -----------------------------------------------------------------------------------
 failed=()
@@ -449,6 +496,108 @@ report gray-v2 "$GRAY&version=v2&expect=v2&scenario=X-Service-Version:%20v2"
 report gray-v3 "$GRAY&version=v3&expect=v1&scenario=X-Service-Version:%20v3%20(nobody%20runs%20v3:%20fallback%20to%20baseline)"
 report gray-canary "http://127.0.0.1:$CANARY_PORT/gray/report?calls=$CANARY_CALLS&concurrency=$CONCURRENCY&expect-share=v2:$CANARY_PERCENT:$CANARY_TOLERANCE&scenario=untagged,%20${CANARY_PERCENT}%20%25%20canary%20on%20v2"
 
+# --- gateway -----------------------------------------------------------------------------------
+# gateway_calls FILE PATH N REPEAT [CURL-OPTION...] : writes a curl config to FILE for N × REPEAT GETs
+# of http://127.0.0.1:GATEWAY_PORT/api/PATH/{i} (i = 1..N, each REPEAT times in a row); an option
+# containing {i} gets i too (a header per user); each answer is followed by " HTTP<status>" on its line
+gateway_calls() {
+  local file=$1 path=$2 n=$3 repeat=$4 i r opt
+  shift 4
+  : >"$file"
+  for ((i = 1; i <= n; i++)); do
+    for ((r = 0; r < repeat; r++)); do
+      printf 'url = "http://127.0.0.1:%s/api/%s/%s"\nmax-time = 20\nwrite-out = " HTTP%%{http_code}\\n"\n' \
+        "$GATEWAY_PORT" "$path" "$i" >>"$file"
+      for opt in "$@"; do printf '%s\n' "${opt//\{i\}/$i}" >>"$file"; done
+      printf 'next\n' >>"$file"
+    done
+  done
+}
+
+# gateway_row NAME LABEL EXPECT REPEAT CONFIG : runs the calls of CONFIG (one curl, one connection),
+# prints a row of the gateway table and records NAME as failed unless it PASSes. EXPECT: all:v2
+# (every call on v2), share:v2:PERCENT:TOLERANCE (v2's share of the calls within TOLERANCE points of
+# PERCENT, every other call on v1), sticky:v2:PERCENT:TOLERANCE (REPEAT calls per user: v2's share of
+# the users within TOLERANCE points, each user's calls all in one lane), chain:v2 (every hop of
+# user-service on v2)
+gateway_row() {
+  local name=$1 label=$2 expect=$3 repeat=$4 config=$5 out line
+  out="$DEMO_DIR/report-gateway-$name.txt"
+  curl -sS -K "$config" >"$out" 2>"$out.error" || true
+  line=$(awk -v expect="$expect" -v repeat="$repeat" -v label="$label" '
+    {
+      calls++
+      status = $NF; sub(/^HTTP/, "", status)
+      n = 0; s = $0
+      while (match(s, /"tag":"[^"]*"/)) { n++; tag[n] = substr(s, RSTART + 7, RLENGTH - 8); s = substr(s, RSTART + RLENGTH) }
+      if (status != 200 || n == 0) { failed++; next }
+      for (k = 1; k <= n; k++) { hops++; if (tag[k] == "v2") v2++; else if (tag[k] == "v1") v1++; else other++ }
+      user = int((calls - 1) / repeat)
+      lane = (tag[1] == "v2") ? "v2" : "v1"
+      if (user in lanes && lanes[user] != lane) switched[user] = 1
+      lanes[user] = lane
+    }
+    END {
+      split(expect, e, ":")
+      ok = (calls > 0 && failed == 0)
+      v1s = hops ? 100 * v1 / hops : 0; v2s = hops ? 100 * v2 / hops : 0
+      if (e[1] == "all" || e[1] == "chain") {
+        ok = ok && v2 == hops && hops > 0
+        want = (e[1] == "chain") ? "both user-service hops v2" : "all v2"
+        detail = ""
+      } else if (e[1] == "share") {
+        ok = ok && other == 0 && v2s >= e[3] - e[4] && v2s <= e[3] + e[4]
+        want = sprintf("v2 %s %% ± %s", e[3], e[4]); detail = ""
+      } else {
+        users = 0; inv2 = 0; sw = 0
+        for (u in lanes) { users++; if (lanes[u] == "v2") inv2++ }
+        for (u in switched) sw++
+        share = users ? 100 * inv2 / users : 0
+        ok = ok && other == 0 && sw == 0 && share >= e[3] - e[4] && share <= e[3] + e[4]
+        want = sprintf("users on v2 %s %% ± %s, none switching", e[3], e[4])
+        detail = sprintf(" (%d users: %.1f %% on v2, %d switched lanes)", users, share, sw)
+      }
+      printf "%-46s %6d %6d %7.1f %% %6.1f %%  %-40s %s%s\n", label, calls, failed, v1s, v2s, want, ok ? "PASS" : "FAIL", detail
+    }' "$out")
+  [[ -n "$line" ]] || line=$(printf '%-46s no answer (see %s)  FAIL' "$label" "${out#"$ROOT"/}.error")
+  echo "$line"
+  [[ "$line" == *" PASS"* ]] || { failed+=("gateway-$name"); gw_pass=false; }
+}
+
+echo
+say "gateway: one row per way of choosing the lane at the edge (curl → gateway → Atlas → user-service; one connection, one call at a time)"
+gw_started=$SECONDS
+# the untagged and sticky rows are draws of a 10 % canary: their tolerance as the canary progression's
+gw_tol=$(awk -v p="$CANARY_PERCENT" -v n="$GATEWAY_SHARE_CALLS" -v min="$CANARY_STEP_TOLERANCE" \
+  'BEGIN { q = p / 100; s = 400 * sqrt(q * (1 - q) / n); t = (s > min) ? s : min; printf "%.1f", t }')
+gw_user_tol=$(awk -v p="$CANARY_PERCENT" -v n="$GATEWAY_USERS" -v min="$CANARY_STEP_TOLERANCE" \
+  'BEGIN { q = p / 100; s = 400 * sqrt(q * (1 - q) / n); t = (s > min) ? s : min; printf "%.1f", t }')
+gw_pass=true
+echo
+echo "scenario: the gateway (127.0.0.1:$GATEWAY_PORT) in front of user-service v1 ×3, v2 ×2 and order-service ×3 (untagged); share of calls per tag of the instance that answered"
+printf '%-46s %6s %6s %9s %8s  %-40s %s\n' "request" calls failed v1 v2 expected result
+gw_cfg="$DEMO_DIR/gateway-calls.txt"
+gateway_calls "$gw_cfg" users "$GATEWAY_SHARE_CALLS" 1
+gateway_row untagged "untagged (${CANARY_PERCENT} % canary, random per call)" "share:v2:$CANARY_PERCENT:$gw_tol" 1 "$gw_cfg"
+gateway_calls "$gw_cfg" users "$GATEWAY_CALLS" 1 'header = "X-Service-Version: v2"'
+gateway_row version-v2 "X-Service-Version: v2" all:v2 1 "$gw_cfg"
+gateway_calls "$gw_cfg" users "$GATEWAY_CALLS" 1 'header = "X-User-Group: beta"'
+gateway_row rule-header "X-User-Group: beta (lane rule)" all:v2 1 "$gw_cfg"
+gateway_calls "$gw_cfg" users "$GATEWAY_CALLS" 1 'cookie = "canary=1"'
+gateway_row rule-cookie "cookie canary=1 (lane rule)" all:v2 1 "$gw_cfg"
+gateway_calls "$gw_cfg" users "$GATEWAY_USERS" 2 'header = "X-User-Id: user-{i}"'
+gateway_row sticky "X-User-Id: $GATEWAY_USERS users × 2 (sticky canary)" "sticky:v2:$CANARY_PERCENT:$gw_user_tol" 2 "$gw_cfg"
+gateway_calls "$gw_cfg" orders/chain "$GATEWAY_CALLS" 1 'header = "X-User-Group: beta"'
+gateway_row chain "three hops, X-User-Group: beta (per hop)" chain:v2 1 "$gw_cfg"
+rm -f "$gw_cfg"
+echo "expected: untagged calls on v1 but for about ${CANARY_PERCENT} % on v2; X-Service-Version: v2, X-User-Group: beta and cookie canary=1 all on v2; each X-User-Id always in one lane, about ${CANARY_PERCENT} % of the users on v2; the three-hop call (gateway → order-service → user-service → user-service, order-service having no v2 instance) on v2 on both user-service hops; no failed call (answers in .demo/report-gateway-*.txt)"
+if $gw_pass; then
+  echo "RESULT: PASS"
+else
+  echo "RESULT: FAIL"
+fi
+say "  gateway: $((SECONDS - gw_started)) s"
+
 # --- background traffic ------------------------------------------------------------------------
 # load_loop NAME PORT CONCURRENCY BURST : a closed loop of bursts of BURST untagged calls, CONCURRENCY
 # at a time, through the order-service on PORT (GET /traffic, RestTemplate) while .demo/NAME.on exists;
@@ -487,6 +636,36 @@ stop_load() {
   wait "$(pid_of "$1-load")" 2>/dev/null || true
   LOAD_SENT="" LOAD_FAILED="" LOAD_FIRST=""
   read -r LOAD_SENT LOAD_FAILED LOAD_FIRST <"$DEMO_DIR/$1.result" || true
+}
+
+# gateway_load_loop NAME CONCURRENCY BURST : a closed loop of bursts of BURST GET /api/users/{i} through
+# the gateway, CONCURRENCY at a time (curl --parallel), while .demo/NAME.on exists; writes
+# "sent failed first-error" to .demo/NAME.result (a failure: any status but 200, or no answer)
+gateway_load_loop() {
+  local name=$1 concurrency=$2 burst=$3 sent=0 failed=0 first="" codes ok total
+  while [[ -f "$DEMO_DIR/$name.on" ]]; do
+    codes=$(curl -sS -Z --parallel-max "$concurrency" --max-time 30 -o /dev/null -w '%{http_code}\n' \
+      "http://127.0.0.1:$GATEWAY_PORT/api/users/[1-$burst]" 2>/dev/null) || true
+    ok=$(grep -c '^200$' <<<"$codes") || ok=0
+    total=$(grep -c . <<<"$codes") || total=0
+    sent=$((sent + burst))
+    failed=$((failed + burst - ok))
+    if [[ -z "$first" ]] && ((ok < burst)); then
+      first="statuses of the burst: $(grep -v '^200$' <<<"$codes" | sort | uniq -c | tr -s ' \n' ' ')"
+      ((total == burst)) || first+="; $((burst - total)) without any answer"
+    fi
+  done
+  echo "$sent $failed $first" >"$DEMO_DIR/$name.result"
+}
+
+# start_gateway_load NAME : starts gateway_load_loop NAME in the background (stopped by stop_load
+# NAME), ROLL_CONCURRENCY at a time, bursts of ROLL_BURST
+start_gateway_load() {
+  touch "$DEMO_DIR/$1.on"
+  rm -f "$DEMO_DIR/$1.result"
+  gateway_load_loop "$1" "$ROLL_CONCURRENCY" "$ROLL_BURST" >"$DEMO_DIR/$1-load.log" 2>&1 &
+  PIDS+=("$!")
+  NAMES+=("$1-load")
 }
 
 # --- canary progression ------------------------------------------------------------------------
@@ -568,8 +747,10 @@ echo
 
 # --- rolling restart ---------------------------------------------------------------------------
 echo
-say "rolling restart: $ROLL_CONCURRENCY concurrent GETs through order-service (RestTemplate) while each v1 user-service in turn gets SIGTERM and a replacement starts"
+say "rolling restart: $ROLL_CONCURRENCY concurrent GETs through order-service (RestTemplate) and $ROLL_CONCURRENCY through the gateway while each v1 user-service in turn gets SIGTERM and a replacement starts"
+roll_started=$SECONDS
 start_load rolling
+start_gateway_load rolling-gateway
 sleep 2
 for i in "${!USER_TAGS[@]}"; do
   [[ "${USER_TAGS[i]}" == v1 ]] || continue
@@ -593,20 +774,25 @@ for i in "${!USER_TAGS[@]}"; do
   wait_until "$new" "readiness" http_ready "$PORT"
   wait_until order-service "its DiscoveryClient to see ${#USER_TAGS[@]} user-service instances" \
     sees_instances "$ORDER_PORT" "${#USER_TAGS[@]}"
+  wait_until gateway "its balancer to see ${#USER_TAGS[@]} user-service instances" \
+    gateway_sees user-service "${#USER_TAGS[@]}"
   say "  $old stopped; replacement $new ready on 127.0.0.1:$PORT and discovered"
 done
 sleep 2
 stop_load rolling
 roll_sent=$LOAD_SENT roll_failed=$LOAD_FAILED roll_first=$LOAD_FIRST
+stop_load rolling-gateway
+roll_gw_sent=$LOAD_SENT roll_gw_failed=$LOAD_FAILED roll_gw_first=$LOAD_FIRST
 echo
-echo "rolling restart of 3 user-service instances under $ROLL_CONCURRENCY concurrent GETs"
-echo "requests sent:   ${roll_sent:-0}"
-echo "requests failed: ${roll_failed:-unknown}${roll_first:+ (first: $roll_first)}"
-if [[ "${roll_failed:-x}" == 0 && "${roll_sent:-0}" -gt 0 ]]; then
+echo "rolling restart of 3 user-service instances under $ROLL_CONCURRENCY concurrent GETs through order-service and $ROLL_CONCURRENCY through the gateway ($((SECONDS - roll_started)) s)"
+echo "through order-service: requests sent ${roll_sent:-0}, failed ${roll_failed:-unknown}${roll_first:+ (first: $roll_first)}"
+echo "through the gateway:   requests sent ${roll_gw_sent:-0}, failed ${roll_gw_failed:-unknown}${roll_gw_first:+ (first: $roll_gw_first)}"
+if [[ "${roll_failed:-x}" == 0 && "${roll_sent:-0}" -gt 0 && "${roll_gw_failed:-x}" == 0 && "${roll_gw_sent:-0}" -gt 0 ]]; then
   echo "RESULT: PASS"
 else
   echo "RESULT: FAIL"
-  failed+=(rolling-restart)
+  [[ "${roll_failed:-x}" == 0 && "${roll_sent:-0}" -gt 0 ]] || failed+=(rolling-restart)
+  [[ "${roll_gw_failed:-x}" == 0 && "${roll_gw_sent:-0}" -gt 0 ]] || failed+=(rolling-restart-gateway)
 fi
 echo
 
@@ -1002,6 +1188,7 @@ if $keep; then
   say "services are still running: try"
   say "  curl http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
   say "  curl -H 'X-Service-Version: v2' http://127.0.0.1:$ORDER_PORT/chain/1"
+  say "  curl -H 'X-User-Group: beta' http://127.0.0.1:$GATEWAY_PORT/api/orders/chain/1   (through the gateway)"
   say "  echo $CANARY_KEY=30 > $RULES_FILE; curl -X POST http://127.0.0.1:${MGMT_OF[RULES_PORT]}/actuator/refresh"
   say "  curl 'http://127.0.0.1:$RULES_PORT/gray/report?path=orders&calls=1000&expect-share=v2:30:3'"
   say "press Ctrl-C to stop them"
@@ -1012,4 +1199,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, a canary moved through ${CANARY_STEPS// / → } % by /actuator/refresh follows within ${CANARY_STEP_TOLERANCE} points (4 standard deviations where more) with traffic flowing (no failed call), a rolling restart under $ROLL_CONCURRENCY concurrent GETs failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), and least-request and peak-ewma keep most calls off a slow instance; the warmup ramp is printed above"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, the gateway decides lanes at the edge (header, lane rules, a sticky canary per user) and three hops follow them, a canary moved through ${CANARY_STEPS// / → } % by /actuator/refresh follows within ${CANARY_STEP_TOLERANCE} points (4 standard deviations where more) with traffic flowing (no failed call), a rolling restart under $ROLL_CONCURRENCY concurrent GETs through order-service and as many through the gateway failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), and least-request and peak-ewma keep most calls off a slow instance; the warmup ramp is printed above"

@@ -8,18 +8,22 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 
 /**
  * Atlas in Spring Cloud Gateway Server WebFlux: the lane rules applied to requests routed
- * to {@code lb://} services ({@link LaneGatewayFilter}). The gateway already balances
- * through Atlas (its {@code ReactiveLoadBalancerClientFilter} uses the same
- * {@code ReactorLoadBalancer} per service). Active when the gateway is on the class path
- * and {@code atlas.enabled} is not {@code false}.
+ * to {@code lb://} services ({@link LaneGatewayFilter}), and a {@code Retry} filter's
+ * retry sent to another instance than the one that just failed
+ * ({@link GatewayRetryAvoidance}). The gateway already balances through Atlas (its
+ * {@code ReactiveLoadBalancerClientFilter} uses the same {@code ReactorLoadBalancer} per
+ * service). Active when the gateway is on the class path and {@code atlas.enabled} is not
+ * {@code false}.
  */
 @AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter")
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @ConditionalOnBean(LaneTagger.class)
+@Import(AtlasGatewayRetryConfiguration.class)
 public class AtlasGatewayAutoConfiguration {
 
 	@Bean

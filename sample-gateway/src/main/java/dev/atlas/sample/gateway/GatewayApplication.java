@@ -22,11 +22,14 @@ public class GatewayApplication {
 	public static final String CONFIG_NAME = "gateway";
 
 	/**
-	 * A builder for this application with its configuration name set as a default.
+	 * A builder for this application with its configuration name set as a default, and
+	 * Nacos discovery off unless the {@code nacos} profile turns it on
+	 * ({@code gateway-nacos.yml}).
 	 * @return a new application builder
 	 */
 	public static SpringApplicationBuilder application() {
-		return new SpringApplicationBuilder(GatewayApplication.class).properties("spring.config.name=" + CONFIG_NAME);
+		return new SpringApplicationBuilder(GatewayApplication.class).properties("spring.config.name=" + CONFIG_NAME,
+				"spring.cloud.nacos.discovery.enabled=false");
 	}
 
 	/**

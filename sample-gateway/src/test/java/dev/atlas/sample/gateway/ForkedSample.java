@@ -58,6 +58,15 @@ final class ForkedSample implements AutoCloseable {
 		return this.log;
 	}
 
+	/**
+	 * Kills the sample at once (SIGKILL: no shutdown hook runs, so it does not
+	 * deregister) and waits up to 10 s for it to end.
+	 * @throws InterruptedException if interrupted while waiting
+	 */
+	void kill() throws InterruptedException {
+		this.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+	}
+
 	@Override
 	public void close() throws InterruptedException {
 		this.process.destroy();

@@ -217,13 +217,13 @@ class GatewayIT {
 	@SuppressWarnings("unchecked")
 	void aBetaRequestStaysInItsLaneOnEveryHop() {
 		for (int i = 0; i < 10; i++) {
-			// /api/chain/7: gateway → order-service (untagged only) → user-service
+			// /api/orders/chain/7: gateway → order-service (untagged only) → user-service
 			// (Feign, hop 1) →
 			// user-service (WebClient,
 			// hop 2); the client sends only the group: the gateway writes the lane as
 			// X-Service-Version
 			Map<String, Object> chain = gateway.get()
-				.uri("/api/chain/7")
+				.uri("/api/orders/chain/7")
 				.header("X-User-Group", "beta")
 				.retrieve()
 				.body(JSON);
