@@ -21,6 +21,10 @@ import org.springframework.util.MultiValueMap;
  */
 public final class RequestHeaders {
 
+	// lower case: HttpHeaders lower-cases the name of every lookup, without allocating
+	// when it already is
+	private static final String COOKIE = "cookie";
+
 	private RequestHeaders() {
 	}
 
@@ -79,19 +83,76 @@ public final class RequestHeaders {
 	}
 
 	/**
-	 * A cookie of the outbound request.
+	 * A cookie of the outbound request: from its {@code Cookie} headers (RestTemplate,
+	 * RestClient and Feign calls, whose {@link RequestData#getCookies()} Spring Cloud
+	 * leaves empty or splits wrongly), else from {@link RequestData#getCookies()}
+	 * (WebClient, whose cookies are not headers yet; the gateway).
 	 * @param request the load-balancing request, may be {@code null}
 	 * @param name the cookie name, case-sensitive
 	 * @return the first value, or {@code null} when absent
 	 */
 	public static @Nullable String cookie(@Nullable Request<?> request, String name) {
 		RequestData data = data(request);
-		MultiValueMap<String, String> cookies = (data != null) ? data.getCookies() : null;
+		if (data == null) {
+			return null;
+		}
+		HttpHeaders headers = data.getHeaders();
+		List<String> lines = (headers != null) ? headers.get(COOKIE) : null;
+		if (lines != null) {
+			for (String line : lines) {
+				String value = cookieValue(line, name);
+				if (value != null) {
+					return value;
+				}
+			}
+		}
+		MultiValueMap<String, String> cookies = data.getCookies();
 		if (cookies == null || cookies.isEmpty()) {
 			return null;
 		}
 		List<String> values = cookies.get(name);
 		return (values != null && !values.isEmpty()) ? values.get(0) : null;
+	}
+
+	/**
+	 * A cookie's value in one {@code Cookie} header ({@code a=1; canary=1}, RFC 6265); a
+	 * value in double quotes is returned without them. Allocates only for the value
+	 * found.
+	 * @param line the header's value, may be {@code null}
+	 * @param name the cookie name, case-sensitive
+	 * @return the value, or {@code null} when the header has no such cookie
+	 */
+	public static @Nullable String cookieValue(@Nullable String line, String name) {
+		if (line == null || name.isEmpty()) {
+			return null;
+		}
+		int length = line.length();
+		int start = 0;
+		while (start < length) {
+			int end = line.indexOf(';', start);
+			if (end < 0) {
+				end = length;
+			}
+			int from = start;
+			while (from < end && line.charAt(from) == ' ') {
+				from++;
+			}
+			int nameEnd = from + name.length();
+			if (nameEnd < end && line.startsWith(name, from) && line.charAt(nameEnd) == '=') {
+				int valueEnd = end;
+				while (valueEnd > nameEnd + 1 && line.charAt(valueEnd - 1) == ' ') {
+					valueEnd--;
+				}
+				int valueStart = nameEnd + 1;
+				if (valueEnd - valueStart >= 2 && line.charAt(valueStart) == '"' && line.charAt(valueEnd - 1) == '"') {
+					valueStart++;
+					valueEnd--;
+				}
+				return line.substring(valueStart, valueEnd);
+			}
+			start = end + 1;
+		}
+		return null;
 	}
 
 	/**

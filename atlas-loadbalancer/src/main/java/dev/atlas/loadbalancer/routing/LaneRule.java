@@ -10,7 +10,10 @@ import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
 
 import dev.atlas.loadbalancer.spi.RoutingAttributes;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One lane rule: when an attribute of a request (a header, a cookie or a query parameter)
@@ -27,6 +30,18 @@ import org.jspecify.annotations.Nullable;
  * match and values are.
  */
 public final class LaneRule {
+
+	/**
+	 * The longest value (characters) a regex rule looks at; longer values do not match.
+	 */
+	public static final int MAX_REGEX_INPUT = 1024;
+
+	/** The most characters a regex match may read before it is abandoned as no match. */
+	public static final int MAX_REGEX_STEPS = 100_000;
+
+	private static final Logger log = LoggerFactory.getLogger(LaneRule.class);
+
+	private static final OncePerKeyLog warnings = new OncePerKeyLog();
 
 	/** Where a rule reads its value. */
 	public enum Source {
@@ -175,8 +190,31 @@ public final class LaneRule {
 		return switch (this.match) {
 			case EQUALS -> this.values.get(0).equals(value);
 			case IN -> this.valueSet.contains(value);
-			case REGEX -> this.pattern.matcher(value).matches();
+			case REGEX -> regexMatches(value);
 		};
+	}
+
+	/**
+	 * A regular expression on a value the client chose, bounded: a value longer than
+	 * {@value #MAX_REGEX_INPUT} characters does not match, and a match that reads more
+	 * than {@value #MAX_REGEX_STEPS} characters (a backtracking expression) is abandoned
+	 * as no match, with one WARN per rule, instead of holding the request thread.
+	 */
+	private boolean regexMatches(String value) {
+		if (value.length() > MAX_REGEX_INPUT) {
+			return false;
+		}
+		try {
+			return this.pattern.matcher(new Budgeted(value)).matches();
+		}
+		catch (TooCostly ex) {
+			warnings.once(toString(),
+					(rule) -> log.warn(
+							"Lane rule '{}' gave up matching a value after {} steps and counts it as no match: "
+									+ "simplify the regex (nested or overlapping repetition backtracks)",
+							rule, MAX_REGEX_STEPS));
+			return false;
+		}
 	}
 
 	/**
@@ -242,6 +280,55 @@ public final class LaneRule {
 		String compared = (this.match == Match.IN) ? this.values.stream().collect(Collectors.joining(", ", "[", "]"))
 				: this.values.get(0);
 		return this.source.value() + " " + this.name + " " + this.match.value() + " " + compared + " → " + this.tag;
+	}
+
+	/** Thrown when a regex match has read {@link #MAX_REGEX_STEPS} characters. */
+	private static final class TooCostly extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
+
+		private static final TooCostly INSTANCE = new TooCostly();
+
+		private TooCostly() {
+			super(null, null, false, false);
+		}
+
+	}
+
+	/** A value that counts the characters the regex engine reads. */
+	private static final class Budgeted implements CharSequence {
+
+		private final String value;
+
+		private int steps;
+
+		Budgeted(String value) {
+			this.value = value;
+		}
+
+		@Override
+		public int length() {
+			return this.value.length();
+		}
+
+		@Override
+		public char charAt(int index) {
+			if (++this.steps > MAX_REGEX_STEPS) {
+				throw TooCostly.INSTANCE;
+			}
+			return this.value.charAt(index);
+		}
+
+		@Override
+		public CharSequence subSequence(int start, int end) {
+			return this.value.subSequence(start, end);
+		}
+
+		@Override
+		public String toString() {
+			return this.value;
+		}
+
 	}
 
 }

@@ -12,6 +12,7 @@ import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
+import org.springframework.mock.http.client.MockClientHttpRequest;
 import org.springframework.util.LinkedMultiValueMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -76,6 +77,49 @@ class RequestHeadersTest {
 		assertThat(RequestHeaders.queryParameter((String) null, "lane")).isNull();
 		assertThat(RequestHeaders.queryParameter("", "lane")).isNull();
 		assertThat(RequestHeaders.queryParameter("&&lane=1", "lane")).isEqualTo("1");
+	}
+
+	@Test
+	void cookiesAreReadAsEachClientDescribesThem() {
+		URI uri = URI.create("http://users/1");
+		// RestTemplate / RestClient: Spring Cloud splits the Cookie header on '=' only
+		MockClientHttpRequest restTemplate = new MockClientHttpRequest(HttpMethod.GET, uri);
+		restTemplate.getHeaders().add(HttpHeaders.COOKIE, "session=abc; canary=1");
+		assertThat(RequestHeaders.cookie(new DefaultRequest<>(new RequestDataContext(new RequestData(restTemplate))),
+				"canary"))
+			.isEqualTo("1");
+		// Feign: no cookies at all, the header only
+		HttpHeaders feignHeaders = new HttpHeaders();
+		feignHeaders.add(HttpHeaders.COOKIE, "a=1");
+		feignHeaders.add(HttpHeaders.COOKIE, "canary=\"2\"");
+		assertThat(RequestHeaders.cookie(
+				new DefaultRequest<>(
+						new RequestDataContext(new RequestData(HttpMethod.GET, uri, feignHeaders, null, Map.of()))),
+				"canary"))
+			.isEqualTo("2");
+		// WebClient: cookies apart from the headers
+		LinkedMultiValueMap<String, String> cookies = new LinkedMultiValueMap<>();
+		cookies.add("canary", "3");
+		assertThat(RequestHeaders.cookie(new DefaultRequest<>(
+				new RequestDataContext(new RequestData(HttpMethod.GET, uri, new HttpHeaders(), cookies, Map.of()))),
+				"canary"))
+			.isEqualTo("3");
+		assertThat(RequestHeaders.cookie(new DefaultRequest<>(
+				new RequestDataContext(new RequestData(HttpMethod.GET, uri, new HttpHeaders(), null, Map.of()))),
+				"canary"))
+			.isNull();
+		assertThat(RequestHeaders.cookie(null, "canary")).isNull();
+	}
+
+	@Test
+	void aCookieIsFoundByExactName() {
+		assertThat(RequestHeaders.cookieValue("canary=1", "canary")).isEqualTo("1");
+		assertThat(RequestHeaders.cookieValue("a=b;canary=1 ", "canary")).isEqualTo("1");
+		assertThat(RequestHeaders.cookieValue("xcanary=1; canaryx=2", "canary")).isNull();
+		assertThat(RequestHeaders.cookieValue("Canary=1", "canary")).isNull();
+		assertThat(RequestHeaders.cookieValue("canary=", "canary")).isEmpty();
+		assertThat(RequestHeaders.cookieValue("canary", "canary")).isNull();
+		assertThat(RequestHeaders.cookieValue(null, "canary")).isNull();
 	}
 
 }

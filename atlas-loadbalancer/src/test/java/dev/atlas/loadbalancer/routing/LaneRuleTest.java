@@ -1,6 +1,7 @@
 package dev.atlas.loadbalancer.routing;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -17,10 +18,10 @@ import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
-import org.springframework.util.LinkedMultiValueMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 class LaneRuleTest {
 
@@ -32,21 +33,15 @@ class LaneRuleTest {
 	private static final LaneRule QUERY = new LaneRule("v3", Source.QUERY, "lane", Match.REGEX, List.of("v3|three"));
 
 	/**
-	 * An outbound load-balancing request as Spring Cloud describes a RestTemplate call.
+	 * An outbound load-balancing request as Spring Cloud describes a Feign call: its
+	 * cookies only in the {@code Cookie} header ({@code RequestData#getCookies()} is
+	 * {@code null}).
 	 */
 	static CandidateRequest outbound(String url, Map<String, String> headers) {
 		HttpHeaders httpHeaders = new HttpHeaders();
 		headers.forEach(httpHeaders::add);
-		LinkedMultiValueMap<String, String> cookies = new LinkedMultiValueMap<>();
-		String cookieHeader = httpHeaders.getFirst(HttpHeaders.COOKIE);
-		if (cookieHeader != null) {
-			for (String pair : cookieHeader.split(";")) {
-				String[] parts = pair.trim().split("=", 2);
-				cookies.add(parts[0], (parts.length > 1) ? parts[1] : "");
-			}
-		}
-		Request<RequestDataContext> request = new DefaultRequest<>(new RequestDataContext(
-				new RequestData(HttpMethod.GET, URI.create(url), httpHeaders, cookies, Map.of())));
+		Request<RequestDataContext> request = new DefaultRequest<>(
+				new RequestDataContext(new RequestData(HttpMethod.GET, URI.create(url), httpHeaders, null, Map.of())));
 		return new CandidateRequest() {
 			@Override
 			public Request<?> request() {
@@ -149,6 +144,22 @@ class LaneRuleTest {
 			}
 		};
 		assertThat(COOKIE.matches(attributes)).isTrue();
+	}
+
+	@Test
+	void aRegexOnALongValueOrThatBacktracksTooMuchIsNoMatchNotAHang() {
+		LaneRule any = new LaneRule("v2", Source.HEADER, "X-Agent", Match.REGEX, List.of(".*beta.*"));
+		assertThat(any.matches(outbound("http://u/1", Map.of("X-Agent", "x".repeat(1_000) + "beta")))).isTrue();
+		assertThat(any.matches(outbound("http://u/1", Map.of("X-Agent", "x".repeat(1_100) + "beta"))))
+			.as("longer than %d characters", LaneRule.MAX_REGEX_INPUT)
+			.isFalse();
+		// polynomial backtracking of degree 12 (the JDK copes with the classic
+		// exponential
+		// (a|aa)+b): without the budget this runs for hours on 100 characters
+		LaneRule evil = new LaneRule("v2", Source.HEADER, "X-Agent", Match.REGEX, List.of("(.*a){12}b"));
+		assertTimeoutPreemptively(Duration.ofSeconds(5),
+				() -> assertThat(evil.matches(outbound("http://u/1", Map.of("X-Agent", "a".repeat(100))))).isFalse());
+		assertThat(evil.matches(outbound("http://u/1", Map.of("X-Agent", "a".repeat(12) + "b")))).isTrue();
 	}
 
 }

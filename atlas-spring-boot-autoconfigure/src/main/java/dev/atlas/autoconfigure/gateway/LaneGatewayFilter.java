@@ -1,12 +1,12 @@
 package dev.atlas.autoconfigure.gateway;
 
 import java.net.URI;
-import java.util.Collection;
 import java.util.Map;
 
 import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.ServerRequestAttributes;
-import org.jspecify.annotations.Nullable;
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -18,14 +18,21 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Applies the lane rules ({@code atlas.gray.rules}) to a request Spring Cloud Gateway
- * routes to a load-balanced service ({@code lb://}): the tag of the first rule it matches
- * is written on the request as the gray header ({@code X-Service-Version}), replacing a
- * value the client sent, just before the gateway's load balancer chooses. Atlas then
- * routes it to that lane, and every later hop follows the header without evaluating the
- * rules again. Requests to other routes ({@code http://}, {@code https://}, ...) are left
- * as they are: nothing derived from a request goes to a host that is not a load-balanced
- * target. Stateless and thread-safe.
+ * Atlas's part in a request Spring Cloud Gateway routes to a load-balanced service
+ * ({@code lb://}), just before the gateway's load balancer chooses:
+ * <ul>
+ * <li>the lane rules ({@code atlas.gray.rules}): the tag of the first rule the request
+ * matches is written on it as the gray header ({@code X-Service-Version}), replacing a
+ * value the client sent; Atlas routes it to that lane, and every later hop follows the
+ * header without evaluating the rules again;</li>
+ * <li>the routed request is what the choice reads: the routing context Atlas's
+ * {@code WebFilter} captured from the inbound request is hidden from the gateway's
+ * balancer, so that a header a route filter removed ({@code RemoveRequestHeader}) does
+ * not come back from it.</li>
+ * </ul>
+ * Requests to other routes ({@code http://}, {@code https://}, ...) are left as they are:
+ * nothing derived from a request goes to a host that is not a load-balanced target.
+ * Stateless and thread-safe.
  */
 public class LaneGatewayFilter implements GlobalFilter, Ordered {
 
@@ -44,33 +51,32 @@ public class LaneGatewayFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		if (!this.lanes.hasRules() || !loadBalanced(exchange)) {
+		if (!loadBalanced(exchange)) {
 			return chain.filter(exchange);
 		}
-		String tag = this.lanes.tagOf(new ServerRequestAttributes(exchange.getRequest()));
-		if (tag == null) {
-			return chain.filter(exchange);
+		Map.Entry<String, String> lane = this.lanes.headerFor(new ServerRequestAttributes(exchange.getRequest()));
+		ServerWebExchange routed = exchange;
+		if (lane != null) {
+			ServerHttpRequest tagged = exchange.getRequest()
+				.mutate()
+				.headers((headers) -> headers.set(lane.getKey(), lane.getValue()))
+				.build();
+			routed = exchange.mutate().request(tagged).build();
 		}
-		String header = this.lanes.header();
-		ServerHttpRequest tagged = exchange.getRequest()
-			.mutate()
-			.headers((headers) -> headers.set(header, tag))
-			.build();
-		return chain.filter(exchange.mutate().request(tagged).build());
+		return chain.filter(routed)
+			.contextWrite((context) -> context.put(RoutingContextHolder.KEY, RoutingContext.EMPTY));
 	}
 
 	/**
-	 * Whether the route goes to a load-balanced service: its URL (or the scheme prefix)
-	 * is {@code lb}, or was before the load balancer resolved it (a retry).
+	 * Whether the route goes to a load-balanced service, as the gateway's load balancer
+	 * decides it: the request URL's scheme, or the route's scheme prefix, is {@code lb}
+	 * (the gateway sets the URL back to {@code lb://...} before every attempt, retries
+	 * included).
 	 */
 	static boolean loadBalanced(ServerWebExchange exchange) {
 		URI url = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR);
 		String schemePrefix = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_SCHEME_PREFIX_ATTR);
-		if ((url != null && "lb".equals(url.getScheme())) || "lb".equals(schemePrefix)) {
-			return true;
-		}
-		Collection<URI> originals = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ORIGINAL_REQUEST_URL_ATTR);
-		return originals != null && originals.stream().anyMatch((original) -> "lb".equals(original.getScheme()));
+		return (url != null && "lb".equals(url.getScheme())) || "lb".equals(schemePrefix);
 	}
 
 	/**

@@ -212,7 +212,11 @@ public class AtlasLoadBalancerAutoConfiguration {
 	 */
 	@Bean
 	LaneTagger atlasLaneTagger(AtlasSettings settings) {
-		return new LaneTagger(settings.grayEnabled() ? settings.settingsFor("").gray() : GrayRules.DEFAULTS);
+		GrayRules gray = settings.settingsFor("").gray();
+		if (!settings.grayEnabled() && !gray.laneRules().isEmpty()) {
+			log.warn("atlas.gray.rules are ignored: gray routing is off (atlas.gray.enabled=false)");
+		}
+		return new LaneTagger(settings.grayEnabled() ? gray : GrayRules.DEFAULTS);
 	}
 
 	/**

@@ -19,6 +19,7 @@ import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.LaneRule;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
@@ -274,19 +275,24 @@ public final class RuntimeRules {
 	}
 
 	/**
-	 * The lane rules where requests enter: the global ones in force (they are
-	 * caller-level, the same for every service), not those of a rejected change.
+	 * The lane rules where requests enter: the caller-level ones of a reload whose
+	 * caller-level settings are valid (lane rules and the gray header are caller-level,
+	 * checked when the caller is bound); a reload with an invalid caller-level value
+	 * changes nothing. A service whose own change is rejected keeps its previous rules
+	 * for its calls.
 	 */
-	private void updateLaneTagger() {
+	private void updateLaneTagger(AtlasSettings.Reload reload) {
 		LaneTagger lanes = this.laneTagger.getIfAvailable();
-		ServiceSettings global = this.settings.inForce("");
-		if (lanes == null || global == null || !this.settings.grayEnabled()) {
+		AtlasSettings.Caller caller = reload.caller();
+		if (lanes == null || caller == null || !this.settings.grayEnabled()) {
 			return;
 		}
-		if (!global.gray().laneRules().equals(lanes.rules()) || !global.gray().header().trim().equals(lanes.header())) {
-			log.info("Atlas lane rules where requests enter: {} (was {})", global.gray().laneRules(), lanes.rules());
+		List<LaneRule> rules = caller.gray().laneRules();
+		String header = caller.gray().getHeader().trim();
+		if (!rules.equals(lanes.rules()) || !header.equals(lanes.header())) {
+			log.info("Atlas lane rules where requests enter: {} (was {})", rules, lanes.rules());
 		}
-		lanes.update(global.gray());
+		lanes.update(header, rules);
 	}
 
 	/**
@@ -295,7 +301,7 @@ public final class RuntimeRules {
 	 * change that was rejected).
 	 */
 	private void updatePropagatedHeaders(AtlasSettings.Reload reload) {
-		updateLaneTagger();
+		updateLaneTagger(reload);
 		PropagatedHeaders headers = this.propagatedHeaders.getIfAvailable();
 		AtlasSettings.Caller caller = reload.caller();
 		if (headers == null || caller == null) {

@@ -28,7 +28,16 @@ public final class LaneTagger {
 	 * every service)
 	 */
 	public LaneTagger(GrayRules gray) {
-		this.rules = new Rules(gray);
+		this(gray.header(), gray.laneRules());
+	}
+
+	/**
+	 * Creates the tagger.
+	 * @param header the gray header, e.g. {@code X-Service-Version}; not blank
+	 * @param laneRules the lane rules in order, maybe empty
+	 */
+	public LaneTagger(String header, List<LaneRule> laneRules) {
+		this.rules = new Rules(header, laneRules);
 	}
 
 	/**
@@ -37,7 +46,17 @@ public final class LaneTagger {
 	 * @param gray the caller's gray rules in force
 	 */
 	public void update(GrayRules gray) {
-		this.rules = new Rules(gray);
+		update(gray.header(), gray.laneRules());
+	}
+
+	/**
+	 * Puts other rules in force (a runtime change); requests tagged before keep their
+	 * tag.
+	 * @param header the gray header in force; not blank
+	 * @param laneRules the lane rules in force, in order, maybe empty
+	 */
+	public void update(String header, List<LaneRule> laneRules) {
+		this.rules = new Rules(header, laneRules);
 	}
 
 	/**
@@ -113,9 +132,9 @@ public final class LaneTagger {
 
 		final String header;
 
-		Rules(GrayRules gray) {
-			this.laneRules = gray.laneRules().toArray(new LaneRule[0]);
-			this.header = gray.header().trim();
+		Rules(String header, List<LaneRule> laneRules) {
+			this.laneRules = laneRules.toArray(new LaneRule[0]);
+			this.header = header.trim();
 		}
 
 	}

@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.propagation;
 
+import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.spi.RoutingAttributes;
 import org.jspecify.annotations.Nullable;
 
@@ -41,7 +42,8 @@ public final class ServerRequestAttributes implements RoutingAttributes {
 
 	@Override
 	public @Nullable String queryParameter(String name) {
-		return this.request.getQueryParams().getFirst(name);
+		// the raw query, read as on the other paths (names as sent, values decoded)
+		return RequestHeaders.queryParameter(this.request.getURI().getRawQuery(), name);
 	}
 
 }

@@ -353,9 +353,16 @@ class RuntimeRulesTest {
 					.satisfies((router) -> assertThat(((GrayRouter) router).rules().laneRules()).as("on balanced calls")
 						.containsExactly(beta, cookie));
 				assertThat(output.getOut()).contains("gray.lane-rules");
-				change(context, Map.of("atlas.gray.rules[1].regex", "(1"));
+				// a third rule whose regex does not compile
+				change(context, Map.of("atlas.gray.rules[2].tag", "v4", "atlas.gray.rules[2].query", "lane",
+						"atlas.gray.rules[2].regex", "(1"));
+				assertThat(output.getOut()).contains("Invalid atlas.gray.rules[2]: the regex '(1' is invalid");
 				assertThat(lanes.rules()).as("rejected: the rules in force stay").containsExactly(beta, cookie);
-				assertThat(output.getOut()).contains("Invalid atlas.gray.rules[1]: a rule has one matcher");
+				assertThat(pipeline(context, "user-service").filters()).filteredOn(GrayRouter.class::isInstance)
+					.singleElement()
+					.satisfies((router) -> assertThat(((GrayRouter) router).rules().laneRules())
+						.as("rejected: on balanced calls too")
+						.containsExactly(beta, cookie));
 			});
 	}
 

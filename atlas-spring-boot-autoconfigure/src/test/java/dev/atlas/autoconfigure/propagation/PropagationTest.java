@@ -6,6 +6,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.routing.GrayFallback;
@@ -19,6 +22,10 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.commons.util.UtilAutoConfiguration;
 import org.springframework.core.task.TaskDecorator;
 import org.springframework.http.HttpCookie;
 import org.springframework.http.HttpMethod;
@@ -298,6 +305,32 @@ class PropagationTest {
 		lanes.update(GrayRules.DEFAULTS);
 		assertThat(lanes.hasRules()).isFalse();
 		assertThat(servletContextOf(beta, lanes)).isNull();
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void theAutoConfiguredServletFilterAppliesTheConfiguredLaneRules() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
+					AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+					SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.withPropertyValues("atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].cookie=canary",
+					"atlas.gray.rules[0].equals=1")
+			.run((context) -> {
+				RoutingContextServletFilter filter = ((FilterRegistrationBean<RoutingContextServletFilter>) context
+					.getBean("atlasRoutingContextFilter")).getFilter();
+				MockHttpServletRequest request = new MockHttpServletRequest("GET", "/orders/1");
+				request.setCookies(new jakarta.servlet.http.Cookie("canary", "1"));
+				AtomicReference<RoutingContext> seen = new AtomicReference<>();
+				filter.doFilter(request, new MockHttpServletResponse(), new MockFilterChain() {
+					@Override
+					public void doFilter(jakarta.servlet.ServletRequest req, jakarta.servlet.ServletResponse res) {
+						seen.set(RoutingContextHolder.get());
+					}
+				});
+				assertThat(seen.get().get("X-Service-Version")).isEqualTo("v2");
+			});
 	}
 
 }

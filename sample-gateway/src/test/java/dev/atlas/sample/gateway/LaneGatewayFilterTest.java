@@ -1,7 +1,6 @@
 package dev.atlas.sample.gateway;
 
 import java.net.URI;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -9,6 +8,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.autoconfigure.gateway.LaneGatewayFilter;
 import dev.atlas.autoconfigure.propagation.LaneTagger;
+import dev.atlas.loadbalancer.context.RoutingContext;
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;
@@ -92,20 +93,36 @@ class LaneGatewayFilterTest {
 	}
 
 	@Test
-	void aRetriedRequestWhoseUrlWasResolvedIsStillTagged() {
-		MockServerWebExchange exchange = MockServerWebExchange
-			.from(MockServerHttpRequest.get("/users/1").header("X-User-Group", "beta"));
+	void theGatewaysBalancerReadsTheRoutedRequestNotTheInboundContext() {
+		// Atlas's WebFilter captured the client's X-Service-Version into the Reactor
+		// context; a route filter removed it from the request: the balancer must not see
+		// it
+		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/users/1"));
 		exchange.getAttributes()
-			.put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, URI.create("http://10.0.0.1:8080/users/1"));
-		exchange.getAttributes()
-			.put(ServerWebExchangeUtils.GATEWAY_ORIGINAL_REQUEST_URL_ATTR,
-					new LinkedHashSet<>(List.of(URI.create("lb://user-service/users/1"))));
-		AtomicReference<ServerHttpRequest> seen = new AtomicReference<>();
-		this.filter.filter(exchange, (next) -> {
-			seen.set(next.getRequest());
+			.put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, URI.create("lb://user-service/users/1"));
+		AtomicReference<Object> seen = new AtomicReference<>();
+		this.filter.filter(exchange, (next) -> Mono.deferContextual((context) -> {
+			seen.set(context.get(RoutingContextHolder.KEY));
 			return Mono.empty();
-		}).block();
-		assertThat(seen.get().getHeaders().get("X-Service-Version")).containsExactly("v2");
+		}))
+			.contextWrite((context) -> context.put(RoutingContextHolder.KEY,
+					RoutingContext.of(Map.of("X-Service-Version", "v2"))))
+			.block();
+		assertThat(seen.get()).isSameAs(RoutingContext.EMPTY);
+	}
+
+	@Test
+	void aFixedUrlRouteKeepsTheInboundContext() {
+		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/ext/1"));
+		exchange.getAttributes()
+			.put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, URI.create("https://api.example.com/1"));
+		RoutingContext inbound = RoutingContext.of(Map.of("X-Service-Version", "v2"));
+		AtomicReference<Object> seen = new AtomicReference<>();
+		this.filter.filter(exchange, (next) -> Mono.deferContextual((context) -> {
+			seen.set(context.get(RoutingContextHolder.KEY));
+			return Mono.empty();
+		})).contextWrite((context) -> context.put(RoutingContextHolder.KEY, inbound)).block();
+		assertThat(seen.get()).isSameAs(inbound);
 	}
 
 	@Test
