@@ -14,8 +14,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.cloud.gateway.route.RouteLocator;
+import org.springframework.cloud.gateway.route.builder.RouteLocatorBuilder;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.client.RestClient;
@@ -70,7 +74,7 @@ class GatewayIT {
 				// 10 % of users to v2, the same user always in the same lane
 				"--atlas.services.user-service.gray.weights.v2=10",
 				"--atlas.services.user-service.gray.hash-key-header=X-User-Id"));
-		edge = GatewayApplication.application().run(args.toArray(new String[0]));
+		edge = GatewayApplication.application().sources(StrippedRoute.class).run(args.toArray(new String[0]));
 		DiscoveryClient discovery = edge.getBean(DiscoveryClient.class);
 		await().atMost(Duration.ofSeconds(120))
 			.until(() -> discovery.getInstances("user-service").size() == 3
@@ -125,6 +129,41 @@ class GatewayIT {
 		// 75 % expected; 4 points is 4 standard deviations of 2,000 random draws (sd
 		// 0.97)
 		assertThat(share).isBetween(71.0, 79.0);
+	}
+
+	/**
+	 * One more route, beside those of gateway.yml: {@code /api/stripped/users/**} to
+	 * user-service, removing the client's {@code X-Service-Version} (how a gateway keeps
+	 * clients from choosing a lane themselves).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class StrippedRoute {
+
+		@Bean
+		RouteLocator strippedRoute(RouteLocatorBuilder routes) {
+			return routes.routes()
+				.route("stripped",
+						(route) -> route.path("/api/stripped/users/**")
+							.filters((filters) -> filters.stripPrefix(2).removeRequestHeader("X-Service-Version"))
+							.uri("lb://user-service"))
+				.build();
+		}
+
+	}
+
+	@Test
+	void aGrayHeaderARouteRemovesDoesNotChooseTheLaneButTheRulesStillDo() {
+		String baselineUser = usersInV2(200).baseline().get(0);
+		for (int i = 0; i < 20; i++) {
+			assertThat(tagOf("/api/stripped/users/1", (headers) -> {
+				headers.set("X-Service-Version", "v2");
+				headers.set("X-User-Id", baselineUser);
+			})).as("X-Service-Version removed by the route").isNotEqualTo("v2");
+			assertThat(tagOf("/api/stripped/users/1", (headers) -> {
+				headers.set("X-User-Group", "beta");
+				headers.set("X-User-Id", baselineUser);
+			})).as("a lane rule, applied after the route's filters").isEqualTo("v2");
+		}
 	}
 
 	@Test
