@@ -37,7 +37,15 @@ public final class RequestHeaders {
 	public static @Nullable String first(@Nullable Request<?> request, String name) {
 		RequestData data = data(request);
 		HttpHeaders headers = (data != null) ? data.getHeaders() : null;
-		String value = (headers != null) ? headers.getFirst(name) : null;
+		return trimmed((headers != null) ? headers.getFirst(name) : null);
+	}
+
+	/**
+	 * A header value as routing reads it.
+	 * @param value a header's value, may be {@code null}
+	 * @return the value trimmed, or {@code null} when absent or blank
+	 */
+	public static @Nullable String trimmed(@Nullable String value) {
 		if (value == null) {
 			return null;
 		}

@@ -79,12 +79,7 @@ public class RoutingContextServletFilter extends OncePerRequestFilter {
 
 		@Override
 		public @Nullable String header(String lowerCaseName) {
-			String value = this.request.getHeader(lowerCaseName);
-			if (value == null) {
-				return null;
-			}
-			String trimmed = value.trim();
-			return trimmed.isEmpty() ? null : trimmed;
+			return RequestHeaders.trimmed(this.request.getHeader(lowerCaseName));
 		}
 
 		@Override

@@ -26,12 +26,7 @@ public final class ServerRequestAttributes implements RoutingAttributes {
 
 	@Override
 	public @Nullable String header(String lowerCaseName) {
-		String value = this.request.getHeaders().getFirst(lowerCaseName);
-		if (value == null) {
-			return null;
-		}
-		String trimmed = value.trim();
-		return trimmed.isEmpty() ? null : trimmed;
+		return RequestHeaders.trimmed(this.request.getHeaders().getFirst(lowerCaseName));
 	}
 
 	@Override
