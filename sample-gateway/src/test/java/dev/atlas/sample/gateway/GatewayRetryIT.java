@@ -8,7 +8,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.sample.registry.EmbeddedRegistry;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -34,6 +38,10 @@ import static org.awaitility.Awaitility.await;
  * meets a refused connection, and must be answered by another instance on the retry.
  *
  * <p>
+ * Then a second gateway with outlier detection on, in front of the same instances: it
+ * ejects the dead one, after which no attempt goes to it.
+ *
+ * <p>
  * Seen failing: with {@code -Dgateway-retry.no-avoidance=true} (the gateway without
  * {@code GatewayRetryAvoidance}) every such request fails, the three attempts all going
  * to the dead instance.
@@ -50,7 +58,7 @@ class GatewayRetryIT {
 	}
 
 	@Test
-	void aRetryThroughTheGatewayAvoidsTheInstanceThatJustFailed() throws Exception {
+	void aRetryAvoidsTheInstanceThatJustFailedAndOutlierEjectionTakesItOut() throws Exception {
 		boolean avoidance = !Boolean.getBoolean("gateway-retry.no-avoidance");
 		List<ForkedSample> providers = new ArrayList<>();
 		ConfigurableApplicationContext edge = null;
@@ -126,6 +134,9 @@ class GatewayRetryIT {
 			assertThat(stillListed).as("the killed instance is still listed (else the test proves nothing)").isTrue();
 			assertThat(failures).as("failed requests").isEmpty();
 			assertThat(answeredBy).doesNotContain(dead);
+			if (avoidance) {
+				outlierEjectionThroughTheGateway(registry, dead);
+			}
 		}
 		finally {
 			if (edge != null) {
@@ -136,6 +147,70 @@ class GatewayRetryIT {
 			}
 			registry.close();
 		}
+	}
+
+	/**
+	 * The same dead instance (still listed) behind a second gateway with outlier
+	 * detection on (Atlas's defaults: ejected after 5 gateway failures in a row, for 30
+	 * s) and the default strategy: the gateway reports its attempts to Atlas, which
+	 * ejects the instance; from then on no attempt goes to it, and no request fails
+	 * meanwhile.
+	 */
+	private static void outlierEjectionThroughTheGateway(EmbeddedRegistry registry, int dead) {
+		try (ConfigurableApplicationContext edge = GatewayApplication.application()
+			.run("--server.port=0", "--management.server.port=0",
+					"--spring.cloud.zookeeper.connect-string=" + registry.connectString(),
+					"--spring.main.banner-mode=off", "--atlas.lifecycle.drain=0s", "--atlas.warmup.enabled=false")) {
+			RestClient gateway = RestClient
+				.create("http://127.0.0.1:" + ((WebServerApplicationContext) edge).getWebServer().getPort());
+			MeterRegistry meters = edge.getBean(MeterRegistry.class);
+			List<String> failures = new ArrayList<>();
+			int[] sent = { 0 };
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				for (int i = 0; i < 10; i++) {
+					sent[0]++;
+					try {
+						assertThat(portOf(get(gateway, "user-" + sent[0]))).isNotEqualTo(dead);
+					}
+					catch (RuntimeException ex) {
+						failures.add(ex.getMessage());
+					}
+				}
+				Gauge ejected = meters.find(OutlierDetector.EJECTED_METER).tag("service", "user-service").gauge();
+				assertThat(ejected).isNotNull();
+				assertThat(ejected.value()).as("user-service instances ejected").isEqualTo(1.0);
+			});
+			long attemptsOnDead = failedAttempts(meters, dead);
+			int before = sent[0];
+			for (int i = 0; i < 300; i++) {
+				sent[0]++;
+				try {
+					assertThat(portOf(get(gateway, "user-" + sent[0]))).isNotEqualTo(dead);
+				}
+				catch (RuntimeException ex) {
+					failures.add(ex.getMessage());
+				}
+			}
+			System.out.printf(
+					"[gateway outlier ejection] dead instance :%d ejected after %d requests (%d failed attempts on it,"
+							+ " retried elsewhere); the next %d requests: %d attempts on it; failed requests: %d%n",
+					dead, before, attemptsOnDead, sent[0] - before, failedAttempts(meters, dead) - attemptsOnDead,
+					failures.size());
+			assertThat(attemptsOnDead).as("failed attempts on the dead instance before its ejection").isPositive();
+			assertThat(failedAttempts(meters, dead)).as("attempts on the dead instance while ejected")
+				.isEqualTo(attemptsOnDead);
+			assertThat(failures).as("failed requests").isEmpty();
+		}
+	}
+
+	/** The gateway's failed attempts on the instance listening on a port. */
+	private static long failedAttempts(MeterRegistry meters, int port) {
+		return meters.find("loadbalancer.requests.failed")
+			.tag("serviceInstance.port", String.valueOf(port))
+			.timers()
+			.stream()
+			.mapToLong(Timer::count)
+			.sum();
 	}
 
 	private static ResponseEntity<Map<String, Object>> get(RestClient gateway, String user) {
