@@ -60,17 +60,6 @@ public final class LaneTagger {
 	}
 
 	/**
-	 * The tag a request wants by the lane rules.
-	 * @param request the request's attributes
-	 * @return the tag of the first rule it matches (lower case), or {@code null} when
-	 * none does or there is no rule
-	 */
-	public @Nullable String tagOf(RoutingAttributes request) {
-		LaneRule[] laneRules = this.rules.laneRules;
-		return (laneRules.length > 0) ? LaneRule.firstMatch(laneRules, request) : null;
-	}
-
-	/**
 	 * The gray header to write on a request by the lane rules, read with the rules in one
 	 * go (a runtime change in between cannot mix them).
 	 * @param request the request's attributes
@@ -87,7 +76,8 @@ public final class LaneTagger {
 	}
 
 	/**
-	 * Whether any lane rule is in force; when not, {@link #tagOf} is always {@code null}.
+	 * Whether any lane rule is in force; when not, {@link #headerFor} is always
+	 * {@code null}.
 	 * @return {@code true} when there are rules
 	 */
 	public boolean hasRules() {
@@ -118,12 +108,8 @@ public final class LaneTagger {
 	 * @return {@code context}, or a copy with the gray header set when a rule matches
 	 */
 	public RoutingContext tag(RoutingContext context, RoutingAttributes request) {
-		Rules current = this.rules;
-		if (current.laneRules.length == 0) {
-			return context;
-		}
-		String tag = LaneRule.firstMatch(current.laneRules, request);
-		return (tag != null) ? context.with(current.header, tag) : context;
+		Map.Entry<String, String> lane = headerFor(request);
+		return (lane != null) ? context.with(lane.getKey(), lane.getValue()) : context;
 	}
 
 	private static final class Rules {
