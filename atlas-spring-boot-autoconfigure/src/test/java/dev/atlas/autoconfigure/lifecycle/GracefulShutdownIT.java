@@ -127,7 +127,7 @@ class GracefulShutdownIT {
 	}
 
 	@Test
-	void case12_deregistersFirstServesWhileDrainingAndTheRegistryClientClosesLast() throws Exception {
+	void deregistersFirstServesWhileDrainingAndTheRegistryClientClosesLast() throws Exception {
 		start();
 		CuratorFramework client = this.app.getBean(CuratorFramework.class);
 		ConfigurableApplicationContext closing = this.app;
@@ -146,7 +146,7 @@ class GracefulShutdownIT {
 	}
 
 	@Test
-	void case12_preStopTwiceIsTheSameAsOnce() throws Exception {
+	void preStopTwiceIsTheSameAsOnce() throws Exception {
 		start("atlas.lifecycle.drain=1s");
 		CompletableFuture<HttpResponse<String>> first = CompletableFuture
 			.supplyAsync(() -> call(this.managementPort, "/actuator/prestop"));
@@ -164,7 +164,7 @@ class GracefulShutdownIT {
 	}
 
 	@Test
-	void case12_unreachableRegistryLogsOneErrorAndDoesNotDelayShutdownPastTheTimeout(CapturedOutput output)
+	void unreachableRegistryLogsOneErrorAndDoesNotDelayShutdownPastTheTimeout(CapturedOutput output)
 			throws Exception {
 		start("atlas.lifecycle.drain=0s", "atlas.lifecycle.deregister-timeout=1s");
 		this.zookeeper.stop();

@@ -75,7 +75,7 @@ class LosslessRegistrationIT {
 	}
 
 	@Test
-	void case11_notVisibleBeforeReadyAndVisibleWithinTwoSecondsAfter() throws Exception {
+	void notVisibleBeforeReadyAndVisibleWithinTwoSecondsAfter() throws Exception {
 		int port = Ports.free();
 		CompletableFuture<ConfigurableApplicationContext> started = start("slow-app", port);
 		// The web server is up (Spring Cloud would have registered by now) while the
@@ -107,7 +107,7 @@ class LosslessRegistrationIT {
 	}
 
 	@Test
-	void case11_failedStartupIsNeverRegistered() throws Exception {
+	void failedStartupIsNeverRegistered() throws Exception {
 		int port = Ports.free();
 		failRunner = true;
 		try {

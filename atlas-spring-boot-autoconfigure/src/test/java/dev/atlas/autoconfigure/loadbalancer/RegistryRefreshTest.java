@@ -56,7 +56,7 @@ class RegistryRefreshTest {
 	}
 
 	@Test
-	void case01_aRegistryEventDropsTheDeregisteredInstanceAtOnce() {
+	void aRegistryEventDropsTheDeregisteredInstanceAtOnce() {
 		this.runner.run((context) -> {
 			assertThat(picks(context, 200)).containsExactlyInAnyOrder("A", "B");
 			this.discovery.instances.removeIf((instance) -> instance.getInstanceId().equals("B"));
@@ -68,7 +68,7 @@ class RegistryRefreshTest {
 	}
 
 	@Test
-	void case01_withoutEventsTheTtlBoundHoldsUnderConstantTraffic() {
+	void withoutEventsTheTtlBoundHoldsUnderConstantTraffic() {
 		this.runner
 			.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=1s", "atlas.registry.refresh-on-events=false")
 			.run((context) -> {

@@ -75,7 +75,7 @@ class NacosInstanceChangeSourceTest {
 	}
 
 	@Test
-	void case01_aNacosPushEvictsTheServiceAtOnce() {
+	void aNacosPushEvictsTheServiceAtOnce() {
 		NacosDiscoveryProperties properties = new NacosDiscoveryProperties();
 		properties.setGroup("ORDERS");
 		AtomicInteger evictions = new AtomicInteger();

@@ -97,7 +97,7 @@ class RetryIT {
 	@ParameterizedTest(name = "{0} through {1}")
 	@CsvSource({ "weighted-random, rest-template", "weighted-random, feign", "smooth-round-robin, rest-template",
 			"smooth-round-robin, feign" })
-	void case03_retriesGoToTheOtherInstanceAndNoRequestFails(String strategy, String client) throws Exception {
+	void retriesGoToTheOtherInstanceAndNoRequestFails(String strategy, String client) throws Exception {
 		ConfigurableApplicationContext caller = "weighted-random".equals(strategy) ? weightedRandomCaller
 				: smoothRoundRobinCaller;
 		WhoApp calls = caller.getBean(WhoApp.class);
@@ -160,7 +160,7 @@ class RetryIT {
 	}
 
 	@Test
-	void case03_withOnlyAThe503ReachesTheCallerNotNoInstanceAvailable() throws Exception {
+	void withOnlyAThe503ReachesTheCallerNotNoInstanceAvailable() throws Exception {
 		ConfigurableApplicationContext onlyA = app("lonely", "app.fail=true");
 		ConfigurableApplicationContext caller = app("lonely-caller", "app.target=lonely");
 		ZooKeeperApps.awaitInstances(caller, "lonely", 1);

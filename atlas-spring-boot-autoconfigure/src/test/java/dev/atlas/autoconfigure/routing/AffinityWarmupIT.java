@@ -54,7 +54,7 @@ class AffinityWarmupIT {
 	}
 
 	@Test
-	void case07_ownClusterOnlyThenSpillOverWhenItIsGone() {
+	void ownClusterOnlyThenSpillOverWhenItIsGone() {
 		ConfigurableApplicationContext a1 = app("provider", "spring.cloud.zookeeper.discovery.metadata.zone=A");
 		ConfigurableApplicationContext a2 = app("provider", "spring.cloud.zookeeper.discovery.metadata.zone=a");
 		ConfigurableApplicationContext b1 = app("provider", "spring.cloud.zookeeper.discovery.metadata.zone=b");
@@ -77,7 +77,7 @@ class AffinityWarmupIT {
 	}
 
 	@Test
-	void case11_aNewInstanceRampsUpOverItsWarmup() {
+	void aNewInstanceRampsUpOverItsWarmup() {
 		ConfigurableApplicationContext old = app("provider");
 		ConfigurableApplicationContext caller = app("caller", "atlas.warmup.duration=10s");
 		awaitInstances(caller, 1);

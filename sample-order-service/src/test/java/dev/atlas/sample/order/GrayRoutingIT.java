@@ -121,7 +121,7 @@ class GrayRoutingIT {
 	 * {@code boundedElastic}: both hops carry v2 and land on v2 instances.
 	 */
 	@Test
-	void case14a_grayHeaderCrossesAsyncFeignAndReactiveHops() {
+	void grayHeaderCrossesAsyncFeignAndReactiveHops() {
 		for (int i = 0; i < REPEAT; i++) {
 			Chain chain = chain(ordersHttp, i, "v2");
 
@@ -139,7 +139,7 @@ class GrayRoutingIT {
 	 * a header.
 	 */
 	@Test
-	void case14b_untaggedRequestAfterV2OnTheSameAsyncThreadGoesToBaseline() {
+	void untaggedRequestAfterV2OnTheSameAsyncThreadGoesToBaseline() {
 		for (int i = 0; i < REPEAT / 2; i++) {
 			Chain tagged = chain(ordersHttp, 2 * i, "v2");
 			Chain untagged = chain(ordersHttp, 2 * i + 1, null);
@@ -162,7 +162,7 @@ class GrayRoutingIT {
 	 * ({@code ?block=true}, asked of a v1 instance directly).
 	 */
 	@Test
-	void case14c_webClientAfterBoundedElasticKeepsTheTag() {
+	void webClientAfterBoundedElasticKeepsTheTag() {
 		RestClient v1UserService = http(userServices.get(0));
 		for (int i = 0; i < REPEAT; i++) {
 			Chain chain = chain(ordersHttp, i, "v2");
@@ -189,7 +189,7 @@ class GrayRoutingIT {
 	 * carries both the application's header and the gray header.
 	 */
 	@Test
-	void case14d_userInterceptorOrderedFirstDoesNotHideTheTag() {
+	void userInterceptorOrderedFirstDoesNotHideTheTag() {
 		List<ClientHttpRequestInterceptor> interceptors = orders.getBean(RestTemplate.class).getInterceptors();
 		assertThat(interceptors.get(0)).isInstanceOf(CallerInterceptor.class);
 		assertThat(interceptors.subList(1, interceptors.size())).as("interceptors after the user's")
@@ -211,7 +211,7 @@ class GrayRoutingIT {
 	 */
 	@ParameterizedTest
 	@EnumSource(ClientType.class)
-	void case15_everyClientRoutesByTagWithBaselineIsolation(ClientType client) {
+	void everyClientRoutesByTagWithBaselineIsolation(ClientType client) {
 		for (int i = 0; i < REPEAT; i++) {
 			User v2 = order(ordersHttp, i, client, "v2").getBody().user();
 			User untagged = order(ordersHttp, i, client, null).getBody().user();
@@ -229,7 +229,7 @@ class GrayRoutingIT {
 	 * {@code atlas.gray.fallback{service=user-service,policy=baseline}}.
 	 */
 	@Test
-	void case15_unknownTagFallsBackToBaselineAndIsCounted() {
+	void unknownTagFallsBackToBaselineAndIsCounted() {
 		double before = fallbacks(orders, "baseline");
 		int calls = 0;
 		for (ClientType client : ClientType.values()) {
@@ -253,7 +253,7 @@ class GrayRoutingIT {
 	 * per call.
 	 */
 	@Test
-	void case15_grayReportShowsTheFallbackToBaselineOnBothHops() {
+	void grayReportShowsTheFallbackToBaselineOnBothHops() {
 		GrayReport.Result result = ordersHttp.get()
 			.uri("/gray?version=v3&calls=20&concurrency=2&expect=v1")
 			.retrieve()
@@ -273,7 +273,7 @@ class GrayRoutingIT {
 	 */
 	@ParameterizedTest
 	@EnumSource(ClientType.class)
-	void case15_fallbackNoneAnswers503AndIsCounted(ClientType client) {
+	void fallbackNoneAnswers503AndIsCounted(ClientType client) {
 		double before = fallbacks(canaryOrders, "none");
 
 		ResponseEntity<Order> response = order(canaryHttp, 7, client, "v3");
@@ -290,7 +290,7 @@ class GrayRoutingIT {
 	 * untagged calls to v2; the traffic report expects exactly that split.
 	 */
 	@Test
-	void case15_percentageCanarySendsTenPercentOfUntaggedTrafficToV2() {
+	void percentageCanarySendsTenPercentOfUntaggedTrafficToV2() {
 		Traffic traffic = canaryHttp.get()
 			.uri("/traffic?client=rest-client&calls=10000&concurrency=8")
 			.retrieve()
@@ -308,7 +308,7 @@ class GrayRoutingIT {
 	 * always lands in the same lane (and, over 100 keys, both lanes are used).
 	 */
 	@Test
-	void case15_sameHashKeyAlwaysLandsInTheSameLane() {
+	void sameHashKeyAlwaysLandsInTheSameLane() {
 		Map<String, Set<String>> lanesByKey = new HashMap<>();
 		for (int round = 0; round < 3; round++) {
 			for (int key = 0; key < 100; key++) {

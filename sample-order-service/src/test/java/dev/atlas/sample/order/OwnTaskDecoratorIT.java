@@ -92,7 +92,7 @@ class OwnTaskDecoratorIT {
 	}
 
 	@Test
-	void case14a_grayHeaderReachesAsyncFeignWhenTheApplicationHasItsOwnTaskDecorator() {
+	void grayHeaderReachesAsyncFeignWhenTheApplicationHasItsOwnTaskDecorator() {
 		int port = ((WebServerApplicationContext) orders).getWebServer().getPort();
 		RestClient http = RestClient.builder()
 			.baseUrl("http://127.0.0.1:" + port)
