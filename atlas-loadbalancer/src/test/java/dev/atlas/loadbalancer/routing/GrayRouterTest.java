@@ -29,7 +29,7 @@ class GrayRouterTest {
 
 	private final SplittableRandom random = new SplittableRandom(7);
 
-	/** C15's fleet: S1, S2 untagged, C1 tagged v2. */
+	/** A baseline and a canary: S1, S2 untagged, C1 tagged v2. */
 	private final InstanceSnapshot fleet = InstanceSnapshot.of(
 			List.of(instance("S1"), instance("S2"), instance("C1", "version", "v2")),
 			new InstanceAttributesParser(SERVICE, "version", this.meters));

@@ -24,9 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Field case C11 against a real ZooKeeper (in-process) and a real Spring Boot application
- * with a slow start-up runner. The runner blocks on a latch the test releases, so "before
- * ready" is a state, not a guess about timing.
+ * Registration only once the application is ready, against a real ZooKeeper (in-process)
+ * and a real Spring Boot application with a slow start-up runner. The runner blocks on a
+ * latch the test releases, so "before ready" is a state, not a guess about timing.
  */
 class LosslessRegistrationIT {
 

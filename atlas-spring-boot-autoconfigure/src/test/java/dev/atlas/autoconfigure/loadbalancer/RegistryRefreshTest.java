@@ -25,7 +25,7 @@ import org.springframework.context.event.ContextClosedEvent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** Field case C01: a stale instance after it left the registry. */
+/** A deregistered instance is no longer picked once the registry reports it. */
 class RegistryRefreshTest {
 
 	private final MutableDiscovery discovery = new MutableDiscovery();

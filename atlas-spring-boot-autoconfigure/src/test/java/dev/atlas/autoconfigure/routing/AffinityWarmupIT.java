@@ -21,7 +21,10 @@ import static dev.atlas.autoconfigure.ZooKeeperApps.port;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** Field cases C07 and C11 with real applications on a real (in-process) ZooKeeper. */
+/**
+ * Cluster affinity (own cluster first, spill-over when it is gone) and warmup (a new
+ * instance ramps up), with real applications on a real (in-process) ZooKeeper.
+ */
 class AffinityWarmupIT {
 
 	private ZooKeeperApps apps;
