@@ -143,7 +143,7 @@ FLEET_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain=0s)
 USER_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain="$ROLL_DRAIN")
 # The weight tables compare shares with full weights: warmup (on by default for 60 s after an
 # instance registers) would make the freshly started instances' shares follow their age. Warmup
-# has its own tests (C11).
+# has its own tests and its own scenario (the warmup ramp).
 ORDER_COMMON_ARGS=("${FLEET_ARGS[@]}" --atlas.warmup.enabled=false)
 # The gateway: v1 is the baseline, as everywhere; two lane rules (a header and a cookie send a request
 # to v2), and a sticky 10 % canary of user-service keyed by X-User-Id (about 10 % of the users on v2,

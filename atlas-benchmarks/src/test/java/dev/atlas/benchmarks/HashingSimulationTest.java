@@ -37,10 +37,10 @@ class HashingSimulationTest {
 	}
 
 	@Test
-	void withFiveInstancesTheLargestShareExceedsTheIssuesBound() {
+	void withFiveInstancesTheLargestShareExceedsOneNthPlusTwoPoints() {
 		// 160 points per instance give each of 5 instances 20 % ± 1.6 points (one
 		// standard deviation, 1 / sqrt(160) of the share): the largest of five is often
-		// more than 2 points over, so issue #15's "≤ 1/N + 2 points" does not hold for
+		// more than 2 points over, so the target "≤ 1/N + 2 points" does not hold for
 		// every instance at N = 5 (nor, by a fraction of a point at other seeds, at N =
 		// 10; it does at N = 50). Asserted so that the documentation's figure stays true.
 		Movement five = report.movements().get(0);

@@ -60,7 +60,7 @@ class LatencySimulationTest {
 
 	@Test
 	void leastRequestCutsTheTailByThreeOrdersOfMagnitudeButNotToOneAndAHalfTimesItsBaseline() {
-		// Issue #15 asks for ≤ 1.5× here, which least-request cannot reach: two choices
+		// The target is ≤ 1.5× here, which least-request cannot reach: two choices
 		// over in-flight counts keep about as many requests in flight at the slow
 		// instance as at a fast one, so it still completes about a tenth as many (3.42 %
 		// of all), and p99 is a slow response: 168.1 ms against 32.3 ms (5.21×; 5.15× to

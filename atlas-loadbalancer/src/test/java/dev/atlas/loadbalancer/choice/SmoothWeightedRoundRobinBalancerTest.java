@@ -101,7 +101,7 @@ class SmoothWeightedRoundRobinBalancerTest {
 	}
 
 	@Test
-	void case05_floatNacosWeights() {
+	void floatNacosWeights() {
 		List<ServiceInstance> candidates = List.of(instance("A", "nacos.weight", "1.0"),
 				instance("B", "nacos.weight", "6.0"));
 		Map<String, Integer> counts = count(pickAll(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 7_000));
@@ -109,7 +109,7 @@ class SmoothWeightedRoundRobinBalancerTest {
 	}
 
 	@Test
-	void case06_malformedAndFractionalWeights() {
+	void malformedAndFractionalWeights() {
 		// A (abc -> 1), B (0.5), C (missing -> 1): exact 2:1:2 over every 5 picks.
 		List<ServiceInstance> candidates = List.of(weighted("A", "abc"), weighted("B", "0.5"), instance("C"));
 		Map<String, Integer> counts = count(pickAll(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 5_000));
@@ -117,7 +117,7 @@ class SmoothWeightedRoundRobinBalancerTest {
 	}
 
 	@Test
-	void case06_zeroDrainedAndAllZeroPolicies() {
+	void zeroDrainedAndAllZeroPolicies() {
 		assertThat(count(pickAll(balancer(AllZeroWeightsPolicy.FAIL_OPEN),
 				List.of(weighted("A", "0"), weighted("B", "5")), 100)))
 			.containsOnlyKeys("B");

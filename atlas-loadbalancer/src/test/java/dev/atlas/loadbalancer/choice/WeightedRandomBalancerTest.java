@@ -49,7 +49,7 @@ class WeightedRandomBalancerTest {
 	}
 
 	@Test
-	void case05_nacosWeightsAreHonoured() {
+	void nacosWeightsAreHonoured() {
 		// 7,000 picks, share of B = 6/7; sigma = 0.42 points, tolerance 3 points (> 7
 		// sigma).
 		List<ServiceInstance> candidates = List.of(instance("A", "nacos.weight", "1.0"),
@@ -61,14 +61,14 @@ class WeightedRandomBalancerTest {
 	}
 
 	@Test
-	void case05_plainIntegerWeightsAreHonoured() {
+	void plainIntegerWeightsAreHonoured() {
 		List<ServiceInstance> candidates = List.of(weighted("A", "1"), weighted("B", "6"));
 		Map<String, Integer> counts = count(pick(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 7_000));
 		assertThat(share(counts, "B", 7_000)).isCloseTo(6 / 7.0, within(0.03));
 	}
 
 	@Test
-	void case05_weightChangeTakesEffectOnTheNextRefresh() {
+	void weightChangeTakesEffectOnTheNextRefresh() {
 		WeightedRandomBalancer balancer = balancer(AllZeroWeightsPolicy.FAIL_OPEN);
 		List<ServiceInstance> before = List.of(weighted("A", "1"), weighted("B", "1"));
 		pick(balancer, before, 100);
@@ -93,19 +93,19 @@ class WeightedRandomBalancerTest {
 	}
 
 	@Test
-	void case06_zeroWeightIsDrained() {
+	void zeroWeightIsDrained() {
 		List<ServiceInstance> candidates = List.of(weighted("A", "0"), weighted("B", "5"));
 		assertThat(count(pick(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 1_000))).containsOnlyKeys("B");
 	}
 
 	@Test
-	void case06_negativeWeightIsDrainedLikeZero() {
+	void negativeWeightIsDrainedLikeZero() {
 		List<ServiceInstance> candidates = List.of(weighted("A", "-3"), weighted("B", "1"), weighted("C", "1"));
 		assertThat(count(pick(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 1_000))).doesNotContainKey("A");
 	}
 
 	@Test
-	void case06_malformedWeightsUseTheDefault() {
+	void malformedWeightsUseTheDefault() {
 		// A and C count as 1, B as 0.5: shares 0.4 / 0.2 / 0.4. 10,000 picks, sigma 0.5
 		// points, tolerance 2.
 		List<ServiceInstance> candidates = List.of(weighted("A", "abc"), weighted("B", "0.5"), instance("C"));
@@ -116,7 +116,7 @@ class WeightedRandomBalancerTest {
 	}
 
 	@Test
-	void case06_allZeroFailOpenSpreadsEvenlyAndCountsEachRequest() {
+	void allZeroFailOpenSpreadsEvenlyAndCountsEachRequest() {
 		List<ServiceInstance> candidates = List.of(weighted("A", "0"), weighted("B", "0"));
 		Map<String, Integer> counts = count(pick(balancer(AllZeroWeightsPolicy.FAIL_OPEN), candidates, 10_000));
 		assertThat(share(counts, "A", 10_000)).isCloseTo(0.5, within(0.02));
@@ -125,7 +125,7 @@ class WeightedRandomBalancerTest {
 	}
 
 	@Test
-	void case06_allZeroRejectChoosesNothingAndCounts() {
+	void allZeroRejectChoosesNothingAndCounts() {
 		List<ServiceInstance> candidates = List.of(weighted("A", "0"), weighted("B", "0"));
 		WeightedRandomBalancer balancer = balancer(AllZeroWeightsPolicy.REJECT);
 		assertThat(balancer.choose(candidates)).isNull();

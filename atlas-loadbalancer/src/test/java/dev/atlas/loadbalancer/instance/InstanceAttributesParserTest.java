@@ -26,13 +26,13 @@ class InstanceAttributesParserTest {
 			this.meters);
 
 	@Test
-	void case05_nacosWeightIsReadAsFloat() {
+	void nacosWeightIsReadAsFloat() {
 		assertThat(this.parser.parse(nacos("a", 1.0, "DEFAULT", true)).weight()).isEqualTo(1.0);
 		assertThat(this.parser.parse(nacos("b", 6.0, "DEFAULT", true)).weight()).isEqualTo(6.0);
 	}
 
 	@Test
-	void case05_plainWeightIsReadAsIntOrFloat() {
+	void plainWeightIsReadAsIntOrFloat() {
 		assertThat(this.parser.parse(weighted("a", "6")).weight()).isEqualTo(6.0);
 		assertThat(this.parser.parse(weighted("b", " 0.5 ")).weight()).isEqualTo(0.5);
 	}
@@ -44,7 +44,7 @@ class InstanceAttributesParserTest {
 	}
 
 	@Test
-	void case06_malformedWeightGetsDefaultAndOneWarnPerInstance(CapturedOutput output) {
+	void malformedWeightGetsDefaultAndOneWarnPerInstance(CapturedOutput output) {
 		ServiceInstance a = weighted("a", "abc");
 		for (int refresh = 0; refresh < 3; refresh++) {
 			assertThat(this.parser.parse(a).weight()).isEqualTo(1.0);
@@ -58,7 +58,7 @@ class InstanceAttributesParserTest {
 	}
 
 	@Test
-	void case06_missingWeightIsOneAndNegativeIsDrainedNotPromoted() {
+	void missingWeightIsOneAndNegativeIsDrainedNotPromoted() {
 		assertThat(this.parser.parse(instance("c")).weight()).isEqualTo(1.0);
 		InstanceAttributes negative = this.parser.parse(weighted("a", "-3"));
 		assertThat(negative.weight()).isZero();

@@ -30,7 +30,7 @@ class LastKnownGoodTest {
 	}
 
 	@Test
-	void case10_emptyRefreshKeepsTheLastListMarkedStaleAndRecovers() {
+	void emptyRefreshKeepsTheLastListMarkedStaleAndRecovers() {
 		List<ServiceInstance> ab = List.of(instance("A"), instance("B"));
 		assertThat(this.lkg.apply(ab)).isSameAs(ab);
 		List<ServiceInstance> outage = new ArrayList<>();
@@ -47,7 +47,7 @@ class LastKnownGoodTest {
 	}
 
 	@Test
-	void case10_scaleToZeroIsAcceptedOnceTheStaleLimitPasses() {
+	void scaleToZeroIsAcceptedOnceTheStaleLimitPasses() {
 		List<ServiceInstance> ab = List.of(instance("A"), instance("B"));
 		this.lkg.apply(ab);
 		// A deregisters, then B: the list shrinks, then empties.

@@ -67,7 +67,7 @@ class AtlasLoadBalancerTest {
 	}
 
 	@Test
-	void case06_allZeroRejectGivesEmptyResponse() {
+	void allZeroRejectGivesEmptyResponse() {
 		List<ServiceInstance> allZero = List.of(weighted("A", "0"), weighted("B", "0"));
 		Response<ServiceInstance> response = choose(
 				loadBalancer(new FixedSupplier(allZero), AllZeroWeightsPolicy.REJECT));

@@ -79,7 +79,7 @@ class AtlasServiceInstanceListSupplierTest {
 	}
 
 	@Test
-	void case03_aRetryAvoidsTheInstanceThatFailedEvenAsANewObject() {
+	void aRetryAvoidsTheInstanceThatFailedEvenAsANewObject() {
 		// The registry client produced new objects since the first attempt: match by
 		// instance id.
 		ServiceInstance failedCopy = instance("S1");

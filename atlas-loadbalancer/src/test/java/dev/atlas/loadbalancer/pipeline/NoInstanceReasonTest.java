@@ -31,8 +31,8 @@ import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Item 10 of issue 12: when Atlas chooses nothing, its empty response names the service
- * and why, and the exception made of it says so.
+ * When Atlas chooses nothing, its empty response names the service and why, and the
+ * exception made of it says so.
  */
 class NoInstanceReasonTest {
 

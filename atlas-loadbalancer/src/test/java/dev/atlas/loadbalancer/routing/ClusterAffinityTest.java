@@ -52,7 +52,7 @@ class ClusterAffinityTest {
 	}
 
 	@Test
-	void case07_callerWithoutClusterUsesAllWithoutSpilloverOrWarning(CapturedOutput output) {
+	void callerWithoutClusterUsesAllWithoutSpilloverOrWarning(CapturedOutput output) {
 		InstanceSnapshot fleet = shBj();
 		assertThat(affinity(AffinityRules.of(null)).apply(fleet)).isSameAs(fleet);
 		assertThat(affinity(AffinityRules.of("  ")).apply(fleet)).isSameAs(fleet);
@@ -75,14 +75,14 @@ class ClusterAffinityTest {
 	}
 
 	@Test
-	void case07_ownClusterOnlyCaseInsensitively() {
+	void ownClusterOnlyCaseInsensitively() {
 		assertThat(ids(affinity(AffinityRules.of("sh")).apply(shBj()))).containsExactly("sh1", "sh2");
 		assertThat(ids(affinity(AffinityRules.of("Sh")).apply(shBj()))).containsExactly("sh1", "sh2");
 		assertThat(spillovers()).isZero();
 	}
 
 	@Test
-	void case07_noInstanceInOwnClusterSpillsOverCountsAndWarnsOnceNamingClusters(CapturedOutput output) {
+	void noInstanceInOwnClusterSpillsOverCountsAndWarnsOnceNamingClusters(CapturedOutput output) {
 		ClusterAffinity affinity = affinity(AffinityRules.of("SH"));
 		InstanceSnapshot bjOnly = fleet(instance("bj1", "zone", "BJ"), instance("bj2", "zone", "bj"), instance("none"));
 		assertThat(ids(affinity.apply(bjOnly))).containsExactly("bj1", "bj2", "none");
@@ -100,7 +100,7 @@ class ClusterAffinityTest {
 	}
 
 	@Test
-	void case07_tooFewHealthyInOwnClusterSpreadsOverAllHealthy() {
+	void tooFewHealthyInOwnClusterSpreadsOverAllHealthy() {
 		List<ServiceInstance> instances = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			instances.add(instance("sh" + i, "nacos.cluster", "SH", "nacos.healthy", (i == 0) ? "true" : "false"));

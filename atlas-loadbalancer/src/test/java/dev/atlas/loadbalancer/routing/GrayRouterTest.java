@@ -29,7 +29,7 @@ class GrayRouterTest {
 
 	private final SplittableRandom random = new SplittableRandom(7);
 
-	/** C15's fleet: S1, S2 untagged, C1 tagged v2. */
+	/** A baseline and a canary: S1, S2 untagged, C1 tagged v2. */
 	private final InstanceSnapshot fleet = InstanceSnapshot.of(
 			List.of(instance("S1"), instance("S2"), instance("C1", "version", "v2")),
 			new InstanceAttributesParser(SERVICE, "version", this.meters));
@@ -53,21 +53,21 @@ class GrayRouterTest {
 	}
 
 	@Test
-	void case15_wantedTagGoesToItsInstancesOnlyAnyCase() {
+	void wantedTagGoesToItsInstancesOnlyAnyCase() {
 		GrayRouter router = router(GrayFallback.BASELINE);
 		assertThat(ids(router.route(this.fleet, "v2", null, this.random))).containsExactly("C1");
 		assertThat(ids(router.route(this.fleet, " V2 ", null, this.random))).containsExactly("C1");
 	}
 
 	@Test
-	void case15_noTagGoesToBaselineOnlyNeverToTheCanary() {
+	void noTagGoesToBaselineOnlyNeverToTheCanary() {
 		GrayRouter router = router(GrayFallback.BASELINE);
 		assertThat(ids(router.route(this.fleet, null, null, this.random))).containsExactly("S1", "S2");
 		assertThat(ids(router.route(this.fleet, "", null, this.random))).containsExactly("S1", "S2");
 	}
 
 	@Test
-	void case15_unknownTagFallsBackToBaselineAndCountsWithOneWarn(CapturedOutput output) {
+	void unknownTagFallsBackToBaselineAndCountsWithOneWarn(CapturedOutput output) {
 		GrayRouter router = router(GrayFallback.BASELINE);
 		for (int i = 0; i < 3; i++) {
 			assertThat(ids(router.route(this.fleet, "v3", null, this.random))).containsExactly("S1", "S2");
@@ -77,7 +77,7 @@ class GrayRouterTest {
 	}
 
 	@Test
-	void case15_unknownTagWithFallbackNoneGetsNothing() {
+	void unknownTagWithFallbackNoneGetsNothing() {
 		assertThat(router(GrayFallback.NONE).route(this.fleet, "v3", null, this.random)).isEmpty();
 		assertThat(fallbacks("none")).isEqualTo(1);
 	}
@@ -89,7 +89,7 @@ class GrayRouterTest {
 	}
 
 	@Test
-	void case15_tenPercentCanaryOverTenThousandUntaggedRequests() {
+	void tenPercentCanaryOverTenThousandUntaggedRequests() {
 		// Seeded; expected 1,000, sigma 30 requests; tolerance +-2 % of 10,000 = 200.
 		GrayRouter router = router(GrayFallback.BASELINE, Map.of("v2", 10.0), null);
 		int canary = 0;
@@ -102,7 +102,7 @@ class GrayRouterTest {
 	}
 
 	@Test
-	void case15_hashKeyMakesTheLaneSticky() {
+	void hashKeyMakesTheLaneSticky() {
 		GrayRouter router = router(GrayFallback.BASELINE, Map.of("v2", 10.0), "X-User-Id");
 		Map<String, List<String>> first = new HashMap<>();
 		int canary = 0;

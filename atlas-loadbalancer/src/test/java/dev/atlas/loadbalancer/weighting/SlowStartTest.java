@@ -55,7 +55,7 @@ class SlowStartTest {
 	}
 
 	@Test
-	void case11_sharesAtTenFiftyAndHundredPercentOfTheWindow() {
+	void sharesAtTenFiftyAndHundredPercentOfTheWindow() {
 		// Old instance A (weight 1, warm) and new instance B (weight 1) registered at T0;
 		// 60 s window.
 		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);

@@ -35,7 +35,7 @@ import static dev.atlas.autoconfigure.ZooKeeperApps.port;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 12, item 9: an application's own balancer for one service, declared with
+ * An application's own balancer for one service, declared with
  * {@code @LoadBalancerClient(name = "svc", configuration = ...)}, on real applications
  * and a real (in-process) ZooKeeper. The application's balancer wins and Atlas steps
  * aside completely for that service (no gray lane, no weights, no stage); every other

@@ -42,10 +42,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Field case C12 against a real ZooKeeper (in-process) and a real Spring Boot
- * application, its actuator on a management port of its own; and issue #12 items 6 (a
- * delayed registration never happens once shutdown began) and 7 (an application that does
- * not register itself still refuses traffic, and drains on Kubernetes or preStop).
+ * Graceful shutdown (deregister, serve while draining, registry client closed last)
+ * against a real ZooKeeper (in-process) and a real Spring Boot application, its actuator
+ * on a management port of its own; also that a delayed registration never happens once
+ * shutdown began, and that an application that does not register itself still refuses
+ * traffic, and drains on Kubernetes or preStop.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class GracefulShutdownIT {
@@ -127,7 +128,7 @@ class GracefulShutdownIT {
 	}
 
 	@Test
-	void case12_deregistersFirstServesWhileDrainingAndTheRegistryClientClosesLast() throws Exception {
+	void deregistersFirstServesWhileDrainingAndTheRegistryClientClosesLast() throws Exception {
 		start();
 		CuratorFramework client = this.app.getBean(CuratorFramework.class);
 		ConfigurableApplicationContext closing = this.app;
@@ -146,7 +147,7 @@ class GracefulShutdownIT {
 	}
 
 	@Test
-	void case12_preStopTwiceIsTheSameAsOnce() throws Exception {
+	void preStopTwiceIsTheSameAsOnce() throws Exception {
 		start("atlas.lifecycle.drain=1s");
 		CompletableFuture<HttpResponse<String>> first = CompletableFuture
 			.supplyAsync(() -> call(this.managementPort, "/actuator/prestop"));
@@ -164,8 +165,7 @@ class GracefulShutdownIT {
 	}
 
 	@Test
-	void case12_unreachableRegistryLogsOneErrorAndDoesNotDelayShutdownPastTheTimeout(CapturedOutput output)
-			throws Exception {
+	void unreachableRegistryLogsOneErrorAndDoesNotDelayShutdownPastTheTimeout(CapturedOutput output) throws Exception {
 		start("atlas.lifecycle.drain=0s", "atlas.lifecycle.deregister-timeout=1s");
 		this.zookeeper.stop();
 		ConfigurableApplicationContext closing = this.app;
@@ -205,13 +205,13 @@ class GracefulShutdownIT {
 	}
 
 	/**
-	 * Issue #12 item 6: {@code register-delay=3s}, SIGTERM during the delay, a drain
-	 * longer than the delay (the registry client stays open meanwhile; an unregistered
-	 * application drains on SIGTERM only on Kubernetes, hence the cloud platform): the
-	 * instance must never show up in the registry.
+	 * A delayed registration is cancelled by shutdown: {@code register-delay=3s}, SIGTERM
+	 * during the delay, a drain longer than the delay (the registry client stays open
+	 * meanwhile; an unregistered application drains on SIGTERM only on Kubernetes, hence
+	 * the cloud platform): the instance must never show up in the registry.
 	 */
 	@Test
-	void item6_sigtermDuringTheRegisterDelayMeansNeverRegistered() throws Exception {
+	void sigtermDuringTheRegisterDelayMeansNeverRegistered() throws Exception {
 		startUnregistered("atlas.lifecycle.register-delay=3s", "atlas.lifecycle.drain=5s",
 				"spring.main.cloud-platform=kubernetes");
 		assertThat(registered()).isEmpty();
@@ -224,24 +224,24 @@ class GracefulShutdownIT {
 	}
 
 	/**
-	 * Issue #12 item 6 through preStop: the application keeps running (Kubernetes sends
-	 * SIGTERM only after the hook), so nothing but the cancelled registration keeps the
-	 * instance out of the registry.
+	 * A delayed registration is cancelled by preStop: the application keeps running
+	 * (Kubernetes sends SIGTERM only after the hook), so nothing but the cancelled
+	 * registration keeps the instance out of the registry.
 	 */
 	@Test
-	void item6_preStopDuringTheRegisterDelayMeansNeverRegistered() throws Exception {
+	void preStopDuringTheRegisterDelayMeansNeverRegistered() throws Exception {
 		startUnregistered("atlas.lifecycle.register-delay=3s", "atlas.lifecycle.drain=0s");
 		assertThat(management("/actuator/prestop").body()).contains("\"started\":true");
 		await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(7)).until(() -> registered().isEmpty());
 	}
 
 	/**
-	 * Issue #12 item 7: an application on Kubernetes that registers nothing (Kubernetes
-	 * discovery; here ZooKeeper with registration turned off) on SIGTERM: readiness
+	 * An application on Kubernetes that registers nothing (Kubernetes discovery; here
+	 * ZooKeeper with registration turned off) on SIGTERM: readiness
 	 * {@code OUT_OF_SERVICE} at once, still serving, and the drain takes its time.
 	 */
 	@Test
-	void item7_onKubernetesNotRegisteredStillRefusesTrafficAndDrainsOnSigterm(CapturedOutput output) throws Exception {
+	void onKubernetesNotRegisteredStillRefusesTrafficAndDrainsOnSigterm(CapturedOutput output) throws Exception {
 		startUnregistered("spring.cloud.zookeeper.discovery.register=false", "atlas.lifecycle.drain=3s",
 				"spring.main.cloud-platform=kubernetes");
 		ConfigurableApplicationContext closing = this.app;
@@ -271,8 +271,7 @@ class GracefulShutdownIT {
 	 * reads it to route here, so closing does not wait out the 30 s drain.
 	 */
 	@Test
-	void item7_outsideKubernetesNotRegisteredRefusesTrafficAndDoesNotDrainOnSigterm(CapturedOutput output)
-			throws Exception {
+	void outsideKubernetesNotRegisteredRefusesTrafficAndDoesNotDrainOnSigterm(CapturedOutput output) throws Exception {
 		startUnregistered("spring.cloud.zookeeper.discovery.register=false", "atlas.lifecycle.drain=30s",
 				"spring.main.cloud-platform=none");
 		ConfigurableApplicationContext closing = this.app;
@@ -301,11 +300,11 @@ class GracefulShutdownIT {
 	}
 
 	/**
-	 * Issue #12 item 7 through preStop, with no registry at all: the call answers after
-	 * the drain, while requests are still served.
+	 * An unregistered application drains on preStop, with no registry at all: the call
+	 * answers after the drain, while requests are still served.
 	 */
 	@Test
-	void item7_noRegistryAtAllStillRefusesTrafficAndDrainsOnPreStop() throws Exception {
+	void noRegistryAtAllStillRefusesTrafficAndDrainsOnPreStop() throws Exception {
 		startUnregistered("spring.cloud.zookeeper.enabled=false", "atlas.lifecycle.drain=2s");
 		CompletableFuture<HttpResponse<String>> preStop = CompletableFuture
 			.supplyAsync(() -> call(this.managementPort, "/actuator/prestop"));

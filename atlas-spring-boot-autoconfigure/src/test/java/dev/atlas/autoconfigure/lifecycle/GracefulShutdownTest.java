@@ -131,9 +131,9 @@ class GracefulShutdownTest {
 	}
 
 	/**
-	 * Issue #12 item 7: Kubernetes discovery (or registration turned off) registers
-	 * nothing; Kubernetes takes the pod out of its endpoints by readiness, so on SIGTERM
-	 * the pod must refuse traffic and still drain while that happens.
+	 * Kubernetes discovery (or registration turned off) registers nothing; Kubernetes
+	 * takes the pod out of its endpoints by readiness, so on SIGTERM the pod must refuse
+	 * traffic and still drain while that happens.
 	 */
 	@Test
 	void onKubernetesAWebApplicationThatIsNotRegisteredRefusesTrafficAndStillDrains() {
@@ -148,8 +148,9 @@ class GracefulShutdownTest {
 	}
 
 	/**
-	 * Issue #12 item 7 anywhere: a preStop call means an orchestrator is taking the
-	 * instance out, so an unregistered web application drains outside Kubernetes too.
+	 * An unregistered application drains on preStop anywhere: a preStop call means an
+	 * orchestrator is taking the instance out, so an unregistered web application drains
+	 * outside Kubernetes too.
 	 */
 	@Test
 	void onPreStopAWebApplicationWithoutAnyRegistrationDrainsOutsideKubernetes() {

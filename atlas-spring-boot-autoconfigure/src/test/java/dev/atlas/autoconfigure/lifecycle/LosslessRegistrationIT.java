@@ -24,9 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Field case C11 against a real ZooKeeper (in-process) and a real Spring Boot application
- * with a slow start-up runner. The runner blocks on a latch the test releases, so "before
- * ready" is a state, not a guess about timing.
+ * Registration only once the application is ready, against a real ZooKeeper (in-process)
+ * and a real Spring Boot application with a slow start-up runner. The runner blocks on a
+ * latch the test releases, so "before ready" is a state, not a guess about timing.
  */
 class LosslessRegistrationIT {
 
@@ -75,7 +75,7 @@ class LosslessRegistrationIT {
 	}
 
 	@Test
-	void case11_notVisibleBeforeReadyAndVisibleWithinTwoSecondsAfter() throws Exception {
+	void notVisibleBeforeReadyAndVisibleWithinTwoSecondsAfter() throws Exception {
 		int port = Ports.free();
 		CompletableFuture<ConfigurableApplicationContext> started = start("slow-app", port);
 		// The web server is up (Spring Cloud would have registered by now) while the
@@ -107,7 +107,7 @@ class LosslessRegistrationIT {
 	}
 
 	@Test
-	void case11_failedStartupIsNeverRegistered() throws Exception {
+	void failedStartupIsNeverRegistered() throws Exception {
 		int port = Ports.free();
 		failRunner = true;
 		try {

@@ -27,10 +27,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue #12 item 6: once shutdown (SIGTERM or preStop) has begun, a held-back
- * registration never happens, and one racing with shutdown does not leave the instance
- * registered. Time is a fake scheduler that only records the delayed task (the test runs
- * it when it chooses); "registering right now" is a registration blocked on a latch.
+ * Once shutdown (SIGTERM or preStop) has begun, a held-back registration never happens,
+ * and one racing with shutdown does not leave the instance registered. Time is a fake
+ * scheduler that only records the delayed task (the test runs it when it chooses);
+ * "registering right now" is a registration blocked on a latch.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class LosslessRegistrationTest {

@@ -27,8 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 
 /**
- * Issue #12 item 13: {@code /actuator/prestop} takes the instance out of service, so it
- * is served only on a management port of its own, unless
+ * {@code /actuator/prestop} takes the instance out of service, so it is served only on a
+ * management port of its own, unless
  * {@code atlas.lifecycle.prestop.allow-on-server-port=true}. Real applications on random
  * ports, no registry (a web application that registers nothing still drains on a preStop
  * call, so the drain is 1 s here; closing them outside Kubernetes does not drain).

@@ -71,7 +71,7 @@ class AtlasGrayWiringTest {
 	}
 
 	@Test
-	void case15_headerContextAndBaselineIsolation() {
+	void headerContextAndBaselineIsolation() {
 		this.runner.run((context) -> {
 			for (int i = 0; i < 20; i++) {
 				assertThat(host(context, request("v2"))).isEqualTo("c1");
@@ -83,7 +83,7 @@ class AtlasGrayWiringTest {
 	}
 
 	@Test
-	void case15_unknownTagFallbackPolicies() {
+	void unknownTagFallbackPolicies() {
 		this.runner.run((context) -> {
 			assertThat(host(context, request("v3"))).isIn("s1", "s2");
 			assertThat(context.getBean(MeterRegistry.class)

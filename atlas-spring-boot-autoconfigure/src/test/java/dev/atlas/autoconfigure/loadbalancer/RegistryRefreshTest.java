@@ -25,7 +25,7 @@ import org.springframework.context.event.ContextClosedEvent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** Field case C01: a stale instance after it left the registry. */
+/** A deregistered instance is no longer picked once the registry reports it. */
 class RegistryRefreshTest {
 
 	private final MutableDiscovery discovery = new MutableDiscovery();
@@ -56,7 +56,7 @@ class RegistryRefreshTest {
 	}
 
 	@Test
-	void case01_aRegistryEventDropsTheDeregisteredInstanceAtOnce() {
+	void aRegistryEventDropsTheDeregisteredInstanceAtOnce() {
 		this.runner.run((context) -> {
 			assertThat(picks(context, 200)).containsExactlyInAnyOrder("A", "B");
 			this.discovery.instances.removeIf((instance) -> instance.getInstanceId().equals("B"));
@@ -68,7 +68,7 @@ class RegistryRefreshTest {
 	}
 
 	@Test
-	void case01_withoutEventsTheTtlBoundHoldsUnderConstantTraffic() {
+	void withoutEventsTheTtlBoundHoldsUnderConstantTraffic() {
 		this.runner
 			.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=1s", "atlas.registry.refresh-on-events=false")
 			.run((context) -> {

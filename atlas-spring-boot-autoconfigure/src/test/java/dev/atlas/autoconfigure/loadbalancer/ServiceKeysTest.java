@@ -33,9 +33,8 @@ import org.springframework.scheduling.Trigger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 12, item 5: per-service settings under a key that does not match the called id
- * exactly, and keys that match nothing, with the real auto-configuration and real
- * load-balancer contexts.
+ * Per-service settings under a key that does not match the called id exactly, and keys
+ * that match nothing, with the real auto-configuration and real load-balancer contexts.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class ServiceKeysTest {

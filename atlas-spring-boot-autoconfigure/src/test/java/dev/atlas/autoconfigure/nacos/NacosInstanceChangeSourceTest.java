@@ -18,7 +18,7 @@ import org.springframework.cloud.client.discovery.event.InstanceRegisteredEvent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Field case C01 for Nacos: a pushed change evicts the service's cached list at once. */
+/** A change Nacos pushes evicts the service's cached instance list at once. */
 class NacosInstanceChangeSourceTest {
 
 	private final List<Object[]> subscriptions = new ArrayList<>();
@@ -75,7 +75,7 @@ class NacosInstanceChangeSourceTest {
 	}
 
 	@Test
-	void case01_aNacosPushEvictsTheServiceAtOnce() {
+	void aNacosPushEvictsTheServiceAtOnce() {
 		NacosDiscoveryProperties properties = new NacosDiscoveryProperties();
 		properties.setGroup("ORDERS");
 		AtomicInteger evictions = new AtomicInteger();

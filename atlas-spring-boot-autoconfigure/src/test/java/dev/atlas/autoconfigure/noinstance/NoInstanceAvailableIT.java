@@ -19,11 +19,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * Item 10 of issue 12, with real applications on a real (in-process) ZooKeeper: what a
- * caller sees when no instance is available, through every client, with Spring Cloud's
- * retry on (Atlas's default) and off: a {@link NoInstanceAvailableException} naming the
- * service and the reason, and Spring Cloud's {@code loadbalancer.requests.discard} meter
- * still counts the request, exactly once (a retry does not retry it: one attempt).
+ * With real applications on a real (in-process) ZooKeeper: what a caller sees when no
+ * instance is available, through every client, with Spring Cloud's retry on (Atlas's
+ * default) and off: a {@link NoInstanceAvailableException} naming the service and the
+ * reason, and Spring Cloud's {@code loadbalancer.requests.discard} meter still counts the
+ * request, exactly once (a retry does not retry it: one attempt).
  */
 class NoInstanceAvailableIT {
 

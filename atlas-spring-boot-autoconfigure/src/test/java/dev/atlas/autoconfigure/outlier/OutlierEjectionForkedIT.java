@@ -44,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Acceptance of passive outlier detection (issue 14) with providers in JVMs of their own
+ * Acceptance of passive outlier detection with providers in JVMs of their own
  * ({@link ForkedApp}), registered in a real (in-process) ZooKeeper, and an in-process
  * caller that calls them through a {@code @LoadBalanced RestTemplate} (JDK
  * {@code HttpClient} underneath, HTTP/1.1, pooled connections) with spring-retry: Spring

@@ -46,9 +46,9 @@ import org.springframework.web.reactive.function.client.WebClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Routing headers are written only on load-balanced calls (issue 12, item 3), with real
- * applications on a real (in-process) ZooKeeper. A caller serves an inbound request that
- * carries {@code X-Service-Version: v2} and {@code X-User-Id: 42} (the latter in
+ * Routing headers are written only on load-balanced calls, with real applications on a
+ * real (in-process) ZooKeeper. A caller serves an inbound request that carries
+ * {@code X-Service-Version: v2} and {@code X-User-Id: 42} (the latter in
  * {@code atlas.propagation.headers}) and, while serving it, calls either the
  * load-balanced service {@code echo} (a {@code v2} instance and an untagged one, each
  * answering with the routing headers it received) or an external HTTP server by fixed URL

@@ -87,7 +87,7 @@ class PropagationTest {
 	}
 
 	@Test
-	void case14b_taskDecoratorCarriesTheContextAndNothingLeaksIntoTheNextTask() {
+	void taskDecoratorCarriesTheContextAndNothingLeaksIntoTheNextTask() {
 		this.runner.run((context) -> {
 			ThreadPoolTaskExecutor pool = new ThreadPoolTaskExecutor();
 			pool.setCorePoolSize(1);
@@ -197,7 +197,7 @@ class PropagationTest {
 	}
 
 	@Test
-	void case14d_webClientFilterIsPutFirstOnEveryBuilderBean() {
+	void webClientFilterIsPutFirstOnEveryBuilderBean() {
 		ExchangeFilterFunction users = (request, next) -> next.exchange(request);
 		this.runner.withBean(WebClient.Builder.class, () -> WebClient.builder().filter(users)).run((context) -> {
 			List<ExchangeFilterFunction> filters = new java.util.ArrayList<>();

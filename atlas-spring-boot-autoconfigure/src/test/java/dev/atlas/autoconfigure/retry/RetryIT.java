@@ -24,9 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Field case C03, with real applications on a real (in-process) ZooKeeper: provider A
- * always answers 503, B answers 200; 503 is retryable (Atlas's default) and Spring Cloud
- * retries once on the next instance.
+ * Retry on another instance, with real applications on a real (in-process) ZooKeeper:
+ * provider A always answers 503, B answers 200; 503 is retryable (Atlas's default) and
+ * Spring Cloud retries once on the next instance.
  *
  * <p>
  * RestTemplate and Feign are covered. A load-balanced {@code RestClient} is not: with
@@ -97,7 +97,7 @@ class RetryIT {
 	@ParameterizedTest(name = "{0} through {1}")
 	@CsvSource({ "weighted-random, rest-template", "weighted-random, feign", "smooth-round-robin, rest-template",
 			"smooth-round-robin, feign" })
-	void case03_retriesGoToTheOtherInstanceAndNoRequestFails(String strategy, String client) throws Exception {
+	void retriesGoToTheOtherInstanceAndNoRequestFails(String strategy, String client) throws Exception {
 		ConfigurableApplicationContext caller = "weighted-random".equals(strategy) ? weightedRandomCaller
 				: smoothRoundRobinCaller;
 		WhoApp calls = caller.getBean(WhoApp.class);
@@ -124,11 +124,12 @@ class RetryIT {
 	}
 
 	/**
-	 * Item 11 of issue 12: one of three providers is killed (connection refused, still
-	 * registered); 60 concurrent GETs through each client all succeed, on the two live
-	 * instances: a connect failure is retried on another instance for WebClient as for
-	 * RestTemplate, RestClient and Feign (WebClient's retrying filter needs
-	 * {@code spring.cloud.loadbalancer.retry.enabled=true}, which Atlas sets by default).
+	 * A killed provider costs no call: one of three providers is killed (connection
+	 * refused, still registered); 60 concurrent GETs through each client all succeed, on
+	 * the two live instances: a connect failure is retried on another instance for
+	 * WebClient as for RestTemplate, RestClient and Feign (WebClient's retrying filter
+	 * needs {@code spring.cloud.loadbalancer.retry.enabled=true}, which Atlas sets by
+	 * default).
 	 */
 	@ParameterizedTest(name = "{0}")
 	@CsvSource({ "rest-template", "rest-client", "web-client", "feign" })
@@ -160,7 +161,7 @@ class RetryIT {
 	}
 
 	@Test
-	void case03_withOnlyAThe503ReachesTheCallerNotNoInstanceAvailable() throws Exception {
+	void withOnlyAThe503ReachesTheCallerNotNoInstanceAvailable() throws Exception {
 		ConfigurableApplicationContext onlyA = app("lonely", "app.fail=true");
 		ConfigurableApplicationContext caller = app("lonely-caller", "app.target=lonely");
 		ZooKeeperApps.awaitInstances(caller, "lonely", 1);

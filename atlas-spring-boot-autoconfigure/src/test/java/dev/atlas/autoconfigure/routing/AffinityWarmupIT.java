@@ -21,7 +21,10 @@ import static dev.atlas.autoconfigure.ZooKeeperApps.port;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** Field cases C07 and C11 with real applications on a real (in-process) ZooKeeper. */
+/**
+ * Cluster affinity (own cluster first, spill-over when it is gone) and warmup (a new
+ * instance ramps up), with real applications on a real (in-process) ZooKeeper.
+ */
 class AffinityWarmupIT {
 
 	private ZooKeeperApps apps;
@@ -54,7 +57,7 @@ class AffinityWarmupIT {
 	}
 
 	@Test
-	void case07_ownClusterOnlyThenSpillOverWhenItIsGone() {
+	void ownClusterOnlyThenSpillOverWhenItIsGone() {
 		ConfigurableApplicationContext a1 = app("provider", "spring.cloud.zookeeper.discovery.metadata.zone=A");
 		ConfigurableApplicationContext a2 = app("provider", "spring.cloud.zookeeper.discovery.metadata.zone=a");
 		ConfigurableApplicationContext b1 = app("provider", "spring.cloud.zookeeper.discovery.metadata.zone=b");
@@ -77,7 +80,7 @@ class AffinityWarmupIT {
 	}
 
 	@Test
-	void case11_aNewInstanceRampsUpOverItsWarmup() {
+	void aNewInstanceRampsUpOverItsWarmup() {
 		ConfigurableApplicationContext old = app("provider");
 		ConfigurableApplicationContext caller = app("caller", "atlas.warmup.duration=10s");
 		awaitInstances(caller, 1);

@@ -29,7 +29,7 @@ import static dev.atlas.autoconfigure.ZooKeeperApps.port;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 12, item 4: the caller's zone is set by a registry integration on Spring Cloud's
+ * The caller's zone is set by a registry integration on Spring Cloud's
  * {@link LoadBalancerZoneConfig} bean, not by any property Atlas reads. Real applications
  * on a real (in-process) ZooKeeper; the caller sets the zone exactly the way Spring Cloud
  * Netflix's {@code EurekaLoadBalancerClientConfiguration} does it from

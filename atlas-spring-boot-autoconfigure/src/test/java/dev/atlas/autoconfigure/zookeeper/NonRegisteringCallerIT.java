@@ -18,11 +18,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Item 12 of issue 12, with real applications on a real (in-process) ZooKeeper: a caller
- * that does not register itself (a batch job, a worker: no web server, registration off)
- * hears of the changes of the services it calls. Spring Cloud ZooKeeper starts its own
- * change watch only when the application registers, so without Atlas's per-service watch
- * this caller keeps choosing a stopped provider until the 35 s cache expires.
+ * With real applications on a real (in-process) ZooKeeper: a caller that does not
+ * register itself (a batch job, a worker: no web server, registration off) hears of the
+ * changes of the services it calls. Spring Cloud ZooKeeper starts its own change watch
+ * only when the application registers, so without Atlas's per-service watch this caller
+ * keeps choosing a stopped provider until the 35 s cache expires.
  */
 class NonRegisteringCallerIT {
 

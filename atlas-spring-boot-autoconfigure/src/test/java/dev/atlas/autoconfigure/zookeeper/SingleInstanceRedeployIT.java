@@ -35,8 +35,8 @@ import static org.awaitility.Awaitility.await;
  * reaches its address: each call gets "no instance available"
  * ({@link NoInstanceAvailableException}) until the replacement registers on another port,
  * then the replacement. Last-known-good must not keep the old list over the empty answer
- * that follows ZooKeeper's deletion event (field case C01: a deregistered instance is not
- * chosen after the event, plus one dispatch step).
+ * that follows ZooKeeper's deletion event (a deregistered instance is not chosen after
+ * the event, plus one dispatch step).
  *
  * <p>
  * The deregistration moment is when the test's own ZooKeeper client (a separate session,

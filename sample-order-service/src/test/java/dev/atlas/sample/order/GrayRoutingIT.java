@@ -34,10 +34,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * Gray-tag routing end to end (field cases C14 and C15), with a real registry: an
- * in-process ZooKeeper, user-service v1 ×2 and v2 ×2 (each with Atlas, each able to make
- * a second hop to user-service through a WebClient after moving to
- * {@code boundedElastic}), and two order-services, all in this JVM on random ports:
+ * Gray-tag routing end to end (the tag follows every hop; lanes, fallback and canary),
+ * with a real registry: an in-process ZooKeeper, user-service v1 ×2 and v2 ×2 (each with
+ * Atlas, each able to make a second hop to user-service through a WebClient after moving
+ * to {@code boundedElastic}), and two order-services, all in this JVM on random ports:
  * <ul>
  * <li>{@code orders}: {@code atlas.gray.baseline-tags=v1}, an {@code @Async} pool of
  * exactly one thread, every other Atlas default (warmup included);</li>
@@ -78,7 +78,7 @@ class GrayRoutingIT {
 					"--atlas.gray.baseline-tags=v1"));
 		}
 		orders = fleet.start(OrderServiceApplication.application(), "--atlas.gray.baseline-tags=v1",
-				// C14(b): one async thread, so that consecutive requests share it
+				// one async thread, so that consecutive requests share it
 				"--spring.task.execution.pool.core-size=1", "--spring.task.execution.pool.max-size=1");
 		canaryOrders = fleet.start(OrderServiceApplication.application(), "--atlas.gray.baseline-tags=v1",
 				"--atlas.gray.weights.user-service.v2=10",
@@ -116,12 +116,12 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C14(a): inbound v2 → order-service calls Feign from an {@code @Async} method →
-	 * user-service calls user-service through a WebClient after moving to
-	 * {@code boundedElastic}: both hops carry v2 and land on v2 instances.
+	 * Inbound v2 → order-service calls Feign from an {@code @Async} method → user-service
+	 * calls user-service through a WebClient after moving to {@code boundedElastic}: both
+	 * hops carry v2 and land on v2 instances.
 	 */
 	@Test
-	void case14a_grayHeaderCrossesAsyncFeignAndReactiveHops() {
+	void grayHeaderCrossesAsyncFeignAndReactiveHops() {
 		for (int i = 0; i < REPEAT; i++) {
 			Chain chain = chain(ordersHttp, i, "v2");
 
@@ -134,12 +134,12 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C14(b): with an async pool of one thread, a v2 request and then an untagged one run
-	 * on the same thread; the untagged one must go to baseline (v1) on both hops, without
-	 * a header.
+	 * With an async pool of one thread, a v2 request and then an untagged one run on the
+	 * same thread; the untagged one must go to baseline (v1) on both hops, without a
+	 * header.
 	 */
 	@Test
-	void case14b_untaggedRequestAfterV2OnTheSameAsyncThreadGoesToBaseline() {
+	void untaggedRequestAfterV2OnTheSameAsyncThreadGoesToBaseline() {
 		for (int i = 0; i < REPEAT / 2; i++) {
 			Chain tagged = chain(ordersHttp, 2 * i, "v2");
 			Chain untagged = chain(ordersHttp, 2 * i + 1, null);
@@ -156,13 +156,13 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C14(c): the second hop is made from a {@code boundedElastic} thread (not the
-	 * servlet thread that received the header) and still carries v2 — whether
-	 * user-service returns the Mono to Spring MVC (the chain) or blocks on it
-	 * ({@code ?block=true}, asked of a v1 instance directly).
+	 * The second hop is made from a {@code boundedElastic} thread (not the servlet thread
+	 * that received the header) and still carries v2 — whether user-service returns the
+	 * Mono to Spring MVC (the chain) or blocks on it ({@code ?block=true}, asked of a v1
+	 * instance directly).
 	 */
 	@Test
-	void case14c_webClientAfterBoundedElasticKeepsTheTag() {
+	void webClientAfterBoundedElasticKeepsTheTag() {
 		RestClient v1UserService = http(userServices.get(0));
 		for (int i = 0; i < REPEAT; i++) {
 			Chain chain = chain(ordersHttp, i, "v2");
@@ -184,12 +184,12 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C14(d): order-service's own RestTemplate interceptor runs before the load-balancer
+	 * Order-service's own RestTemplate interceptor runs before the load-balancer
 	 * interceptor; inbound v2 still routes the RestTemplate call to v2, and the call
 	 * carries both the application's header and the gray header.
 	 */
 	@Test
-	void case14d_userInterceptorOrderedFirstDoesNotHideTheTag() {
+	void userInterceptorOrderedFirstDoesNotHideTheTag() {
 		List<ClientHttpRequestInterceptor> interceptors = orders.getBean(RestTemplate.class).getInterceptors();
 		assertThat(interceptors.get(0)).isInstanceOf(CallerInterceptor.class);
 		assertThat(interceptors.subList(1, interceptors.size())).as("interceptors after the user's")
@@ -206,12 +206,11 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C15: header v2 → v2 instances only; no header → baseline (v1) only, for every
-	 * client.
+	 * Header v2 → v2 instances only; no header → baseline (v1) only, for every client.
 	 */
 	@ParameterizedTest
 	@EnumSource(ClientType.class)
-	void case15_everyClientRoutesByTagWithBaselineIsolation(ClientType client) {
+	void everyClientRoutesByTagWithBaselineIsolation(ClientType client) {
 		for (int i = 0; i < REPEAT; i++) {
 			User v2 = order(ordersHttp, i, client, "v2").getBody().user();
 			User untagged = order(ordersHttp, i, client, null).getBody().user();
@@ -224,12 +223,12 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C15: a tag nobody runs (v3) falls back to baseline (v1) with the default policy, on
+	 * A tag nobody runs (v3) falls back to baseline (v1) with the default policy, on
 	 * every client and on both hops of the chain, and each fallback is counted in
 	 * {@code atlas.gray.fallback{service=user-service,policy=baseline}}.
 	 */
 	@Test
-	void case15_unknownTagFallsBackToBaselineAndIsCounted() {
+	void unknownTagFallsBackToBaselineAndIsCounted() {
 		double before = fallbacks(orders, "baseline");
 		int calls = 0;
 		for (ClientType client : ClientType.values()) {
@@ -248,12 +247,12 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C15, as the demo reports it: {@code /gray} sends v3 as an inbound header to
+	 * The fallback as the demo reports it: {@code /gray} sends v3 as an inbound header to
 	 * {@code /chain/{id}}; both hops land on v1, and order-service counted one fallback
 	 * per call.
 	 */
 	@Test
-	void case15_grayReportShowsTheFallbackToBaselineOnBothHops() {
+	void grayReportShowsTheFallbackToBaselineOnBothHops() {
 		GrayReport.Result result = ordersHttp.get()
 			.uri("/gray?version=v3&calls=20&concurrency=2&expect=v1")
 			.retrieve()
@@ -267,13 +266,13 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C15: with {@code atlas.services.user-service.gray.fallback=none}, v3 gets no
-	 * instance: every client's call fails, order-service answers 503, and each one is
-	 * counted under {@code policy=none}.
+	 * With {@code atlas.services.user-service.gray.fallback=none}, v3 gets no instance:
+	 * every client's call fails, order-service answers 503, and each one is counted under
+	 * {@code policy=none}.
 	 */
 	@ParameterizedTest
 	@EnumSource(ClientType.class)
-	void case15_fallbackNoneAnswers503AndIsCounted(ClientType client) {
+	void fallbackNoneAnswers503AndIsCounted(ClientType client) {
 		double before = fallbacks(canaryOrders, "none");
 
 		ResponseEntity<Order> response = order(canaryHttp, 7, client, "v3");
@@ -286,11 +285,11 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C15: {@code atlas.gray.weights.user-service.v2=10} sends 10 % ± 2 points of 10,000
+	 * {@code atlas.gray.weights.user-service.v2=10} sends 10 % ± 2 points of 10,000
 	 * untagged calls to v2; the traffic report expects exactly that split.
 	 */
 	@Test
-	void case15_percentageCanarySendsTenPercentOfUntaggedTrafficToV2() {
+	void percentageCanarySendsTenPercentOfUntaggedTrafficToV2() {
 		Traffic traffic = canaryHttp.get()
 			.uri("/traffic?client=rest-client&calls=10000&concurrency=8")
 			.retrieve()
@@ -304,11 +303,11 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C15: with a hash-key header, the percentage choice is sticky: the same user key
-	 * always lands in the same lane (and, over 100 keys, both lanes are used).
+	 * With a hash-key header, the percentage choice is sticky: the same user key always
+	 * lands in the same lane (and, over 100 keys, both lanes are used).
 	 */
 	@Test
-	void case15_sameHashKeyAlwaysLandsInTheSameLane() {
+	void sameHashKeyAlwaysLandsInTheSameLane() {
 		Map<String, Set<String>> lanesByKey = new HashMap<>();
 		for (int round = 0; round < 3; round++) {
 			for (int key = 0; key < 100; key++) {

@@ -22,11 +22,12 @@ import org.springframework.web.client.RestClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * C14(a) when the application declares a {@link TaskDecorator} of its own — here the
- * common one that copies the logging MDC to {@code @Async} threads. Spring Boot composes
- * every {@code TaskDecorator} bean into its {@code applicationTaskExecutor}; Atlas's
- * context-propagating decorator must stay among them (it once backed off for any
- * {@code TaskDecorator}, and the gray header was lost on the async hop).
+ * The gray tag reaches an {@code @Async} Feign hop also when the application declares a
+ * {@link TaskDecorator} of its own — here the common one that copies the logging MDC to
+ * {@code @Async} threads. Spring Boot composes every {@code TaskDecorator} bean into its
+ * {@code applicationTaskExecutor}; Atlas's context-propagating decorator must stay among
+ * them (it once backed off for any {@code TaskDecorator}, and the gray header was lost on
+ * the async hop).
  */
 class OwnTaskDecoratorIT {
 
@@ -92,7 +93,7 @@ class OwnTaskDecoratorIT {
 	}
 
 	@Test
-	void case14a_grayHeaderReachesAsyncFeignWhenTheApplicationHasItsOwnTaskDecorator() {
+	void grayHeaderReachesAsyncFeignWhenTheApplicationHasItsOwnTaskDecorator() {
 		int port = ((WebServerApplicationContext) orders).getWebServer().getPort();
 		RestClient http = RestClient.builder()
 			.baseUrl("http://127.0.0.1:" + port)

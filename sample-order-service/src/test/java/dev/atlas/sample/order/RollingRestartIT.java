@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The zero-downtime acceptance test (field case C12, end to end): a real registry
+ * The zero-downtime acceptance test (graceful shutdown, end to end): a real registry
  * (in-process ZooKeeper), user-service ×3 and order-service (spring-retry on its
  * classpath), all in this JVM. The test drives a closed loop of {@value #CONCURRENCY}
  * concurrent {@code GET /orders/{id}} calls through order-service for the whole run while

@@ -52,7 +52,7 @@ class WeightedRoutingIT {
 		// Weights are checked at full strength: warmup (on by default for 60 s after an
 		// instance
 		// registers) would make these freshly started instances' shares follow their age.
-		// Warmup has its own tests (C11).
+		// Warmup has its own tests (AffinityWarmupIT, SlowStartTest).
 		atlasOrders = fleet.start(OrderServiceApplication.application(), "--atlas.warmup.enabled=false");
 		roundRobinOrders = fleet.start(OrderServiceApplication.application(), "--atlas.enabled=false");
 
