@@ -3,6 +3,10 @@ package dev.atlas.autoconfigure;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
+import dev.atlas.autoconfigure.propagation.PropagationProperties;
+import dev.atlas.autoconfigure.registry.RegistryProperties;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**

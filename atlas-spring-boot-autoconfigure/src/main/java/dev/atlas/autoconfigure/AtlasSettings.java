@@ -14,6 +14,8 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import dev.atlas.autoconfigure.ServiceOverlay.Section;
+import dev.atlas.autoconfigure.propagation.PropagationProperties;
+import dev.atlas.autoconfigure.registry.RegistryProperties;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;

@@ -7,7 +7,6 @@ import java.util.Map;
 
 import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.GrayProperties;
-import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.aopalliance.intercept.MethodInterceptor;

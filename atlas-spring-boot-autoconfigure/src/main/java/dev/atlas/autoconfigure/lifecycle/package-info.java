@@ -1,7 +1,8 @@
 /**
  * Lossless online and offline: register only when ready (stamped with
  * {@code atlas.registered-at}), and on shutdown or preStop deregister, refuse traffic,
- * drain, then let Spring Boot stop gracefully.
+ * drain, then let Spring Boot stop gracefully; and its properties
+ * ({@code atlas.lifecycle.*}).
  */
 @NullMarked
 package dev.atlas.autoconfigure.lifecycle;

@@ -1,7 +1,6 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Clock;
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -11,13 +10,14 @@ import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.AtlasValueConverters;
 import dev.atlas.autoconfigure.GrayProperties;
-import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.autoconfigure.OutlierProperties;
-import dev.atlas.autoconfigure.RegistryProperties;
 import dev.atlas.autoconfigure.WarmupProperties;
+import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
 import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
+import dev.atlas.autoconfigure.registry.InstanceChangeSource;
+import dev.atlas.autoconfigure.registry.RegistryProperties;
 import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
 import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
 import dev.atlas.loadbalancer.choice.RingHashBalancer;
@@ -32,7 +32,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -40,18 +39,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
-import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerClientRequestTransformer;
-import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryPolicy;
-import org.springframework.cloud.client.loadbalancer.reactive.ReactorLoadBalancerExchangeFilterFunction;
-import org.springframework.cloud.client.loadbalancer.reactive.RetryableLoadBalancerExchangeFilterFunction;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
-import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalancerClient;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
-import org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle;
-import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
-import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
@@ -89,98 +80,6 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToProbeType atlasProbeTypeConverter() {
 		return new AtlasValueConverters.ToProbeType();
-	}
-
-	/**
-	 * Puts {@link AtlasBlockingLoadBalancerClient} in place of Spring Cloud's
-	 * {@code BlockingLoadBalancerClient} (matched by exact class: an application's own
-	 * {@code LoadBalancerClient} is kept), so that RestTemplate, RestClient and Feign
-	 * callers see a {@code NoInstanceAvailableException} naming the service and the
-	 * reason when Atlas chooses none.
-	 * @param factory the load balancers of every service
-	 * @return the post-processor
-	 */
-	@Bean
-	static BeanPostProcessor atlasNoInstanceBlockingClient(ObjectProvider<LoadBalancerClientFactory> factory) {
-		return new BeanPostProcessor() {
-			@Override
-			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (bean.getClass() == BlockingLoadBalancerClient.class) {
-					return new AtlasBlockingLoadBalancerClient(factory.getObject());
-				}
-				return bean;
-			}
-		};
-	}
-
-	/**
-	 * Puts Atlas's variants of Spring Cloud's WebClient load-balancer filters in place of
-	 * Spring Cloud's (matched by exact class), so that WebClient callers see a
-	 * {@code NoInstanceAvailableException} naming the service and the reason when Atlas
-	 * chooses none, instead of a 503.
-	 */
-	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
-	static class NoInstanceWebClientConfiguration {
-
-		@Bean
-		static BeanPostProcessor atlasNoInstanceWebClientFilters(ObjectProvider<LoadBalancerClientFactory> factory,
-				ObjectProvider<LoadBalancerClientRequestTransformer> transformers,
-				ObjectProvider<LoadBalancerRetryPolicy.Factory> retryPolicies) {
-			return new BeanPostProcessor() {
-				@Override
-				public Object postProcessAfterInitialization(Object bean, String beanName) {
-					if (bean.getClass() == ReactorLoadBalancerExchangeFilterFunction.class) {
-						return new AtlasReactiveNoInstanceFilters.Plain(factory.getObject(),
-								transformers.orderedStream().toList());
-					}
-					if (bean.getClass() == RetryableLoadBalancerExchangeFilterFunction.class) {
-						return new AtlasReactiveNoInstanceFilters.Retrying(retryPolicies.getObject(),
-								factory.getObject(), transformers.orderedStream().toList());
-					}
-					return bean;
-				}
-			};
-		}
-
-	}
-
-	/**
-	 * Puts {@link IdentityKeyedStatsLifecycle} in place of Spring Cloud's
-	 * {@code MicrometerStatsLoadBalancerLifecycle} (matched by exact class: an
-	 * application's own subclass is kept), so that the
-	 * {@code loadbalancer.requests.active} gauge stays one gauge per instance, showing
-	 * its requests in flight, when the registry hands out a new object for the instance
-	 * after a metadata change.
-	 */
-	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = { "io.micrometer.core.instrument.MeterRegistry",
-			"org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle" })
-	static class StatsConfiguration {
-
-		@Bean
-		static BeanPostProcessor atlasIdentityKeyedStats(ObjectProvider<MeterRegistry> meterRegistry,
-				ObjectProvider<LoadBalancerClientFactory> factory) {
-			return new BeanPostProcessor() {
-				@Override
-				public Object postProcessAfterInitialization(Object bean, String beanName) {
-					if (bean.getClass() == MicrometerStatsLoadBalancerLifecycle.class) {
-						return new IdentityKeyedStatsLifecycle(meterRegistry.getObject(), factory.getObject());
-					}
-					return bean;
-				}
-			};
-		}
-
-	}
-
-	@Bean
-	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
-	RegistryEventRefresher atlasRegistryEventRefresher(ListableBeanFactory beanFactory, ApplicationContext context,
-			ObjectProvider<InstanceChangeSource> changeSources) {
-		return new RegistryEventRefresher(beanFactory, context,
-				() -> changeSources.stream().anyMatch((source) -> !source.deliversDuringShutdown()),
-				Duration.ofMillis(100));
 	}
 
 	/**

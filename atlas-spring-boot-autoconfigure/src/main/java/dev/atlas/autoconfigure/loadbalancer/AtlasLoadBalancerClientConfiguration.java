@@ -6,6 +6,8 @@ import java.util.List;
 
 import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.autoconfigure.registry.InstanceChangeSource;
+import dev.atlas.autoconfigure.registry.RegistryEventRefresher;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;

@@ -1,7 +1,7 @@
 /**
  * Makes Atlas the load balancer of every load-balancer client context: the built-in
- * pipeline steps as conditional beans, the strategy registry, event-driven refresh of
- * cached instance lists, request statistics, startup diagnostics.
+ * pipeline steps as conditional beans, the strategy registry, the subscription of every
+ * service to the registry's change sources, request statistics, startup diagnostics.
  */
 @NullMarked
 package dev.atlas.autoconfigure.loadbalancer;

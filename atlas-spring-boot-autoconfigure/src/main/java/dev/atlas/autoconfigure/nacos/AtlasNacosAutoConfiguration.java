@@ -2,7 +2,7 @@ package dev.atlas.autoconfigure.nacos;
 
 import java.util.concurrent.atomic.AtomicReference;
 
-import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import dev.atlas.autoconfigure.registry.AtlasRegistryAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,11 +29,11 @@ import org.springframework.context.annotation.Bean;
  * changes evict the load balancer's cached list of that service at once
  * ({@link NacosInstanceChangeSource}).
  */
-@AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class,
+@AutoConfiguration(after = AtlasRegistryAutoConfiguration.class,
 		afterName = { "com.alibaba.cloud.nacos.discovery.NacosDiscoveryAutoConfiguration",
 				"com.alibaba.cloud.nacos.NacosServiceAutoConfiguration" })
 @ConditionalOnClass(name = "com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer")
-@ConditionalOnBean(AtlasLoadBalancerAutoConfiguration.class)
+@ConditionalOnBean(AtlasRegistryAutoConfiguration.class)
 public class AtlasNacosAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasNacosAutoConfiguration.class);

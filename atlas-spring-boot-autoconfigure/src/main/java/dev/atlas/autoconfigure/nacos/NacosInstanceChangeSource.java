@@ -8,7 +8,7 @@ import com.alibaba.cloud.nacos.NacosServiceManager;
 import com.alibaba.nacos.api.exception.NacosException;
 import com.alibaba.nacos.api.naming.NamingService;
 import com.alibaba.nacos.api.naming.listener.NamingEvent;
-import dev.atlas.autoconfigure.loadbalancer.InstanceChangeSource;
+import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

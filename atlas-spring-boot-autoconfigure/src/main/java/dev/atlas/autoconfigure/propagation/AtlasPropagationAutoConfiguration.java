@@ -6,7 +6,6 @@ import java.util.Set;
 
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.GrayProperties;
-import dev.atlas.autoconfigure.PropagationProperties;
 import dev.atlas.autoconfigure.ServiceProperties;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;

@@ -1,6 +1,6 @@
 package dev.atlas.autoconfigure.zookeeper;
 
-import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import dev.atlas.autoconfigure.registry.AtlasRegistryAutoConfiguration;
 import org.apache.curator.framework.CuratorFramework;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -17,12 +17,12 @@ import org.springframework.context.annotation.Bean;
  * classpath and active and Atlas is enabled: every caller, registered or not, hears of
  * the changes of the services it calls ({@link ZookeeperInstanceChangeSource}).
  */
-@AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class,
+@AutoConfiguration(after = AtlasRegistryAutoConfiguration.class,
 		afterName = { "org.springframework.cloud.zookeeper.discovery.ZookeeperDiscoveryAutoConfiguration",
 				"org.springframework.cloud.zookeeper.ZookeeperAutoConfiguration",
 				"org.springframework.cloud.zookeeper.discovery.dependency.ZookeeperDependenciesAutoConfiguration" })
 @ConditionalOnClass({ CuratorFramework.class, ZookeeperDiscoveryProperties.class })
-@ConditionalOnBean(AtlasLoadBalancerAutoConfiguration.class)
+@ConditionalOnBean(AtlasRegistryAutoConfiguration.class)
 public class AtlasZookeeperAutoConfiguration {
 
 	/**

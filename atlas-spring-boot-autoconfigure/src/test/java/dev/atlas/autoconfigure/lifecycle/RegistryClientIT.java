@@ -11,8 +11,8 @@ import java.util.concurrent.TimeUnit;
 
 import dev.atlas.autoconfigure.Ports;
 import dev.atlas.autoconfigure.actuator.AtlasEndpoint;
-import dev.atlas.autoconfigure.loadbalancer.InstanceChangeSource;
-import dev.atlas.autoconfigure.loadbalancer.RegistryEventRefresher;
+import dev.atlas.autoconfigure.registry.InstanceChangeSource;
+import dev.atlas.autoconfigure.registry.RegistryEventRefresher;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.curator.x.discovery.ServiceDiscovery;
 import org.junit.jupiter.api.AfterAll;

@@ -10,6 +10,7 @@ import com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer;
 import com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancerClientConfiguration;
 import com.alibaba.cloud.nacos.util.UtilIPv6AutoConfiguration;
 import dev.atlas.autoconfigure.nacos.AtlasNacosAutoConfiguration;
+import dev.atlas.autoconfigure.registry.AtlasRegistryAutoConfiguration;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -47,9 +48,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AtlasLoadBalancerAutoConfigurationTest {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
-				AtlasNacosAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
-				SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, AtlasRegistryAutoConfiguration.class,
+						AtlasNacosAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+						SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withPropertyValues("spring.cloud.discovery.client.simple.instances.user-service[0].uri=http://a:8080",
 				"spring.cloud.discovery.client.simple.instances.user-service[0].metadata.weight=0",
 				"spring.cloud.discovery.client.simple.instances.user-service[1].uri=http://b:8080",

@@ -8,6 +8,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.atlas.autoconfigure.client.AtlasReactiveNoInstanceFilters;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;

@@ -3,8 +3,8 @@ package dev.atlas.autoconfigure.loadbalancer;
 import java.util.List;
 import java.util.Set;
 
-import dev.atlas.autoconfigure.LifecycleProperties;
-import dev.atlas.autoconfigure.RegistryProperties;
+import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
+import dev.atlas.autoconfigure.registry.RegistryProperties;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;

@@ -1,6 +1,9 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.lifecycle;
 
 import java.time.Duration;
+
+import dev.atlas.autoconfigure.AtlasProperties;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -58,9 +61,15 @@ public class LifecycleProperties implements InitializingBean {
 	 */
 	@Override
 	public void afterPropertiesSet() {
-		PropertyChecks.requireNonNegative(PREFIX + ".register-delay", this.registerDelay);
-		PropertyChecks.requireNonNegative(PREFIX + ".drain", this.drain);
-		PropertyChecks.requireNonNegative(PREFIX + ".deregister-timeout", this.deregisterTimeout);
+		requireNonNegative(PREFIX + ".register-delay", this.registerDelay);
+		requireNonNegative(PREFIX + ".drain", this.drain);
+		requireNonNegative(PREFIX + ".deregister-timeout", this.deregisterTimeout);
+	}
+
+	private static void requireNonNegative(String property, @Nullable Duration value) {
+		if (value == null || value.isNegative()) {
+			throw new IllegalArgumentException("Invalid " + property + ": must be a duration >= 0, was " + value);
+		}
 	}
 
 	public boolean isRegisterWhenReady() {

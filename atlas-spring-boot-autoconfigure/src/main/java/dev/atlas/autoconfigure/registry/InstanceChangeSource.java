@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.registry;
 
 /**
  * A registry that can tell, per service, when its instances change (a Nacos subscription,

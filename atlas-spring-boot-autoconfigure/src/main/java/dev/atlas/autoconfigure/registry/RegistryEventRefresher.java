@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.registry;
 
 import java.time.Duration;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.client;
 
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;

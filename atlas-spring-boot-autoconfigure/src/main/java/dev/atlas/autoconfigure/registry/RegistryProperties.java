@@ -1,6 +1,9 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.registry;
 
 import java.time.Duration;
+
+import dev.atlas.autoconfigure.AtlasProperties;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -36,7 +39,13 @@ public class RegistryProperties implements InitializingBean {
 	 */
 	@Override
 	public void afterPropertiesSet() {
-		PropertyChecks.requireNonNegative(PREFIX + ".stale-limit", this.staleLimit);
+		requireNonNegative(PREFIX + ".stale-limit", this.staleLimit);
+	}
+
+	private static void requireNonNegative(String property, @Nullable Duration value) {
+		if (value == null || value.isNegative()) {
+			throw new IllegalArgumentException("Invalid " + property + ": must be a duration >= 0, was " + value);
+		}
 	}
 
 	public boolean isRefreshOnEvents() {

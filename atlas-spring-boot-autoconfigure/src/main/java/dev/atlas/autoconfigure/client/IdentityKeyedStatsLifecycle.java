@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.client;
 
 import java.net.URI;
 import java.util.Map;

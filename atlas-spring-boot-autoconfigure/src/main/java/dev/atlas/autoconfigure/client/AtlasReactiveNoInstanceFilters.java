@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.client;
 
 import java.util.List;
 import java.util.Set;
@@ -43,8 +43,9 @@ import org.springframework.web.reactive.function.client.ExchangeFunction;
  * in flight for ever, and {@code least-request}, {@code peak-ewma} and bounded load would
  * shun the instance. Outlier detection ignores cancellations.</li>
  * </ul>
+ * Put in place of Spring Cloud's filters by {@link AtlasClientAutoConfiguration}.
  */
-final class AtlasReactiveNoInstanceFilters {
+public final class AtlasReactiveNoInstanceFilters {
 
 	private AtlasReactiveNoInstanceFilters() {
 	}
@@ -146,11 +147,16 @@ final class AtlasReactiveNoInstanceFilters {
 	/**
 	 * The filter without retry ({@code spring.cloud.loadbalancer.retry.enabled=false}).
 	 */
-	static final class Plain extends ReactorLoadBalancerExchangeFilterFunction {
+	public static final class Plain extends ReactorLoadBalancerExchangeFilterFunction {
 
 		private final ReactiveLoadBalancer.Factory<ServiceInstance> factory;
 
-		Plain(ReactiveLoadBalancer.Factory<ServiceInstance> factory,
+		/**
+		 * Creates the filter.
+		 * @param factory the load balancers of every service
+		 * @param transformers the transformers of the outbound request
+		 */
+		public Plain(ReactiveLoadBalancer.Factory<ServiceInstance> factory,
 				List<LoadBalancerClientRequestTransformer> transformers) {
 			super(factory, transformers);
 			this.factory = factory;
@@ -170,11 +176,17 @@ final class AtlasReactiveNoInstanceFilters {
 	}
 
 	/** The retrying filter (Atlas's default). */
-	static final class Retrying extends RetryableLoadBalancerExchangeFilterFunction {
+	public static final class Retrying extends RetryableLoadBalancerExchangeFilterFunction {
 
 		private final ReactiveLoadBalancer.Factory<ServiceInstance> factory;
 
-		Retrying(LoadBalancerRetryPolicy.Factory retryPolicyFactory,
+		/**
+		 * Creates the filter.
+		 * @param retryPolicyFactory the retry policy of each service
+		 * @param factory the load balancers of every service
+		 * @param transformers the transformers of the outbound request
+		 */
+		public Retrying(LoadBalancerRetryPolicy.Factory retryPolicyFactory,
 				ReactiveLoadBalancer.Factory<ServiceInstance> factory,
 				List<LoadBalancerClientRequestTransformer> transformers) {
 			super(retryPolicyFactory, factory, transformers);

@@ -1,8 +1,9 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.propagation;
 
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.loadbalancer.routing.GrayRules;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;

@@ -1,10 +1,11 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.registry;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -31,9 +32,9 @@ class RegistryRefreshTest {
 	private final MutableDiscovery discovery = new MutableDiscovery();
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(
-				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
-						LoadBalancerCacheAutoConfiguration.class, UtilAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
+				AtlasRegistryAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+				LoadBalancerCacheAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withBean(DiscoveryClient.class, () -> this.discovery)
 		.withPropertyValues("spring.cloud.loadbalancer.cache.ttl=35s");
 

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.client;
 
 import java.util.Collection;
 import java.util.List;
@@ -7,6 +7,7 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 
 import com.alibaba.cloud.nacos.NacosServiceInstance;
+import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -52,9 +53,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ActiveRequestsGaugeTest {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
-				LoadBalancerAutoConfiguration.class, LoadBalancerStatsAutoConfiguration.class,
-				SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, AtlasClientAutoConfiguration.class,
+						LoadBalancerAutoConfiguration.class, LoadBalancerStatsAutoConfiguration.class,
+						SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 		.withPropertyValues("spring.cloud.loadbalancer.stats.micrometer.enabled=true");
 

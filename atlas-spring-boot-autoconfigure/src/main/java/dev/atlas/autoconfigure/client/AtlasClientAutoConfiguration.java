@@ -1,0 +1,118 @@
+package dev.atlas.autoconfigure.client;
+
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerClientRequestTransformer;
+import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryPolicy;
+import org.springframework.cloud.client.loadbalancer.reactive.ReactorLoadBalancerExchangeFilterFunction;
+import org.springframework.cloud.client.loadbalancer.reactive.RetryableLoadBalancerExchangeFilterFunction;
+import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalancerClient;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Adapts Spring Cloud's load-balanced clients to Atlas, when Spring Cloud LoadBalancer is
+ * present and enabled and {@code atlas.enabled} is not {@code false}: the blocking client
+ * and the WebClient filters report why Atlas chose no instance, and the statistics
+ * lifecycle keys its gauges by instance identity. Each replaces Spring Cloud's bean of
+ * the exact class only, so an application's own client, filter or lifecycle is kept.
+ */
+@AutoConfiguration(before = LoadBalancerAutoConfiguration.class)
+@ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
+@ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
+public final class AtlasClientAutoConfiguration {
+
+	/**
+	 * Puts {@link AtlasBlockingLoadBalancerClient} in place of Spring Cloud's
+	 * {@code BlockingLoadBalancerClient} (matched by exact class: an application's own
+	 * {@code LoadBalancerClient} is kept), so that RestTemplate, RestClient and Feign
+	 * callers see a {@code NoInstanceAvailableException} naming the service and the
+	 * reason when Atlas chooses none.
+	 * @param factory the load balancers of every service
+	 * @return the post-processor
+	 */
+	@Bean
+	static BeanPostProcessor atlasNoInstanceBlockingClient(ObjectProvider<LoadBalancerClientFactory> factory) {
+		return new BeanPostProcessor() {
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean.getClass() == BlockingLoadBalancerClient.class) {
+					return new AtlasBlockingLoadBalancerClient(factory.getObject());
+				}
+				return bean;
+			}
+		};
+	}
+
+	/**
+	 * Puts Atlas's variants of Spring Cloud's WebClient load-balancer filters in place of
+	 * Spring Cloud's (matched by exact class), so that WebClient callers see a
+	 * {@code NoInstanceAvailableException} naming the service and the reason when Atlas
+	 * chooses none, instead of a 503.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
+	static class NoInstanceWebClientConfiguration {
+
+		@Bean
+		static BeanPostProcessor atlasNoInstanceWebClientFilters(ObjectProvider<LoadBalancerClientFactory> factory,
+				ObjectProvider<LoadBalancerClientRequestTransformer> transformers,
+				ObjectProvider<LoadBalancerRetryPolicy.Factory> retryPolicies) {
+			return new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (bean.getClass() == ReactorLoadBalancerExchangeFilterFunction.class) {
+						return new AtlasReactiveNoInstanceFilters.Plain(factory.getObject(),
+								transformers.orderedStream().toList());
+					}
+					if (bean.getClass() == RetryableLoadBalancerExchangeFilterFunction.class) {
+						return new AtlasReactiveNoInstanceFilters.Retrying(retryPolicies.getObject(),
+								factory.getObject(), transformers.orderedStream().toList());
+					}
+					return bean;
+				}
+			};
+		}
+
+	}
+
+	/**
+	 * Puts {@link IdentityKeyedStatsLifecycle} in place of Spring Cloud's
+	 * {@code MicrometerStatsLoadBalancerLifecycle} (matched by exact class: an
+	 * application's own subclass is kept), so that the
+	 * {@code loadbalancer.requests.active} gauge stays one gauge per instance, showing
+	 * its requests in flight, when the registry hands out a new object for the instance
+	 * after a metadata change.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "io.micrometer.core.instrument.MeterRegistry",
+			"org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle" })
+	static class StatsConfiguration {
+
+		@Bean
+		static BeanPostProcessor atlasIdentityKeyedStats(ObjectProvider<MeterRegistry> meterRegistry,
+				ObjectProvider<LoadBalancerClientFactory> factory) {
+			return new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (bean.getClass() == MicrometerStatsLoadBalancerLifecycle.class) {
+						return new IdentityKeyedStatsLifecycle(meterRegistry.getObject(), factory.getObject());
+					}
+					return bean;
+				}
+			};
+		}
+
+	}
+
+}
