@@ -44,9 +44,11 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * {@link RoutingHeaders}).
  *
  * <p>
- * {@link AtlasLoadBalancer} applies this stage inside its own Reactor operator when the
- * stage tops the chain ({@link #delegateLists}, {@link #select}), one operator less per
- * request; subscribing to {@link #get(Request)} gives the same lists. Thread-safe.
+ * {@link AtlasLoadBalancer}'s {@link Chooser} applies this stage inside the request's one
+ * Reactor operator when the stage tops the chain ({@link #delegateLists},
+ * {@link #select}), one operator less per request, and takes the reason for an empty
+ * result from {@link #select}; subscribing to {@link #get(Request)} gives the same lists.
+ * Thread-safe.
  */
 public final class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
 
