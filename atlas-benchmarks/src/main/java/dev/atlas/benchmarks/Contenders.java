@@ -277,8 +277,9 @@ public final class Contenders {
 
 	private AtlasLoadBalancer atlas(ObjectProvider<ServiceInstanceListSupplier> suppliers, StrategyFactory strategy,
 			InstanceStats stats) {
-		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, strategy.name(), balancer(strategy),
-				new SnapshotCache(parser()), stats);
+		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, suppliers, new ServicePipeline(
+				new Pipeline(new SnapshotCache(parser()), List.of(), List.of(), strategy.name(), balancer(strategy))),
+				stats);
 	}
 
 	private Balancer balancer(StrategyFactory strategy) {

@@ -1,41 +1,17 @@
 package dev.atlas.benchmarks;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.SplittableRandom;
-import java.util.function.LongSupplier;
 
-import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
-import dev.atlas.benchmarks.Fixtures.Just;
-import dev.atlas.loadbalancer.choice.HashRules;
-import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
-import dev.atlas.loadbalancer.choice.LeastRequestRules;
-import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
-import dev.atlas.loadbalancer.choice.PeakEwmaRules;
-import dev.atlas.loadbalancer.choice.RingHashBalancer;
-import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.SnapshotBalancer;
-import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
-import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import dev.atlas.loadbalancer.instance.InstanceSnapshot;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.stats.InstanceStats;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.loadbalancer.core.RandomLoadBalancer;
-import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
 
 /**
@@ -81,6 +57,11 @@ import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
  * ({@link SeededThreadLocalRandom}).
  *
  * <p>
+ * This class holds the model's parameters, the scenarios and the results; one run (the
+ * queues and the event loop) is a {@link QueueingRun}, and the contenders as a run calls
+ * them are built by {@link SimulatedChoosers}.
+ *
+ * <p>
  * Run {@link #main} for the Markdown; {@link QualitySimulation#main} prints it too.
  * Single-threaded; not thread-safe.
  */
@@ -122,7 +103,7 @@ public final class LatencySimulation {
 	/** The header that carries the user key, for {@code ring-hash}. */
 	public static final String USER_HEADER = "x-user-id";
 
-	private static final long NANOS_PER_SECOND = 1_000_000_000L;
+	static final long NANOS_PER_SECOND = 1_000_000_000L;
 
 	private LatencySimulation() {
 	}
@@ -427,12 +408,13 @@ public final class LatencySimulation {
 	public static Result simulate(Contender contender, Scenario scenario, double rate, long seed) throws Exception {
 		// Class initialization may draw from ThreadLocalRandom: get it done on this
 		// (unseeded) thread, so that the seeded thread's draws are the run's alone.
-		Chooser warm = chooser(contender, instances(), new InstanceStats(), new SplittableRandom(seed));
+		SimulatedChoosers.Chooser warm = SimulatedChoosers.chooser(contender, instances(), new InstanceStats(),
+				new SplittableRandom(seed));
 		for (int i = 0; i < 10; i++) {
 			warm.choose("user-" + i);
 		}
 		SeededThreadLocalRandom.Outcome<Result> outcome = SeededThreadLocalRandom.call(seed,
-				() -> new Run(contender, scenario, rate, seed).run());
+				() -> new QueueingRun(contender, scenario, rate, seed).run());
 		Result result = outcome.value();
 		return new Result(result.contender(), result.scenario(), result.rate(), result.requests(), result.slowShare(),
 				result.slowWindowShare(), result.p50Millis(), result.p99Millis(), result.maxMillis(), outcome.seeded());
@@ -448,260 +430,6 @@ public final class LatencySimulation {
 				.add(new DefaultServiceInstance("i" + (i + 1), Fixtures.SERVICE_ID, "10.0.0." + (i + 1), 8080, false));
 		}
 		return instances;
-	}
-
-	/** A strategy under test, as the simulation calls it. */
-	private interface Chooser {
-
-		/**
-		 * Chooses an instance.
-		 * @param userKey the request's user key (read by {@code ring-hash} only)
-		 * @return its index in {@link #instances()} order
-		 */
-		int choose(String userKey);
-
-	}
-
-	private static Chooser chooser(Contender contender, List<ServiceInstance> instances, InstanceStats stats,
-			SplittableRandom random) {
-		MeterRegistry meters = new SimpleMeterRegistry();
-		InstanceAttributesParser parser = new InstanceAttributesParser(Fixtures.SERVICE_ID, "version", meters);
-		StrategySettings settings = new StrategySettings(Fixtures.SERVICE_ID, parser, AllZeroWeightsPolicy.FAIL_OPEN,
-				meters);
-		return switch (contender) {
-			case WEIGHTED_RANDOM -> atlas(new WeightedRandomBalancer(settings, () -> random), instances, parser, stats);
-			case SMOOTH_ROUND_ROBIN ->
-				atlas(new SmoothWeightedRoundRobinBalancer(settings, 0L), instances, parser, stats);
-			case LEAST_REQUEST -> atlas(new LeastRequestBalancer(settings, LeastRequestRules.DEFAULTS, () -> random),
-					instances, parser, stats);
-			case PEAK_EWMA -> atlas(new PeakEwmaBalancer(settings, PeakEwmaRules.DEFAULTS.choiceCount(), () -> random),
-					instances, parser, stats);
-			case RING_HASH ->
-				atlas(new RingHashBalancer(settings, new HashRules(USER_HEADER, null, HashRules.DEFAULT_VIRTUAL_NODES,
-						false, HashRules.DEFAULT_LOAD_FACTOR), () -> random), instances, parser, stats);
-			case RING_HASH_BOUNDED ->
-				atlas(new RingHashBalancer(settings, new HashRules(USER_HEADER, null, HashRules.DEFAULT_VIRTUAL_NODES,
-						true, HashRules.DEFAULT_LOAD_FACTOR), () -> random), instances, parser, stats);
-			case SPRING_ROUND_ROBIN ->
-				spring(new RoundRobinLoadBalancer(new Just<>(new FixedListSupplier(instances)), Fixtures.SERVICE_ID, 0),
-						instances);
-			case SPRING_RANDOM ->
-				spring(new RandomLoadBalancer(new Just<>(new FixedListSupplier(instances)), Fixtures.SERVICE_ID),
-						instances);
-		};
-	}
-
-	private static Chooser atlas(SnapshotBalancer<?> balancer, List<ServiceInstance> instances,
-			InstanceAttributesParser parser, InstanceStats stats) {
-		InstanceSnapshot snapshot = InstanceSnapshot.of(instances, parser);
-		int[] indexes = indexes(snapshot, instances);
-		KeyedPickContext context = new KeyedPickContext(USER_HEADER, snapshot, stats);
-		return (userKey) -> {
-			context.key = userKey;
-			int position = balancer.choose(snapshot, context);
-			if (position < 0) {
-				throw new IllegalStateException(balancer.name() + " chose no instance");
-			}
-			return indexes[position];
-		};
-	}
-
-	private static Chooser spring(ReactorServiceInstanceLoadBalancer loadBalancer, List<ServiceInstance> instances) {
-		Request<?> request = Fixtures.request(null);
-		Map<ServiceInstance, Integer> indexes = new IdentityHashMap<>();
-		for (int i = 0; i < instances.size(); i++) {
-			indexes.put(instances.get(i), i);
-		}
-		return (userKey) -> {
-			ServiceInstance chosen = Contenders.pick(loadBalancer, request);
-			Integer index = (chosen != null) ? indexes.get(chosen) : null;
-			if (index == null) {
-				throw new IllegalStateException(loadBalancer + " chose no instance of the list");
-			}
-			return index;
-		};
-	}
-
-	/** Snapshot position → index in the list (the very instance objects). */
-	private static int[] indexes(List<ServiceInstance> snapshot, List<ServiceInstance> instances) {
-		int[] indexes = new int[snapshot.size()];
-		for (int position = 0; position < indexes.length; position++) {
-			indexes[position] = -1;
-			for (int i = 0; i < instances.size(); i++) {
-				if (instances.get(i) == snapshot.get(position)) {
-					indexes[position] = i;
-				}
-			}
-		}
-		return indexes;
-	}
-
-	/** One request. */
-	private static final class Call {
-
-		final long id;
-
-		final long arrival;
-
-		/** Standard normal variate of the service time. */
-		final double size;
-
-		final boolean measured;
-
-		int instance;
-
-		/** When it completes; set when its service starts. */
-		long done;
-
-		Call(long id, long arrival, double size, boolean measured) {
-			this.id = id;
-			this.arrival = arrival;
-			this.size = size;
-			this.measured = measured;
-		}
-
-	}
-
-	/** One simulation run. */
-	private static final class Run {
-
-		private final Contender contender;
-
-		private final Scenario scenario;
-
-		private final double rate;
-
-		private final long seed;
-
-		private long now;
-
-		private final int[] busy = new int[INSTANCES];
-
-		@SuppressWarnings("unchecked")
-		private final ArrayDeque<Call>[] queues = new ArrayDeque[INSTANCES];
-
-		private final PriorityQueue<Call> completions = new PriorityQueue<>(
-				(a, b) -> (a.done != b.done) ? Long.compare(a.done, b.done) : Long.compare(a.id, b.id));
-
-		private long[] responses = new long[1 << 16];
-
-		private int measured;
-
-		Run(Contender contender, Scenario scenario, double rate, long seed) {
-			this.contender = contender;
-			this.scenario = scenario;
-			this.rate = rate;
-			this.seed = seed;
-			for (int i = 0; i < INSTANCES; i++) {
-				this.queues[i] = new ArrayDeque<>();
-			}
-		}
-
-		/** Runs it; {@link Result#seeded()} is set by the caller. */
-		Result run() {
-			SplittableRandom root = new SplittableRandom(this.seed);
-			SplittableRandom arrivals = root.split();
-			SplittableRandom sizes = root.split();
-			SplittableRandom users = root.split();
-			SplittableRandom picks = root.split();
-			String[] userKeys = new String[USERS];
-			for (int u = 0; u < USERS; u++) {
-				userKeys[u] = "user-" + u;
-			}
-			LongSupplier clock = () -> this.now;
-			InstanceStats stats = new InstanceStats(PeakEwmaRules.DEFAULTS.decayTime(), clock);
-			List<ServiceInstance> instances = instances();
-			Chooser chooser = chooser(this.contender, instances, stats, picks);
-
-			long start = WARMUP_SECONDS * NANOS_PER_SECOND;
-			long end = start + this.scenario.seconds() * NANOS_PER_SECOND;
-			int toSlow = 0;
-			int whileSlow = 0;
-			int toSlowWhileSlow = 0;
-			long id = 0;
-			long nextArrival = interarrival(arrivals);
-			while (true) {
-				Call next = this.completions.peek();
-				if (nextArrival < end && (next == null || nextArrival < next.done)) {
-					this.now = nextArrival;
-					nextArrival += interarrival(arrivals);
-					Call call = new Call(id++, this.now, sizes.nextGaussian(), this.now >= start);
-					String userKey = userKeys[users.nextInt(USERS)];
-					int instance = chooser.choose(userKey);
-					call.instance = instance;
-					stats.started(instances.get(instance));
-					if (call.measured) {
-						boolean slow = this.scenario.slowAt(this.now);
-						if (instance == SLOW) {
-							toSlow++;
-						}
-						if (slow) {
-							whileSlow++;
-							if (instance == SLOW) {
-								toSlowWhileSlow++;
-							}
-						}
-					}
-					if (this.busy[instance] < WORKERS) {
-						serve(call);
-					}
-					else {
-						this.queues[instance].add(call);
-					}
-				}
-				else if (next != null) {
-					this.completions.poll();
-					this.now = next.done;
-					long response = this.now - next.arrival;
-					stats.completed(instances.get(next.instance), response);
-					if (next.measured) {
-						record(response);
-					}
-					this.busy[next.instance]--;
-					Call queued = this.queues[next.instance].poll();
-					if (queued != null) {
-						serve(queued);
-					}
-				}
-				else {
-					break;
-				}
-			}
-			long[] sorted = Arrays.copyOf(this.responses, this.measured);
-			Arrays.sort(sorted);
-			return new Result(this.contender, this.scenario, this.rate, this.measured, toSlow / (double) this.measured,
-					(whileSlow > 0) ? toSlowWhileSlow / (double) whileSlow : Double.NaN, percentile(sorted, 0.50),
-					percentile(sorted, 0.99), sorted[sorted.length - 1] / 1e6, true);
-		}
-
-		private long interarrival(SplittableRandom random) {
-			double seconds = -Math.log(1 - random.nextDouble()) / this.rate;
-			return Math.max(1, Math.round(seconds * NANOS_PER_SECOND));
-		}
-
-		private void serve(Call call) {
-			this.busy[call.instance]++;
-			double millis = MEDIAN_SERVICE_MILLIS * Math.exp(SIGMA * call.size);
-			if (call.instance == SLOW && this.scenario.slowAt(this.now)) {
-				millis *= SLOW_FACTOR;
-			}
-			call.done = this.now + Math.max(1, Math.round(millis * 1e6));
-			this.completions.add(call);
-		}
-
-		private void record(long response) {
-			if (this.measured == this.responses.length) {
-				this.responses = Arrays.copyOf(this.responses, this.responses.length * 2);
-			}
-			this.responses[this.measured++] = response;
-		}
-
-		/** Nearest rank, in ms. */
-		private static double percentile(long[] sorted, double p) {
-			int rank = (int) Math.ceil(p * sorted.length);
-			return sorted[Math.max(0, rank - 1)] / 1e6;
-		}
-
 	}
 
 }

@@ -13,13 +13,17 @@ import java.util.SplittableRandom;
 
 import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
 import dev.atlas.benchmarks.Fixtures.Just;
+import dev.atlas.loadbalancer.choice.Balancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
+import dev.atlas.loadbalancer.pipeline.Pipeline;
+import dev.atlas.loadbalancer.pipeline.ServicePipeline;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
@@ -255,15 +259,21 @@ public final class QualitySimulation {
 		lines.add(line("Atlas weighted-random", true, instances, weights, picks, seed, (list, s) -> {
 			SplittableRandom random = new SplittableRandom(s);
 			MeterRegistry meters = new SimpleMeterRegistry();
-			return reactor(new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list), new WeightedRandomBalancer(
-					new StrategySettings(Fixtures.SERVICE_ID, parser(meters), AllZeroWeightsPolicy.FAIL_OPEN, meters),
-					() -> random)));
+			InstanceAttributesParser parser = parser(meters);
+			return reactor(atlas(list,
+					new WeightedRandomBalancer(
+							new StrategySettings(Fixtures.SERVICE_ID, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters),
+							() -> random),
+					parser));
 		}));
 		lines.add(line("Atlas smooth-round-robin", true, instances, weights, picks, seed, (list, s) -> {
 			MeterRegistry meters = new SimpleMeterRegistry();
-			return reactor(new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(list),
-					new SmoothWeightedRoundRobinBalancer(new StrategySettings(Fixtures.SERVICE_ID, parser(meters),
-							AllZeroWeightsPolicy.FAIL_OPEN, meters), 0L)));
+			InstanceAttributesParser parser = parser(meters);
+			return reactor(atlas(list,
+					new SmoothWeightedRoundRobinBalancer(
+							new StrategySettings(Fixtures.SERVICE_ID, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters),
+							0L),
+					parser));
 		}));
 		lines.add(line("Spring `WeightedServiceInstanceListSupplier` + round robin", true, instances, weights, picks,
 				seed,
@@ -369,6 +379,17 @@ public final class QualitySimulation {
 
 	private static InstanceAttributesParser parser(MeterRegistry meters) {
 		return new InstanceAttributesParser(Fixtures.SERVICE_ID, "version", meters);
+	}
+
+	/**
+	 * Atlas's load balancer over a fixed list, with no stage and no live statistics.
+	 */
+	private static AtlasLoadBalancer atlas(List<ServiceInstance> instances, Balancer balancer,
+			InstanceAttributesParser parser) {
+		return new AtlasLoadBalancer(Fixtures.SERVICE_ID, supplier(instances),
+				new ServicePipeline(
+						new Pipeline(new SnapshotCache(parser), List.of(), List.of(), balancer.name(), balancer)),
+				LiveStats.NONE);
 	}
 
 	private static Just<ServiceInstanceListSupplier> supplier(List<ServiceInstance> instances) {

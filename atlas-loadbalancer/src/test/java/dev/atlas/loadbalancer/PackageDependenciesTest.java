@@ -57,7 +57,7 @@ class PackageDependenciesTest {
 
 	@Test
 	void thePipelineKnowsConcernsOnlyThroughTheSpi() {
-		for (String concern : new String[] { "routing", "weighting", "stats", "outlier" }) {
+		for (String concern : CONCERNS) {
 			noDependency("pipeline", concern).check(this.engine);
 		}
 	}

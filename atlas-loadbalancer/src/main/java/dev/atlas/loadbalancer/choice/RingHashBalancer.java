@@ -20,16 +20,13 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.cloud.client.loadbalancer.Request;
-import org.springframework.cloud.client.loadbalancer.RequestDataContext;
-import org.springframework.util.MultiValueMap;
-
 /**
  * The {@value #NAME} strategy: consistent hashing of a request key (a header, else a
- * cookie; {@link HashRules}) onto a {@link HashRing} built once per instance set, so that
- * the same key reaches the same instance while the set is stable and only about 1/N of
- * the keys move when one of N instances joins or leaves (sticky routing for warm caches,
- * as Envoy's ring hash and Dubbo's consistent hash).
+ * cookie; {@link HashRules}; read and hashed by {@link PickContext#keyHash}) onto a
+ * {@link HashRing} built once per instance set, so that the same key reaches the same
+ * instance while the set is stable and only about 1/N of the keys move when one of N
+ * instances joins or leaves (sticky routing for warm caches, as Envoy's ring hash and
+ * Dubbo's consistent hash).
  *
  * <p>
  * Points per instance follow configured weights; instances of weight 0 get none. The ring
@@ -45,16 +42,9 @@ import org.springframework.util.MultiValueMap;
  * moves between instances whose weights do not change.
  *
  * <p>
- * With {@link HashRules#boundedLoad() bounded load} (Mirrokni, Thorup and Zadimoghaddam,
- * "Consistent Hashing with Bounded Loads", SODA 2018), an instance whose in-flight
- * requests reach {@code ceil(loadFactor × (in-flight of all candidates + 1) × weight ÷
- * Σweight)} is passed over for the next instance clockwise, so a hot key cannot overload
- * one instance. In-flight requests are this caller's own. Up to
- * {@value #EXACT_TOTAL_UP_TO} candidates their total is summed; beyond, the service's
- * total in flight ({@link PickContext#serviceInFlight()}) is used, so the bound costs
- * O(1), not O(n) as in Envoy: that is exact when the candidates are the whole service and
- * looser otherwise (a gray lane's or a cluster's candidates are bounded by the service's
- * average, not their own). An instance with nothing in flight is never passed over.
+ * With {@link HashRules#boundedLoad() bounded load} ({@link BoundedLoad}: Mirrokni,
+ * Thorup and Zadimoghaddam), an instance at its bound of in-flight requests is passed
+ * over for the next instance clockwise, so a hot key cannot overload one instance.
  *
  * <p>
  * A request without a key is balanced by weighted random, counted in
@@ -72,9 +62,6 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	/** Counter of requests without a hash key; tag {@code service}. */
 	public static final String MISSING_KEY_METER = "atlas.hash.key.missing";
 
-	/** Candidates up to which bounded load sums every in-flight count. */
-	static final int EXACT_TOTAL_UP_TO = 64;
-
 	/**
 	 * Points of the rings kept for reuse, in all (with their bucket index, about 48 MB).
 	 */
@@ -83,6 +70,9 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	private static final LongHashFunction MIX = LongHashFunction.xx3(0x5DEECE66DL);
 
 	private final HashRules rules;
+
+	/** The bound, when the rules ask for bounded load. */
+	private final BoundedLoad boundedLoad;
 
 	private final Supplier<? extends RandomGenerator> random;
 
@@ -115,6 +105,7 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	public RingHashBalancer(StrategySettings settings, HashRules rules, Supplier<? extends RandomGenerator> random) {
 		super(settings);
 		this.rules = Objects.requireNonNull(rules, "rules");
+		this.boundedLoad = new BoundedLoad(rules.loadFactor());
 		this.random = Objects.requireNonNull(random, "random");
 		this.missingKey = Counter.builder(MISSING_KEY_METER)
 			.description("Requests to a ring-hash service without a hash key, balanced by weighted random")
@@ -183,8 +174,8 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 
 	@Override
 	protected int pick(Table table, PickContext context) {
-		long hash = keyHash(context);
-		if (hash == NO_KEY) {
+		long hash = context.keyHash(this.rules.header(), this.rules.cookie());
+		if (hash == PickContext.NO_KEY) {
 			this.missingKey.increment();
 			if (!this.missingKeyLogged) {
 				this.missingKeyLogged = true;
@@ -220,9 +211,9 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 				return candidate;
 			}
 			if (perWeight < 0) {
-				perWeight = this.rules.loadFactor() * (table.totalInFlight(context) + 1) / table.totalWeight;
+				perWeight = this.boundedLoad.perWeight(context, table.factors.length, table.totalWeight);
 			}
-			if (inFlight < Math.ceil(perWeight * weights[candidate])) {
+			if (BoundedLoad.accepts(inFlight, perWeight, weights[candidate])) {
 				return candidate;
 			}
 		}
@@ -237,86 +228,6 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	 */
 	private static double uniform(long keyHash, long instanceBase) {
 		return (MIX.hashLong(keyHash ^ instanceBase) >>> 11) * 0x1.0p-53;
-	}
-
-	/** A hash that marks "no key" (a real key hashing to it is taken as keyless). */
-	private static final long NO_KEY = Long.MIN_VALUE;
-
-	private long keyHash(PickContext context) {
-		String header = this.rules.header();
-		if (header != null) {
-			String value = context.header(header);
-			if (value != null) {
-				return HashRing.hash(value, 0, value.length());
-			}
-		}
-		String cookie = this.rules.cookie();
-		if (cookie != null) {
-			// The Cookie header as sent: Spring Cloud's cookie map is not reliable for it
-			// (built by splitting the whole header at '=' for RestTemplate and
-			// RestClient,
-			// absent for Feign).
-			String cookies = context.header("cookie");
-			if (cookies != null) {
-				long hash = cookieHash(cookies, cookie);
-				if (hash != NO_KEY) {
-					return hash;
-				}
-			}
-			// WebClient's cookie(…) and the gateway keep cookies out of the headers.
-			Request<?> request = context.request();
-			if (request != null && request.getContext() instanceof RequestDataContext data
-					&& data.getClientRequest() != null) {
-				MultiValueMap<String, String> map = data.getClientRequest().getCookies();
-				String value = (map != null) ? map.getFirst(cookie) : null;
-				if (value != null) {
-					return valueHash(value, 0, value.length());
-				}
-			}
-		}
-		return NO_KEY;
-	}
-
-	/**
-	 * The hash of a cookie's value in a {@code Cookie} header ({@code a=1; b=2}), found
-	 * in place; {@link #NO_KEY} when absent or empty.
-	 */
-	static long cookieHash(String cookies, String name) {
-		int length = cookies.length();
-		int start = 0;
-		while (start < length) {
-			while (start < length && (cookies.charAt(start) == ' ' || cookies.charAt(start) == ';')) {
-				start++;
-			}
-			int end = cookies.indexOf(';', start);
-			if (end < 0) {
-				end = length;
-			}
-			int equals = start + name.length();
-			if (equals < end && cookies.charAt(equals) == '=' && cookies.regionMatches(start, name, 0, name.length())) {
-				return valueHash(cookies, equals + 1, end);
-			}
-			start = end + 1;
-		}
-		return NO_KEY;
-	}
-
-	/**
-	 * The hash of a cookie value, trimmed and without the double quotes a value may be
-	 * written in; {@link #NO_KEY} when empty.
-	 */
-	private static long valueHash(String text, int from, int to) {
-		while (to > from && text.charAt(to - 1) == ' ') {
-			to--;
-		}
-		while (from < to && text.charAt(from) == ' ') {
-			from++;
-		}
-		if (to - from >= 2 && text.charAt(from) == '"' && text.charAt(to - 1) == '"') {
-			from++;
-			to--;
-		}
-		return (to > from) ? HashRing.hash(text, from, to) : NO_KEY;
 	}
 
 	private String describeKeySource() {
@@ -354,7 +265,7 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	/**
 	 * What a snapshot's picks need: the ring of its instance set, where each ring index
 	 * is in the snapshot, each instance's fraction of its configured weight, its draws
-	 * (requests without a key), and what bounded load sums.
+	 * (requests without a key), and the total weight bounded load divides by.
 	 */
 	static final class Table {
 
@@ -389,27 +300,6 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		/** The snapshot position of a ring entry. */
 		int positionAt(int index) {
 			return this.positions[this.ring.positionAt(index)];
-		}
-
-		/**
-		 * Requests in flight to the candidates: summed up to
-		 * {@value RingHashBalancer#EXACT_TOTAL_UP_TO} candidates; beyond, the service's
-		 * total when the context knows it (an upper bound, exact when the candidates are
-		 * the whole service).
-		 */
-		double totalInFlight(PickContext context) {
-			int size = this.factors.length;
-			if (size > EXACT_TOTAL_UP_TO) {
-				long service = context.serviceInFlight();
-				if (service >= 0) {
-					return service;
-				}
-			}
-			long sum = 0;
-			for (int position = 0; position < size; position++) {
-				sum += context.inFlight(position);
-			}
-			return sum;
 		}
 
 		@Override

@@ -1,8 +1,11 @@
 /**
- * Atlas's built-in strategies ({@code weighted-random}, {@code smooth-round-robin}), each
- * registered by name through its {@code FACTORY}, and the pure, cited algorithms behind
- * them (Vose's alias table, nginx's smooth weighted round robin). Depends on
- * {@code instance}, {@code spi} and {@code support} only.
+ * Atlas's built-in strategies ({@code weighted-random}, {@code smooth-round-robin},
+ * {@code least-request}, {@code peak-ewma}, {@code ring-hash}), each registered by name
+ * through its {@code StrategyFactory}, and the pure, cited algorithms behind them (Vose's
+ * alias table, nginx's smooth weighted round robin, the hash ring with its bounded load
+ * kept apart). The ring-hash key is read and hashed through {@code PickContext}
+ * ({@code context}'s {@code HashKeys}). Depends on {@code instance}, {@code spi} and
+ * {@code support} only.
  */
 @NullMarked
 package dev.atlas.loadbalancer.choice;

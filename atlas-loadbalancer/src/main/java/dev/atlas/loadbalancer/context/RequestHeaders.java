@@ -123,44 +123,15 @@ public final class RequestHeaders {
 	}
 
 	/**
-	 * A cookie's value in one {@code Cookie} header ({@code a=1; canary=1}, RFC 6265); a
-	 * value in double quotes is returned without them. Allocates only for the value
-	 * found.
+	 * A cookie's value in one {@code Cookie} header ({@code a=1; canary=1}), as
+	 * {@link Cookies}, the engine's one cookie parser, finds it: trimmed, without double
+	 * quotes. Allocates only for the value found.
 	 * @param line the header's value, may be {@code null}
 	 * @param name the cookie name, case-sensitive
 	 * @return the value, or {@code null} when the header has no such cookie
 	 */
 	public static @Nullable String cookieValue(@Nullable String line, String name) {
-		if (line == null || name.isEmpty()) {
-			return null;
-		}
-		int length = line.length();
-		int start = 0;
-		while (start < length) {
-			int end = line.indexOf(';', start);
-			if (end < 0) {
-				end = length;
-			}
-			int from = start;
-			while (from < end && line.charAt(from) == ' ') {
-				from++;
-			}
-			int nameEnd = from + name.length();
-			if (nameEnd < end && line.startsWith(name, from) && line.charAt(nameEnd) == '=') {
-				int valueEnd = end;
-				while (valueEnd > nameEnd + 1 && line.charAt(valueEnd - 1) == ' ') {
-					valueEnd--;
-				}
-				int valueStart = nameEnd + 1;
-				if (valueEnd - valueStart >= 2 && line.charAt(valueStart) == '"' && line.charAt(valueEnd - 1) == '"') {
-					valueStart++;
-					valueEnd--;
-				}
-				return line.substring(valueStart, valueEnd);
-			}
-			start = end + 1;
-		}
-		return null;
+		return Cookies.value(line, name);
 	}
 
 	/**

@@ -2,16 +2,9 @@ package dev.atlas.loadbalancer.outlier;
 
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -19,8 +12,6 @@ import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.support.InstanceProbe;
 import dev.atlas.loadbalancer.support.Scheduler;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -54,11 +45,18 @@ import org.springframework.cloud.client.ServiceInstance;
  * {@value #EJECTED_METER}{@code {service}} and {@value #PANIC_METER}{@code {service}}.
  *
  * <p>
+ * This class counts outcomes and holds the rules. Apart from it, as Envoy keeps per-host
+ * data apart from the detector: what is kept of each instance ({@link TrackedInstance}),
+ * the ejection state and its transitions ({@link Ejector}), the set of ejections a pick
+ * reads ({@link Ejections}), the probing ({@link Prober}) and the meters
+ * ({@link OutlierMeters}).
+ *
+ * <p>
  * Thread-safe. Recording an outcome scans the few instances that are failing or were
  * ejected (none for a healthy service) without a lock and allocates nothing; the first
  * failure of an instance, an ejection, a return, and forgetting an instance that
- * recovered take a lock of this detector (never taken on a pick). Time comes from the
- * injected {@link Clock}.
+ * recovered take the ejector's lock (never taken on a pick). Time comes from the injected
+ * {@link Clock}.
  */
 public final class OutlierDetector implements AutoCloseable {
 
@@ -98,30 +96,9 @@ public final class OutlierDetector implements AutoCloseable {
 
 	private final Clock clock;
 
-	private final Scheduler scheduler;
+	private final OutlierMeters meters;
 
-	private final Counter ejections5xx;
-
-	private final Counter ejectionsGateway;
-
-	private final Counter panic;
-
-	private static final Health[] NONE_TRACKED = {};
-
-	/**
-	 * Instances with a failure count, an ejection, or an ejection history: few (a healthy
-	 * service has none), so an array replaced as a whole under {@link #transitions} and
-	 * scanned without a lock or an allocation.
-	 */
-	private volatile Health[] tracked = NONE_TRACKED;
-
-	private final Object transitions = new Object();
-
-	private final AtomicBoolean panicWarned = new AtomicBoolean();
-
-	private volatile Ejected ejected = Ejected.NONE;
-
-	private volatile @Nullable Supplier<InstanceSnapshot> instances;
+	private final Ejector ejector;
 
 	private volatile LongSupplier traffic = () -> -1;
 
@@ -142,25 +119,8 @@ public final class OutlierDetector implements AutoCloseable {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		this.config = new Config(Objects.requireNonNull(rules, "rules"), Objects.requireNonNull(probe, "probe"));
 		this.clock = Objects.requireNonNull(clock, "clock");
-		this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
-		this.ejections5xx = ejectionCounter(meterRegistry, REASON_5XX);
-		this.ejectionsGateway = ejectionCounter(meterRegistry, REASON_GATEWAY);
-		this.panic = Counter.builder(PANIC_METER)
-			.description("Requests routed with outlier ejection ignored: their lane was below the panic threshold")
-			.tag("service", serviceId)
-			.register(meterRegistry);
-		Gauge.builder(EJECTED_METER, this, (detector) -> detector.ejected.size())
-			.description("Instances of the service ejected as outliers now")
-			.tag("service", serviceId)
-			.register(meterRegistry);
-	}
-
-	private Counter ejectionCounter(MeterRegistry meterRegistry, String reason) {
-		return Counter.builder(EJECTIONS_METER)
-			.description("Instances ejected as outliers")
-			.tag("service", this.serviceId)
-			.tag("reason", reason)
-			.register(meterRegistry);
+		this.meters = new OutlierMeters(serviceId, meterRegistry, this);
+		this.ejector = new Ejector(this, serviceId, clock, Objects.requireNonNull(scheduler, "scheduler"), this.meters);
 	}
 
 	/**
@@ -171,7 +131,7 @@ public final class OutlierDetector implements AutoCloseable {
 	 * {@code lastSeen}); read on ejections and probes only
 	 */
 	public void instances(Supplier<InstanceSnapshot> instances) {
-		this.instances = Objects.requireNonNull(instances, "instances");
+		this.ejector.instances(Objects.requireNonNull(instances, "instances"));
 	}
 
 	/**
@@ -205,15 +165,12 @@ public final class OutlierDetector implements AutoCloseable {
 	 */
 	public void update(OutlierRules rules, InstanceProbe probe) {
 		Config next = new Config(Objects.requireNonNull(rules, "rules"), Objects.requireNonNull(probe, "probe"));
-		synchronized (this.transitions) {
+		synchronized (this) {
 			this.config = next;
 			if (rules.enabled()) {
 				return;
 			}
-			int returned = this.ejected.size();
-			this.ejected = Ejected.NONE;
-			this.tracked = NONE_TRACKED;
-			this.panicWarned.set(false);
+			int returned = this.ejector.clear();
 			if (returned > 0) {
 				log.info("Service '{}': outlier detection turned off; {} ejected instance(s) back in service",
 						this.serviceId, returned);
@@ -234,16 +191,16 @@ public final class OutlierDetector implements AutoCloseable {
 		if (!rules.enabled() || outcome == Outcome.IGNORED || this.closed) {
 			return;
 		}
-		Health[] tracked = this.tracked;
-		Health health = find(tracked, instance);
+		Ejector ejector = this.ejector;
+		TrackedInstance health = ejector.find(instance);
 		if (outcome == Outcome.SUCCESS) {
 			if (health != null) {
-				succeeded(health);
+				ejector.succeeded(health);
 			}
 			return;
 		}
 		if (health == null) {
-			health = track(instance);
+			health = ejector.track(instance);
 		}
 		if (health.ejectedUntil != 0) {
 			return;
@@ -262,311 +219,43 @@ public final class OutlierDetector implements AutoCloseable {
 		int gatewayLimit = rules.consecutiveGatewayFailure();
 		int errorLimit = rules.consecutive5xx();
 		if (gatewayLimit > 0 && gateway >= gatewayLimit) {
-			eject(health, REASON_GATEWAY, gateway, cause);
+			ejector.eject(health, REASON_GATEWAY, gateway, cause);
 		}
 		else if (errorLimit > 0 && errors >= errorLimit) {
-			eject(health, REASON_5XX, errors, cause);
-		}
-	}
-
-	private static @Nullable Health find(Health[] tracked, ServiceInstance instance) {
-		for (Health health : tracked) {
-			if (health.key.matches(instance)) {
-				return health;
-			}
-		}
-		return null;
-	}
-
-	/**
-	 * A success: resets the counts; an instance with nothing left to remember is dropped.
-	 */
-	private void succeeded(Health health) {
-		if (health.consecutive5xx.get() != 0) {
-			health.consecutive5xx.set(0);
-		}
-		if (health.consecutiveGateway.get() != 0) {
-			health.consecutiveGateway.set(0);
-		}
-		if (health.ejectedUntil == 0 && (health.timesEjected == 0 || decayedTimes(health, this.clock.millis()) == 0)) {
-			synchronized (this.transitions) {
-				if (health.ejectedUntil == 0 && health.consecutive5xx.get() == 0
-						&& health.consecutiveGateway.get() == 0) {
-					untrack(health);
-				}
-			}
-		}
-	}
-
-	private Health track(ServiceInstance instance) {
-		synchronized (this.transitions) {
-			Health[] tracked = this.tracked;
-			Health found = find(tracked, instance);
-			if (found != null) {
-				return found;
-			}
-			if (tracked.length >= FORGET_UNLISTED_THRESHOLD) {
-				forgetUnlisted();
-				tracked = this.tracked;
-			}
-			if (tracked.length >= SWEEP_THRESHOLD) {
-				tracked = sweep(tracked);
-			}
-			Health created = new Health(InstanceKey.of(instance), instance);
-			Health[] more = Arrays.copyOf(tracked, tracked.length + 1);
-			more[tracked.length] = created;
-			this.tracked = more;
-			return created;
+			ejector.eject(health, REASON_5XX, errors, cause);
 		}
 	}
 
 	/**
-	 * Forgets what concerns instances the registry no longer lists: an ejected one no
-	 * longer counts towards max-ejection-percent, and tracked ones that are not ejected
-	 * are dropped. Under {@link #transitions}.
-	 * @return the service's current instances (empty when not known)
+	 * The service's request count (for the prober).
+	 * @return a monotonic count, {@code -1} when unknown
 	 */
-	private InstanceSnapshot forgetUnlisted() {
-		Supplier<InstanceSnapshot> instances = this.instances;
-		if (instances == null) {
-			return InstanceSnapshot.EMPTY;
-		}
-		InstanceSnapshot listed = instances.get();
-		if (listed.isEmpty()) {
-			return listed;
-		}
-		for (Health h : this.tracked) {
-			if (!listed(listed, h.key)) {
-				if (this.ejected.get(h.key) == h) {
-					forget(h, "it is no longer listed by the registry", true);
-				}
-				else if (h.ejectedUntil == 0) {
-					untrack(h);
-				}
-			}
-		}
-		return listed;
-	}
-
-	private static boolean listed(InstanceSnapshot listed, InstanceKey key) {
-		for (int i = 0; i < listed.size(); i++) {
-			if (listed.key(i).equals(key)) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private boolean isTracked(Health health) {
-		for (Health tracked : this.tracked) {
-			if (tracked == health) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	/** Under {@link #transitions}. */
-	private void untrack(Health health) {
-		Health[] tracked = this.tracked;
-		for (int i = 0; i < tracked.length; i++) {
-			if (tracked[i] == health) {
-				Health[] fewer = new Health[tracked.length - 1];
-				System.arraycopy(tracked, 0, fewer, 0, i);
-				System.arraycopy(tracked, i + 1, fewer, i, tracked.length - i - 1);
-				this.tracked = fewer;
-				return;
-			}
-		}
-	}
-
-	private void eject(Health health, String reason, int failures, @Nullable Object cause) {
-		long until;
-		synchronized (this.transitions) {
-			// rules turned off since the outcome was recorded: they eject nothing
-			if (this.closed || health.ejectedUntil != 0 || !rules().enabled()) {
-				return;
-			}
-			health.consecutive5xx.set(0);
-			health.consecutiveGateway.set(0);
-			if (this.ejected.contains(health.key)) {
-				// another entry of the same instance (recreated after a concurrent
-				// success
-				// dropped this one) is ejected already
-				return;
-			}
-			if (!isTracked(health)) {
-				Health other = find(this.tracked, health.instance);
-				if (other != null) {
-					// the instance is tracked by a newer entry: its failures count there
-					return;
-				}
-				// dropped by a concurrent success meanwhile: track it again, so that it
-				// is
-				// shown and found
-				Health[] more = Arrays.copyOf(this.tracked, this.tracked.length + 1);
-				more[more.length - 1] = health;
-				this.tracked = more;
-			}
-			InstanceSnapshot listed = forgetUnlisted();
-			Ejected current = this.ejected;
-			int instances = Math.max(listed.size(), current.size() + 1);
-			int allowed = rules().maxEjected(instances);
-			if (current.size() >= allowed) {
-				if (log.isDebugEnabled()) {
-					log.debug(
-							"Service '{}': {} not ejected after {} ({} in a row): {} of {} instances are ejected "
-									+ "already (max-ejection-percent {})",
-							this.serviceId, health.key, reason, failures, current.size(), instances,
-							rules().maxEjectionPercent());
-				}
-				return;
-			}
-			long now = this.clock.millis();
-			int times = decayedTimes(health, now) + 1;
-			long duration = rules().ejectionMillis(times);
-			health.timesEjected = times;
-			health.ejectedAt = now;
-			health.callsSeen = this.traffic.getAsLong();
-			health.idleSince = now;
-			until = now + duration;
-			health.ejectedUntil = until;
-			this.ejected = current.with(health);
-			(REASON_5XX.equals(reason) ? this.ejections5xx : this.ejectionsGateway).increment();
-			log.info(
-					"Service '{}': instance {} ejected for {} ms after {} in a row ({}{}); ejection #{}, {} of {} "
-							+ "instances ejected",
-					this.serviceId, health.key, duration, failures, reason, (cause != null) ? ", last: " + cause : "",
-					times, current.size() + 1, instances);
-		}
-		scheduleProbe(health, until - this.clock.millis() + jitter());
-	}
-
-	private int decayedTimes(Health health, long now) {
-		if (health.timesEjected == 0 || health.returnedAt == 0 || health.ejectedUntil != 0) {
-			return health.timesEjected;
-		}
-		long healthyPeriods = Math.max(0, now - health.returnedAt) / rules().baseEjectionTime().toMillis();
-		return (int) Math.max(0, health.timesEjected - healthyPeriods);
-	}
-
-	private long jitter() {
-		long interval = rules().probe().interval().toMillis();
-		return ThreadLocalRandom.current().nextLong(interval / 10 + 1);
-	}
-
-	private void scheduleProbe(Health health, long delayMillis) {
-		if (!this.closed) {
-			this.scheduler.schedule(() -> probe(health), Math.max(0, delayMillis));
-		}
+	long traffic() {
+		return this.traffic.getAsLong();
 	}
 
 	/**
-	 * One probe of an ejected instance, run on the scheduler: too early, it waits for the
-	 * end of the ejection; then it returns the instance when the probe passes, else tries
-	 * again one interval (± 10 %) later.
+	 * The rules in force and their probe, as one pair (for the prober).
+	 * @return the configuration in force
 	 */
-	void probe(Health health) {
-		if (this.closed || this.ejected.get(health.key) != health) {
-			return;
-		}
-		long now = this.clock.millis();
-		if (now < health.ejectedUntil) {
-			scheduleProbe(health, health.ejectedUntil - now + jitter());
-			return;
-		}
-		if (!listed(health.key)) {
-			forget(health, "it is no longer listed by the registry", true);
-			return;
-		}
-		long calls = this.traffic.getAsLong();
-		if (calls != health.callsSeen) {
-			health.callsSeen = calls;
-			health.idleSince = now;
-		}
-		else if (now - health.idleSince >= rules().maxEjectionTime().toMillis()) {
-			forget(health, "the service has not been called for " + (now - health.idleSince)
-					+ " ms; probing stops and the next request may choose it", false);
-			return;
-		}
-		Config config = this.config;
-		ProbeType type = config.rules().probe().type();
-		boolean passed = type == ProbeType.NONE || config.probe().probe(health.instance);
-		if (passed) {
-			bringBack(health, type);
-		}
-		else {
-			health.failedProbes++;
-			long interval = config.rules().probe().interval().toMillis();
-			scheduleProbe(health, interval - interval / 10 + 2 * jitter());
-		}
-	}
-
-	private boolean listed(InstanceKey key) {
-		Supplier<InstanceSnapshot> instances = this.instances;
-		// not told where to look: keep probing
-		return instances == null || listed(instances.get(), key);
-	}
-
-	private void bringBack(Health health, ProbeType type) {
-		synchronized (this.transitions) {
-			if (this.ejected.get(health.key) != health) {
-				return;
-			}
-			long now = this.clock.millis();
-			health.returnedAt = now;
-			health.ejectedUntil = 0;
-			health.consecutive5xx.set(0);
-			health.consecutiveGateway.set(0);
-			int probes = health.failedProbes;
-			health.failedProbes = 0;
-			this.ejected = this.ejected.without(health.key);
-			if (this.ejected.size() == 0) {
-				this.panicWarned.set(false);
-			}
-			log.info("Service '{}': instance {} returns after {} ms ejected ({}{})", this.serviceId, health.key,
-					now - health.ejectedAt,
-					(type == ProbeType.NONE) ? "ejection time over" : type.name().toLowerCase() + " probe passed",
-					(probes > 0) ? ", " + probes + " probes failed before" : "");
-		}
-	}
-
-	private void forget(Health health, String why, boolean unlisted) {
-		synchronized (this.transitions) {
-			if (this.ejected.get(health.key) != health) {
-				return;
-			}
-			this.ejected = this.ejected.without(health.key);
-			health.ejectedUntil = 0;
-			health.returnedAt = this.clock.millis();
-			if (unlisted) {
-				untrack(health);
-			}
-			if (this.ejected.size() == 0) {
-				this.panicWarned.set(false);
-			}
-			log.info("Service '{}': instance {} forgotten while ejected: {}", this.serviceId, health.key, why);
-		}
+	Config config() {
+		return this.config;
 	}
 
 	/**
-	 * Drops entries that no longer matter (not ejected, no recent failure, no history);
-	 * under {@link #transitions}.
+	 * Whether the detector is closed: probing stops.
+	 * @return {@code true} after {@link #close()}
 	 */
-	private Health[] sweep(Health[] tracked) {
-		long now = this.clock.millis();
-		long horizon = rules().maxEjectionTime().toMillis();
-		return Arrays.stream(tracked)
-			.filter((h) -> h.ejectedUntil != 0 || now - h.lastFailureAt <= horizon || decayedTimes(h, now) > 0)
-			.toArray(Health[]::new);
+	boolean isClosed() {
+		return this.closed;
 	}
 
 	/**
 	 * The instances ejected now, for {@link OutlierEjection}.
 	 * @return an immutable view, the same object until an ejection or return
 	 */
-	Ejected ejected() {
-		return this.ejected;
+	Ejections ejected() {
+		return this.ejector.ejected();
 	}
 
 	/**
@@ -576,8 +265,8 @@ public final class OutlierDetector implements AutoCloseable {
 	 * @param lane instances of the lane
 	 */
 	void panicked(int usable, int lane) {
-		this.panic.increment();
-		if (!this.panicWarned.get() && this.panicWarned.compareAndSet(false, true)) {
+		this.meters.panicked();
+		if (this.ejector.panicStarts()) {
 			log.warn(
 					"Service '{}': only {} of {} instances of a lane would remain after outlier ejection, below "
 							+ "the panic threshold of {} %: ejection is ignored for that lane while this lasts",
@@ -593,7 +282,7 @@ public final class OutlierDetector implements AutoCloseable {
 	public List<InstanceHealth> health() {
 		long now = this.clock.millis();
 		List<InstanceHealth> result = new ArrayList<>();
-		for (Health h : this.tracked) {
+		for (TrackedInstance h : this.ejector.tracked()) {
 			result.add(view(h, now));
 		}
 		result.sort(Comparator.comparing(InstanceHealth::ejected)
@@ -609,17 +298,17 @@ public final class OutlierDetector implements AutoCloseable {
 	 * history
 	 */
 	public @Nullable InstanceHealth health(ServiceInstance instance) {
-		Health h = find(this.tracked, instance);
+		TrackedInstance h = this.ejector.find(instance);
 		if (h == null) {
 			return null;
 		}
 		return view(h, this.clock.millis());
 	}
 
-	private InstanceHealth view(Health h, long now) {
+	private InstanceHealth view(TrackedInstance h, long now) {
 		long until = h.ejectedUntil;
-		return new InstanceHealth(h.key, until != 0, (until != 0) ? h.ejectedAt : 0, until, decayedTimes(h, now),
-				h.consecutive5xx.get(), h.consecutiveGateway.get());
+		return new InstanceHealth(h.key, until != 0, (until != 0) ? h.ejectedAt : 0, until,
+				this.ejector.decayedTimes(h, now), h.consecutive5xx.get(), h.consecutiveGateway.get());
 	}
 
 	/** Stops probing; later outcomes are ignored. Idempotent. */
@@ -645,89 +334,13 @@ public final class OutlierDetector implements AutoCloseable {
 			int consecutive5xx, int consecutiveGatewayFailures) {
 	}
 
-	/** The mutable state of one instance. */
-	static final class Health {
-
-		final InstanceKey key;
-
-		final AtomicInteger consecutive5xx = new AtomicInteger();
-
-		final AtomicInteger consecutiveGateway = new AtomicInteger();
-
-		/**
-		 * The last object the instance was seen as (probed by its host, port, scheme).
-		 */
-		volatile ServiceInstance instance;
-
-		volatile long lastFailureAt;
-
-		// Written under the detector's lock; read without it.
-		volatile long ejectedAt;
-
-		volatile long ejectedUntil;
-
-		volatile long returnedAt;
-
-		volatile int timesEjected;
-
-		volatile int failedProbes;
-
-		// Read and written by the probe chain only (one at a time per instance).
-		long callsSeen;
-
-		long idleSince;
-
-		Health(InstanceKey key, ServiceInstance instance) {
-			this.key = key;
-			this.instance = instance;
-		}
-
-	}
-
-	/** The instances ejected at one moment: immutable, replaced as a whole. */
-	static final class Ejected {
-
-		static final Ejected NONE = new Ejected(Map.of());
-
-		private final Map<InstanceKey, Health> byKey;
-
-		private Ejected(Map<InstanceKey, Health> byKey) {
-			this.byKey = byKey;
-		}
-
-		int size() {
-			return this.byKey.size();
-		}
-
-		boolean contains(InstanceKey key) {
-			return this.byKey.containsKey(key);
-		}
-
-		@Nullable Health get(InstanceKey key) {
-			return this.byKey.get(key);
-		}
-
-		Ejected with(Health health) {
-			Map<InstanceKey, Health> more = new HashMap<>(this.byKey);
-			more.put(health.key, health);
-			return new Ejected(Collections.unmodifiableMap(more));
-		}
-
-		Ejected without(InstanceKey key) {
-			Map<InstanceKey, Health> fewer = new HashMap<>(this.byKey);
-			fewer.remove(key);
-			return fewer.isEmpty() ? NONE : new Ejected(Collections.unmodifiableMap(fewer));
-		}
-
-	}
-
 	/**
 	 * The rules in force and the probe they call for.
 	 *
 	 * @param rules the rules
 	 * @param probe the probe
 	 */
-	private record Config(OutlierRules rules, InstanceProbe probe) {
+	record Config(OutlierRules rules, InstanceProbe probe) {
 	}
 
 }

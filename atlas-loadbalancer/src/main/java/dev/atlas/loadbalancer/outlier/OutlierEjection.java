@@ -54,7 +54,7 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 
 	@Override
 	public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
-		OutlierDetector.Ejected ejected = this.detector.ejected();
+		Ejections ejected = this.detector.ejected();
 		if (ejected.size() == 0) {
 			return candidates;
 		}
@@ -71,7 +71,7 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 		return decision.kept;
 	}
 
-	private Decision decide(InstanceSnapshot candidates, OutlierDetector.Ejected ejected) {
+	private Decision decide(InstanceSnapshot candidates, Ejections ejected) {
 		InstanceSnapshot kept = candidates.filter((i) -> !ejected.contains(candidates.key(i)));
 		boolean panic = kept != candidates && this.rules.panics(kept.size(), candidates.size());
 		return new Decision(ejected, kept, panic);
@@ -107,7 +107,7 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 
 	}
 
-	private record Decision(OutlierDetector.Ejected basis, InstanceSnapshot kept, boolean panic) {
+	private record Decision(Ejections basis, InstanceSnapshot kept, boolean panic) {
 	}
 
 }

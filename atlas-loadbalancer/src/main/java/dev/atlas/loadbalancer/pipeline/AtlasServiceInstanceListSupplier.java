@@ -7,7 +7,6 @@ import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
-import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
@@ -45,9 +44,11 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * {@link RoutingHeaders}).
  *
  * <p>
- * {@link AtlasLoadBalancer} applies this stage inside its own Reactor operator when the
- * stage tops the chain ({@link #delegateLists}, {@link #select}), one operator less per
- * request; subscribing to {@link #get(Request)} gives the same lists. Thread-safe.
+ * {@link AtlasLoadBalancer}'s {@link Chooser} applies this stage inside the request's one
+ * Reactor operator when the stage tops the chain ({@link #delegateLists},
+ * {@link #select}), one operator less per request, and takes the reason for an empty
+ * result from {@link #select}; subscribing to {@link #get(Request)} gives the same lists.
+ * Thread-safe.
  */
 public final class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
 
@@ -56,23 +57,6 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 	private final ServicePipeline pipeline;
 
 	private volatile InstanceSnapshot lastSeen = InstanceSnapshot.EMPTY;
-
-	/**
-	 * Creates a stage with fixed adjusters and filters (engine use and tests): its rules
-	 * never change, and the load balancer above it chooses with its own strategy.
-	 * @param delegate the rest of the chain
-	 * @param snapshots parses the delegate's lists once per list object
-	 * @param lastKnownGood keeps the last non-empty list over empty answers, or
-	 * {@code null} for none
-	 * @param adjusters applied in this order to each snapshot; may be empty
-	 * @param filters applied in this order for each request, after the adjusters; may be
-	 * empty
-	 */
-	public AtlasServiceInstanceListSupplier(ServiceInstanceListSupplier delegate, SnapshotCache snapshots,
-			@Nullable LastKnownGood lastKnownGood, List<? extends WeightAdjuster> adjusters,
-			List<? extends CandidateFilter> filters) {
-		this(delegate, lastKnownGood, new ServicePipeline(Pipeline.stageOnly(snapshots, adjusters, filters)));
-	}
 
 	/**
 	 * Creates the stage.
@@ -102,14 +86,17 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 		// scheduler); handle() hands over the subscriber's Reactor Context (the reactive
 		// path) when the list arrives.
 		RoutingContext onCallingThread = RoutingContextHolder.get();
-		return delegateLists(request).handle((list, sink) -> sink.next(select(list,
-				new StageRequest(request, sink.contextView(), onCallingThread), version(sink.contextView()))));
+		return delegateLists(request).handle((list, sink) -> {
+			StageRequest staged = new StageRequest(request, sink.contextView(), onCallingThread);
+			select(list, staged, version(sink.contextView()));
+			sink.next(staged.candidates());
+		});
 	}
 
 	/**
 	 * The version of the routing for a request: the one its load balancer read, when it
 	 * shares this stage's {@link ServicePipeline} and put it in the subscriber's
-	 * {@code Context} (see {@code FirstListChoice}), else the one in force now.
+	 * {@code Context} (see {@link Chooser}), else the one in force now.
 	 */
 	private Pipeline version(ContextView context) {
 		Pipeline read = context.getOrDefault(this.pipeline, null);
@@ -128,78 +115,23 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 	}
 
 	/**
-	 * What this stage makes of one list of its delegate for one request. Allocates
-	 * nothing once the list's snapshot and every stage's work on it are memoized.
-	 * @param list a list emitted by the delegate
-	 * @param request the request as filters see it
-	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty
-	 */
-	InstanceSnapshot select(List<ServiceInstance> list, CandidateRequest request) {
-		return select(list, request, this.pipeline.current());
-	}
-
-	/**
 	 * What this stage makes of one list of its delegate for one request, with one version
-	 * of the service's routing.
+	 * of the service's routing: last-known-good, the version's snapshot and adjusters,
+	 * then its filters. Allocates nothing once the list's snapshot and every step's work
+	 * on it are memoized.
 	 * @param list a list emitted by the delegate
-	 * @param request the request as filters see it
+	 * @param request read by the filters; told the candidates they leave (an
+	 * {@link InstanceSnapshot}, possibly empty)
 	 * @param version the version read once for the request
-	 * @return the candidates, an {@link InstanceSnapshot}, possibly empty
+	 * @return {@code null} when candidates are left, else why none are
 	 */
-	InstanceSnapshot select(List<ServiceInstance> list, CandidateRequest request, Pipeline version) {
+	@Nullable NoInstanceReason select(List<ServiceInstance> list, StagedRequest request, Pipeline version) {
 		LastKnownGood lkg = this.lastKnownGood;
-		InstanceSnapshot candidates = version.snapshots.apply((lkg != null) ? lkg.apply(list) : list);
-		if (!candidates.isEmpty()) {
-			for (WeightAdjuster adjuster : version.adjusters) {
-				candidates = adjuster.adjust(candidates);
-			}
-		}
+		InstanceSnapshot candidates = version.adjusted((lkg != null) ? lkg.apply(list) : list);
 		if (this.lastSeen != candidates) {
 			this.lastSeen = candidates;
 		}
-		// One call site per position for the first filters: in an application each of
-		// them
-		// sees one filter class, so the JIT inlines it; a single loop call site would see
-		// every class and dispatch megamorphically on every pick (measured: about 10 % of
-		// a
-		// pick with the three built-in filters).
-		if (candidates.isEmpty()) {
-			return emptyBecause(candidates, NoInstanceReason.NO_INSTANCES, request);
-		}
-		CandidateFilter[] filters = version.filters;
-		int count = filters.length;
-		if (count > 0 && (candidates = filters[0].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[0].emptyReason(), request);
-		}
-		if (count > 1 && (candidates = filters[1].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[1].emptyReason(), request);
-		}
-		if (count > 2 && (candidates = filters[2].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[2].emptyReason(), request);
-		}
-		if (count > 3 && (candidates = filters[3].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[3].emptyReason(), request);
-		}
-		for (int i = 4; i < count; i++) {
-			if ((candidates = filters[i].filter(candidates, request)).isEmpty()) {
-				return emptyBecause(candidates, filters[i].emptyReason(), request);
-			}
-		}
-		return candidates;
-	}
-
-	/**
-	 * An empty result, and why: the first step that left nothing (the registry's list, or
-	 * the filter whose input was not empty). The reason is told to the choosing operator
-	 * when it is the request; a filter after an empty result would only pass it on, so
-	 * none runs.
-	 */
-	private static InstanceSnapshot emptyBecause(InstanceSnapshot empty, NoInstanceReason reason,
-			CandidateRequest request) {
-		if (request instanceof AtlasLoadBalancer.Picking picking) {
-			picking.emptyBecause(reason);
-		}
-		return empty;
+		return version.narrow(candidates, request);
 	}
 
 	/**

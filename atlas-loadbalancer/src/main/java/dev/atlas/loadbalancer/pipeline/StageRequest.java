@@ -2,7 +2,7 @@ package dev.atlas.loadbalancer.pipeline;
 
 import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
-import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.ContextView;
 
@@ -10,16 +10,18 @@ import org.springframework.cloud.client.loadbalancer.Request;
 
 /**
  * The request as the stage's filters see it when the stage is subscribed to as a supplier
- * (not applied inline by {@link AtlasLoadBalancer}): one per list emitted. The routing
- * context is resolved on first use.
+ * (not applied inline by {@link AtlasLoadBalancer}): one per list emitted, holding the
+ * candidates the stage emits for it. The routing context is resolved on first use.
  */
-final class StageRequest implements CandidateRequest {
+final class StageRequest implements StagedRequest {
 
 	private final @Nullable Request<?> request;
 
 	private final ContextView reactorContext;
 
 	private final @Nullable RoutingContext onCallingThread;
+
+	private InstanceSnapshot candidates = InstanceSnapshot.EMPTY;
 
 	private boolean resolved;
 
@@ -43,6 +45,16 @@ final class StageRequest implements CandidateRequest {
 			this.resolved = true;
 		}
 		return RequestHeaders.resolve(this.request, this.context, lowerCaseName);
+	}
+
+	@Override
+	public void candidates(InstanceSnapshot candidates) {
+		this.candidates = candidates;
+	}
+
+	@Override
+	public InstanceSnapshot candidates() {
+		return this.candidates;
 	}
 
 }

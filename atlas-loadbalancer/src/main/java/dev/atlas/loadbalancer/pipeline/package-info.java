@@ -1,8 +1,13 @@
 /**
- * The Spring Cloud LoadBalancer adapter: Atlas's supplier stage (last-known-good,
- * snapshot, weight adjusters, candidate filters), its load balancer (the strategy over
- * the candidates) and the one Reactor operator between them. Knows the concerns only
- * through {@code spi}.
+ * The Spring Cloud LoadBalancer adapter. A service's routing is a {@code Pipeline}
+ * version (snapshot cache, weight adjusters, candidate filters, strategy) held by its
+ * {@code ServicePipeline}; Atlas's supplier stage (last-known-good, then the version's
+ * adjusters and filters) and its load balancer share it. Per request, the load balancer
+ * reads the version once and hands the request to that version's {@code Chooser}, the one
+ * collaborator of the one Reactor operator ({@code FirstListChoice}): the chooser applies
+ * the stage inline when it tops the chain, lets the strategy choose, builds the response
+ * or the empty one with its reason, and reads the live statistics for the strategy. Knows
+ * the concerns only through {@code spi}.
  */
 @NullMarked
 package dev.atlas.loadbalancer.pipeline;

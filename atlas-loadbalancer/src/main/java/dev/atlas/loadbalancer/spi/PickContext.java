@@ -1,5 +1,8 @@
 package dev.atlas.loadbalancer.spi;
 
+import dev.atlas.loadbalancer.context.HashKeys;
+import org.jspecify.annotations.Nullable;
+
 /**
  * What a {@link LoadBalancingStrategy} may read when it picks: the request (a hash key, a
  * header) and live per-instance statistics of this caller, by position in the candidate
@@ -9,6 +12,29 @@ package dev.atlas.loadbalancer.spi;
  * Valid only during the {@code choose} call it is passed to. Not thread-safe.
  */
 public interface PickContext extends CandidateRequest {
+
+	/** What {@link #keyHash} returns for a request without a key. */
+	long NO_KEY = HashKeys.NONE;
+
+	/**
+	 * The hash of this request's key for consistent hashing, computed in place (no
+	 * allocation): the value of a header, else the value of a cookie, read and hashed as
+	 * {@link HashKeys} says (64-bit xxHash3 of the characters).
+	 * @param header the header naming the key, or {@code null} for none
+	 * @param cookie the cookie naming the key when the header is absent, or {@code null}
+	 * for none
+	 * @return the hash, or {@link #NO_KEY} when the request has neither (or only empty
+	 * values)
+	 */
+	default long keyHash(@Nullable String header, @Nullable String cookie) {
+		if (header != null) {
+			String value = header(header);
+			if (value != null) {
+				return HashKeys.hash(value);
+			}
+		}
+		return (cookie != null) ? HashKeys.cookieHash(request(), header("cookie"), cookie) : NO_KEY;
+	}
 
 	/**
 	 * Requests this caller has in flight to a candidate (started, not completed).

@@ -29,16 +29,11 @@ import org.springframework.cloud.client.ServiceInstance;
  * {@link LiveStats}.
  *
  * <p>
- * Two latency averages are kept per instance: a plain moving average (weight
- * {@value #LATENCY_ALPHA} for the newest sample), and the peak-sensitive one
- * {@code peak-ewma} ranks by (Finagle's {@code PeakEwma}, also Linkerd's): a response
- * slower than the current average replaces it; a faster one is blended in with weight
- * {@code 1 - exp(-Δt / decay time)}, Δt being the time since the previous sample; between
- * samples the average decays towards 0 as {@code exp(-Δt / decay time)}, so an instance
- * avoided for being slow is tried again after a while. The decay is computed when read,
- * not written (Finagle writes it on every read), so reads stay free of shared writes; a
- * sample is compared with the average decayed to its arrival, which is what Finagle does
- * when a read precedes each sample (as its balancer's reads do).
+ * This class is the table; what it keeps of each instance is an {@link InstanceCounts}
+ * (counters and two latency averages: a plain moving average, {@link LatencyEwma}, weight
+ * {@value #LATENCY_ALPHA} for the newest sample, and the peak-sensitive one
+ * {@code peak-ewma} ranks by, {@link PeakEwma}, Finagle's), as Envoy keeps host data
+ * apart from the load balancer and its statistics.
  *
  * <p>
  * Counting happens when a request starts, not in the balancer's {@code choose}: a pick
@@ -72,7 +67,7 @@ public final class InstanceStats implements LiveStats {
 	 * By instance id (host when there is none): the instances sharing it, as an array
 	 * replaced as a whole.
 	 */
-	private final ConcurrentHashMap<String, Counts[]> view = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<String, InstanceCounts[]> view = new ConcurrentHashMap<>();
 
 	/** Number of instances in {@link #view}. */
 	private final AtomicInteger tracked = new AtomicInteger();
@@ -94,10 +89,9 @@ public final class InstanceStats implements LiveStats {
 	private final Function<InstanceSnapshot, Cells> cells = Cells::new;
 
 	/**
-	 * Weight of the newest sample in the latency average: 0.25, so that about the last 7
-	 * requests carry 86 % of the weight (1 - 0.75^7).
+	 * Weight of the newest sample in the latency average ({@link LatencyEwma#ALPHA}).
 	 */
-	static final double LATENCY_ALPHA = 0.25;
+	static final double LATENCY_ALPHA = LatencyEwma.ALPHA;
 
 	/**
 	 * Default decay time of the peak-sensitive average: 10 s, Finagle's and Linkerd's.
@@ -154,7 +148,7 @@ public final class InstanceStats implements LiveStats {
 		this.total.increment();
 		this.inFlightTotal.increment();
 		while (true) {
-			Counts counts = counts(instance);
+			InstanceCounts counts = counts(instance);
 			counts.inFlight.incrementAndGet();
 			if (!counts.retired) {
 				counts.started.increment();
@@ -185,15 +179,13 @@ public final class InstanceStats implements LiveStats {
 	 * the latency average is not updated)
 	 */
 	public void completed(ServiceInstance instance, long durationNanos) {
-		Counts counts = find(instance);
+		InstanceCounts counts = find(instance);
 		if (counts != null) {
 			if (counts.inFlight.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 				this.inFlightTotal.decrement();
 			}
 			if (durationNanos >= 0) {
-				double millis = durationNanos / 1_000_000.0;
-				counts.recordLatency(millis);
-				counts.recordPeak(millis, this.nanoTicker.getAsLong(), this.decayNanos);
+				counts.recordLatency(durationNanos / 1_000_000.0, this.nanoTicker.getAsLong(), this.decayNanos);
 			}
 		}
 	}
@@ -205,8 +197,8 @@ public final class InstanceStats implements LiveStats {
 	 * @return ms, or {@link Double#NaN} when no duration was recorded
 	 */
 	public double latencyMillis(ServiceInstance instance) {
-		Counts counts = find(instance);
-		return (counts != null) ? counts.latencyMillis() : Double.NaN;
+		InstanceCounts counts = find(instance);
+		return (counts != null) ? counts.latency.millis() : Double.NaN;
 	}
 
 	/**
@@ -229,14 +221,14 @@ public final class InstanceStats implements LiveStats {
 	 * @return ms, or {@link Double#NaN} when no duration was recorded
 	 */
 	public double peakEwmaMillis(ServiceInstance instance) {
-		Counts counts = find(instance);
-		return (counts != null) ? counts.peakMillis(this.nanoTicker.getAsLong(), this.decayNanos) : Double.NaN;
+		InstanceCounts counts = find(instance);
+		return (counts != null) ? counts.peak.millis(this.nanoTicker.getAsLong(), this.decayNanos) : Double.NaN;
 	}
 
 	@Override
 	public double peakEwmaMillis(InstanceSnapshot candidates, int position, long nowNanos) {
-		Counts counts = candidates.derive(this, this.cells).at(position);
-		return (counts != null) ? counts.peakMillis(nowNanos, this.decayNanos) : Double.NaN;
+		InstanceCounts counts = candidates.derive(this, this.cells).at(position);
+		return (counts != null) ? counts.peak.millis(nowNanos, this.decayNanos) : Double.NaN;
 	}
 
 	@Override
@@ -246,14 +238,14 @@ public final class InstanceStats implements LiveStats {
 
 	@Override
 	public int inFlight(InstanceSnapshot candidates, int position) {
-		Counts counts = candidates.derive(this, this.cells).at(position);
+		InstanceCounts counts = candidates.derive(this, this.cells).at(position);
 		return (counts != null) ? counts.inFlight.get() : 0;
 	}
 
 	@Override
 	public double latencyMillis(InstanceSnapshot candidates, int position) {
-		Counts counts = candidates.derive(this, this.cells).at(position);
-		return (counts != null) ? counts.latencyMillis() : Double.NaN;
+		InstanceCounts counts = candidates.derive(this, this.cells).at(position);
+		return (counts != null) ? counts.latency.millis() : Double.NaN;
 	}
 
 	/**
@@ -263,7 +255,7 @@ public final class InstanceStats implements LiveStats {
 	 * forgotten)
 	 */
 	public long requests(ServiceInstance instance) {
-		Counts counts = find(instance);
+		InstanceCounts counts = find(instance);
 		return (counts != null) ? counts.started.sum() : 0;
 	}
 
@@ -273,7 +265,7 @@ public final class InstanceStats implements LiveStats {
 	 * @return {@code >= 0}
 	 */
 	public long inFlight(ServiceInstance instance) {
-		Counts counts = find(instance);
+		InstanceCounts counts = find(instance);
 		return (counts != null) ? counts.inFlight.get() : 0;
 	}
 
@@ -311,19 +303,19 @@ public final class InstanceStats implements LiveStats {
 		return (id != null) ? id : (host != null) ? host : "";
 	}
 
-	private @Nullable Counts find(ServiceInstance instance) {
+	private @Nullable InstanceCounts find(ServiceInstance instance) {
 		return find(instance.getInstanceId(), instance.getHost(), instance.getPort());
 	}
 
-	private @Nullable Counts find(InstanceKey key) {
+	private @Nullable InstanceCounts find(InstanceKey key) {
 		return find(key.id(), key.host(), key.port());
 	}
 
 	/** The counts of the instance with this id, host and port. Allocates nothing. */
-	private @Nullable Counts find(@Nullable String id, @Nullable String host, int port) {
-		Counts[] sharing = this.view.get(slot(id, host));
+	private @Nullable InstanceCounts find(@Nullable String id, @Nullable String host, int port) {
+		InstanceCounts[] sharing = this.view.get(slot(id, host));
 		if (sharing != null) {
-			for (Counts counts : sharing) {
+			for (InstanceCounts counts : sharing) {
 				if (counts.key.matches(id, host, port)) {
 					return counts;
 				}
@@ -332,8 +324,8 @@ public final class InstanceStats implements LiveStats {
 		return null;
 	}
 
-	private Counts counts(ServiceInstance instance) {
-		Counts counts = find(instance);
+	private InstanceCounts counts(ServiceInstance instance) {
+		InstanceCounts counts = find(instance);
 		if (counts != null && !counts.retired) {
 			return counts;
 		}
@@ -341,23 +333,23 @@ public final class InstanceStats implements LiveStats {
 			cleanUp();
 		}
 		InstanceKey key = InstanceKey.of(instance);
-		Counts[] found = new Counts[1];
+		InstanceCounts[] found = new InstanceCounts[1];
 		this.view.compute(slot(key.id(), key.host()), (slot, sharing) -> {
 			if (sharing != null) {
-				for (Counts existing : sharing) {
+				for (InstanceCounts existing : sharing) {
 					if (existing.key.equals(key)) {
 						found[0] = existing;
 						return sharing;
 					}
 				}
 			}
-			Counts created = new Counts(key);
+			InstanceCounts created = new InstanceCounts(key);
 			found[0] = created;
 			this.tracked.incrementAndGet();
 			if (sharing == null) {
-				return new Counts[] { created };
+				return new InstanceCounts[] { created };
 			}
-			Counts[] more = Arrays.copyOf(sharing, sharing.length + 1);
+			InstanceCounts[] more = Arrays.copyOf(sharing, sharing.length + 1);
 			more[sharing.length] = created;
 			return more;
 		});
@@ -377,9 +369,9 @@ public final class InstanceStats implements LiveStats {
 			}
 			for (String slot : this.view.keySet()) {
 				this.view.computeIfPresent(slot, (k, sharing) -> {
-					Counts[] kept = new Counts[sharing.length];
+					InstanceCounts[] kept = new InstanceCounts[sharing.length];
 					int size = 0;
-					for (Counts counts : sharing) {
+					for (InstanceCounts counts : sharing) {
 						long started = counts.started.sum();
 						if (started == counts.startedAtLastCleanUp && counts.inFlight.get() == 0
 								&& retire(counts, started)) {
@@ -405,7 +397,7 @@ public final class InstanceStats implements LiveStats {
 	 * Runs under the map's lock of the entry's slot, so a request that sees the mark and
 	 * looks the instance up again finds the slot without the entry.
 	 */
-	private static boolean retire(Counts counts, long started) {
+	private static boolean retire(InstanceCounts counts, long started) {
 		counts.retired = true;
 		if (counts.inFlight.get() != 0 || counts.started.sum() != started) {
 			counts.retired = false;
@@ -425,133 +417,27 @@ public final class InstanceStats implements LiveStats {
 
 		private final InstanceKey[] keys;
 
-		private final @Nullable Counts[] byPosition;
+		private final @Nullable InstanceCounts[] byPosition;
 
 		Cells(InstanceSnapshot snapshot) {
 			this.keys = new InstanceKey[snapshot.size()];
-			this.byPosition = new Counts[snapshot.size()];
+			this.byPosition = new InstanceCounts[snapshot.size()];
 			for (int i = 0; i < this.byPosition.length; i++) {
 				this.keys[i] = snapshot.key(i);
 				this.byPosition[i] = find(this.keys[i]);
 			}
 		}
 
-		@Nullable Counts at(int position) {
-			Counts counts = this.byPosition[position];
+		@Nullable InstanceCounts at(int position) {
+			InstanceCounts counts = this.byPosition[position];
 			if (counts == null || counts.retired) {
-				Counts current = find(this.keys[position]);
+				InstanceCounts current = find(this.keys[position]);
 				if (current != null && current != counts) {
 					this.byPosition[position] = current;
 				}
 				return current;
 			}
 			return counts;
-		}
-
-	}
-
-	private static final class Counts {
-
-		private static final long UNKNOWN = Double.doubleToRawLongBits(Double.NaN);
-
-		/** The instance counted here. */
-		final InstanceKey key;
-
-		/** Latency average in ms, as {@code double} bits; NaN until the first sample. */
-		final AtomicLong latencyBits = new AtomicLong(UNKNOWN);
-
-		final LongAdder started = new LongAdder();
-
-		final AtomicInteger inFlight = new AtomicInteger();
-
-		/**
-		 * Requests seen by the previous clean-up; read and written under the clean-up
-		 * lock.
-		 */
-		long startedAtLastCleanUp;
-
-		/** Set before a clean-up removes this entry. */
-		volatile boolean retired;
-
-		Counts(InstanceKey key) {
-			this.key = key;
-		}
-
-		void recordLatency(double millis) {
-			long current;
-			long next;
-			do {
-				current = this.latencyBits.get();
-				double average = Double.longBitsToDouble(current);
-				double updated = Double.isNaN(average) ? millis : average + LATENCY_ALPHA * (millis - average);
-				next = Double.doubleToRawLongBits(updated);
-			}
-			while (!this.latencyBits.compareAndSet(current, next));
-		}
-
-		double latencyMillis() {
-			return Double.longBitsToDouble(this.latencyBits.get());
-		}
-
-		/**
-		 * Peak-sensitive average in ms at {@link #peakStamp}; NaN until the first sample.
-		 * The pair is written under this object's monitor between two increments of
-		 * {@link #peakVersion} and read without a lock, again when a write overlapped the
-		 * read (a sequence lock), so a read never pairs a value with another value's time
-		 * and recording allocates nothing.
-		 */
-		private volatile double peak = Double.NaN;
-
-		/** When {@link #peak} was written, in ticker ns. */
-		private volatile long peakStamp;
-
-		/** Odd while {@link #peak} and {@link #peakStamp} are being written. */
-		private volatile int peakVersion;
-
-		/** Reads retried before a reader takes the writers' lock. */
-		private static final int MAX_SPINS = 64;
-
-		synchronized void recordPeak(double millis, long now, double decayNanos) {
-			double current = this.peak;
-			double next;
-			if (Double.isNaN(current)) {
-				next = millis;
-			}
-			else {
-				double decay = Math.exp(-Math.max(0, now - this.peakStamp) / decayNanos);
-				double decayed = current * decay;
-				next = (millis > decayed) ? millis : decayed + millis * (1 - decay);
-			}
-			this.peakVersion++;
-			this.peak = next;
-			this.peakStamp = now;
-			this.peakVersion++;
-		}
-
-		double peakMillis(long now, double decayNanos) {
-			double value;
-			long stamp;
-			int version;
-			int spins = 0;
-			do {
-				if (++spins > MAX_SPINS) {
-					// A writer was descheduled mid-write: wait for it rather than spin.
-					synchronized (this) {
-						value = this.peak;
-						stamp = this.peakStamp;
-					}
-					break;
-				}
-				if (spins > 1) {
-					Thread.onSpinWait();
-				}
-				version = this.peakVersion;
-				value = this.peak;
-				stamp = this.peakStamp;
-			}
-			while ((version & 1) != 0 || version != this.peakVersion);
-			long elapsed = now - stamp;
-			return (elapsed <= 0 || Double.isNaN(value)) ? value : value * Math.exp(-elapsed / decayNanos);
 		}
 
 	}

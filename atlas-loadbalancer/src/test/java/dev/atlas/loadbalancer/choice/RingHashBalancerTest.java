@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
+import dev.atlas.loadbalancer.context.HashKeys;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -290,12 +291,12 @@ class RingHashBalancerTest {
 	@Test
 	void cookiesAreMatchedByWholeName() {
 		long hash42 = HashRing.hash("42", 0, 2);
-		assertThat(RingHashBalancer.cookieHash("a=1;user=42", "user")).isEqualTo(hash42);
-		assertThat(RingHashBalancer.cookieHash("xuser=1; user=42 ", "user")).isEqualTo(hash42);
-		assertThat(RingHashBalancer.cookieHash("username=1", "user")).isEqualTo(Long.MIN_VALUE);
-		assertThat(RingHashBalancer.cookieHash("user=; a=1", "user")).isEqualTo(Long.MIN_VALUE);
-		assertThat(RingHashBalancer.cookieHash("", "user")).isEqualTo(Long.MIN_VALUE);
-		assertThat(RingHashBalancer.cookieHash("user", "user")).isEqualTo(Long.MIN_VALUE);
+		assertThat(HashKeys.cookieHash("a=1;user=42", "user")).isEqualTo(hash42);
+		assertThat(HashKeys.cookieHash("xuser=1; user=42 ", "user")).isEqualTo(hash42);
+		assertThat(HashKeys.cookieHash("username=1", "user")).isEqualTo(Long.MIN_VALUE);
+		assertThat(HashKeys.cookieHash("user=; a=1", "user")).isEqualTo(Long.MIN_VALUE);
+		assertThat(HashKeys.cookieHash("", "user")).isEqualTo(Long.MIN_VALUE);
+		assertThat(HashKeys.cookieHash("user", "user")).isEqualTo(Long.MIN_VALUE);
 	}
 
 	@Test

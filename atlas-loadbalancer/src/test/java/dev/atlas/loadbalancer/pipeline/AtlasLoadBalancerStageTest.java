@@ -120,9 +120,10 @@ class AtlasLoadBalancerStageTest {
 				new GrayRouter(SERVICE, rules, meters), null);
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", top.wrap.apply(stage));
-		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
+		return TestStages.loadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
 				new WeightedRandomBalancer(
-						new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters)));
+						new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters)),
+				parser);
 	}
 
 	private static Request<RequestDataContext> request(String version) {

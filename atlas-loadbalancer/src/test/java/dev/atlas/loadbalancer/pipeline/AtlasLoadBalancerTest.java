@@ -34,8 +34,9 @@ class AtlasLoadBalancerTest {
 			beans.addBean("supplier", supplier);
 		}
 		ObjectProvider<ServiceInstanceListSupplier> provider = beans.getBeanProvider(ServiceInstanceListSupplier.class);
-		return new AtlasLoadBalancer(SERVICE, provider, new WeightedRandomBalancer(new StrategySettings(SERVICE,
-				new InstanceAttributesParser(SERVICE, "version", this.meters), policy, this.meters)));
+		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
+		return TestStages.loadBalancer(SERVICE, provider,
+				new WeightedRandomBalancer(new StrategySettings(SERVICE, parser, policy, this.meters)), parser);
 	}
 
 	private static Response<ServiceInstance> choose(AtlasLoadBalancer loadBalancer) {

@@ -76,9 +76,8 @@ class DocumentedExtensionsTest {
 		SimpleMeterRegistry meters = new SimpleMeterRegistry();
 		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", meters);
 		ServiceInstanceListSupplier discovery = TestStages.discovery(this.fleet);
-		AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(discovery,
-				new SnapshotCache(parser), null, List.of(halveInstancesInZoneB()),
-				List.of(skipInstancesInMaintenance()));
+		AtlasServiceInstanceListSupplier stage = TestStages.stage(discovery, new SnapshotCache(parser), null,
+				List.of(halveInstancesInZoneB()), List.of(skipInstancesInMaintenance()));
 		InstanceSnapshot candidates = (InstanceSnapshot) stage.get().blockFirst();
 		assertThat(candidates).extracting(ServiceInstance::getInstanceId).containsExactly("A", "C");
 		assertThat(candidates.effectiveWeight(0)).isEqualTo(1.0);
@@ -102,7 +101,7 @@ class DocumentedExtensionsTest {
 		StrategyFactory factory = leastInFlight();
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", stage);
-		AtlasLoadBalancer loadBalancer = new AtlasLoadBalancer(SERVICE,
+		AtlasLoadBalancer loadBalancer = TestStages.loadBalancer(SERVICE,
 				beans.getBeanProvider(ServiceInstanceListSupplier.class), factory.name(),
 				factory.create(new StrategySettings(SERVICE, parser,
 						dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy.FAIL_OPEN, meters)),

@@ -55,10 +55,12 @@ class FirstListChoiceTest {
 		};
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", supplier);
-		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
-				new WeightedRandomBalancer(
-						new StrategySettings(SERVICE, new InstanceAttributesParser(SERVICE, "version", this.meters),
-								AllZeroWeightsPolicy.FAIL_OPEN, this.meters)));
+		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
+		return TestStages
+			.loadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
+					new WeightedRandomBalancer(
+							new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, this.meters)),
+					parser);
 	}
 
 	@Test

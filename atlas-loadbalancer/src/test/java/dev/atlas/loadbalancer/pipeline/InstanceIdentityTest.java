@@ -63,11 +63,12 @@ class InstanceIdentityTest {
 		beans.addBean("supplier", TestStages.stage(TestStages.discovery(List.of(a, b)), new SnapshotCache(this.parser),
 				null, null, null, null));
 		SplittableRandom random = new SplittableRandom(42);
-		AtlasLoadBalancer loadBalancer = new AtlasLoadBalancer(SERVICE,
+		AtlasLoadBalancer loadBalancer = TestStages.loadBalancer(SERVICE,
 				beans.getBeanProvider(ServiceInstanceListSupplier.class),
 				new WeightedRandomBalancer(
 						new StrategySettings(SERVICE, this.parser, AllZeroWeightsPolicy.FAIL_OPEN, this.meters),
-						() -> random));
+						() -> random),
+				this.parser);
 		int failures = 0;
 		int retries = 0;
 		for (int i = 0; i < 1_000; i++) {

@@ -81,8 +81,8 @@ class LoadAwareStrategiesPipelineTest {
 				null, new GrayRouter(SERVICE, rules, this.meters), null));
 		LoadBalancingStrategy chosen = strategy.create
 			.apply(new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, this.meters));
-		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class), strategy.name(),
-				chosen, new SnapshotCache(parser), this.stats);
+		return TestStages.loadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
+				strategy.name(), chosen, new SnapshotCache(parser), this.stats);
 	}
 
 	private static Request<RequestDataContext> request(String version, String user) {

@@ -42,13 +42,13 @@ class NoInstanceReasonTest {
 
 	private AtlasLoadBalancer loadBalancer(List<ServiceInstance> fleet, AllZeroWeightsPolicy policy,
 			List<CandidateFilter> filters) {
-		ServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(TestStages.discovery(fleet),
+		ServiceInstanceListSupplier stage = TestStages.stage(TestStages.discovery(fleet),
 				new SnapshotCache(this.parser), null, List.of(), filters);
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", stage);
 		WeightedRandomBalancer strategy = new WeightedRandomBalancer(
 				new StrategySettings(SERVICE, this.parser, policy, this.meters));
-		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
+		return TestStages.loadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
 				"weighted-random", strategy, new SnapshotCache(this.parser), LiveStats.NONE);
 	}
 

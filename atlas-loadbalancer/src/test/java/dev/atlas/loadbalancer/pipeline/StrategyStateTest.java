@@ -51,7 +51,7 @@ class StrategyStateTest {
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", TestStages.stage(discovery, new SnapshotCache(parser), null, null,
 				new GrayRouter(SERVICE, rules, this.meters), null));
-		return new AtlasLoadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class), "test",
+		return TestStages.loadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class), "test",
 				strategy, new SnapshotCache(parser), stats);
 	}
 

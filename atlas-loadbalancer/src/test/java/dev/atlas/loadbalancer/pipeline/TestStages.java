@@ -22,6 +22,9 @@ import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
+import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
+import dev.atlas.loadbalancer.choice.Balancer;
+import org.springframework.beans.factory.ObjectProvider;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.TestInstances;
 import org.jspecify.annotations.Nullable;
@@ -105,7 +108,39 @@ final class TestStages {
 			filters.add(affinity);
 		}
 		filters.add(new RetryAvoidance());
-		return new AtlasServiceInstanceListSupplier(delegate, snapshots, lastKnownGood, adjusters, filters);
+		return stage(delegate, snapshots, lastKnownGood, adjusters, filters);
+	}
+
+	/**
+	 * A stage with fixed adjusters and filters: its rules never change, and the load
+	 * balancer above it chooses with its own pipeline's strategy.
+	 */
+	static AtlasServiceInstanceListSupplier stage(ServiceInstanceListSupplier delegate, SnapshotCache snapshots,
+			@Nullable LastKnownGood lastKnownGood, List<? extends WeightAdjuster> adjusters,
+			List<? extends CandidateFilter> filters) {
+		return new AtlasServiceInstanceListSupplier(delegate, lastKnownGood,
+				new ServicePipeline(new Pipeline(snapshots, adjusters, filters, "none", (candidates, context) -> {
+					throw new IllegalStateException(
+							"this stage's pipeline has no strategy: its load balancer has its own");
+				})));
+	}
+
+	/**
+	 * The load balancer of a service with a fixed strategy and no stage of its own (a
+	 * stage in the chain applies its own pipeline).
+	 */
+	static AtlasLoadBalancer loadBalancer(String service, ObjectProvider<ServiceInstanceListSupplier> suppliers,
+			String strategyName, LoadBalancingStrategy strategy, SnapshotCache snapshots, LiveStats stats) {
+		return new AtlasLoadBalancer(service, suppliers,
+				new ServicePipeline(new Pipeline(snapshots, List.of(), List.of(), strategyName, strategy)), stats);
+	}
+
+	/**
+	 * The load balancer of a service with a weighted balancer and no live statistics.
+	 */
+	static AtlasLoadBalancer loadBalancer(String service, ObjectProvider<ServiceInstanceListSupplier> suppliers,
+			Balancer balancer, InstanceAttributesParser parser) {
+		return loadBalancer(service, suppliers, balancer.name(), balancer, new SnapshotCache(parser), LiveStats.NONE);
 	}
 
 	/**
@@ -120,7 +155,7 @@ final class TestStages {
 		StaticListableBeanFactory beans = new StaticListableBeanFactory();
 		beans.addBean("supplier", stage(discovery(fleet), new SnapshotCache(parser), null, null,
 				new GrayRouter(service, rules, meters), null));
-		return new AtlasLoadBalancer(service, beans.getBeanProvider(ServiceInstanceListSupplier.class),
+		return loadBalancer(service, beans.getBeanProvider(ServiceInstanceListSupplier.class),
 				SmoothWeightedRoundRobinBalancer.NAME,
 				new SmoothWeightedRoundRobinBalancer(
 						new StrategySettings(service, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters)),

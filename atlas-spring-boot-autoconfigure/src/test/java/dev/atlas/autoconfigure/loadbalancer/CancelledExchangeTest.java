@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.atlas.autoconfigure.client.AtlasReactiveNoInstanceFilters;
 import dev.atlas.loadbalancer.stats.InstanceStats;
+import dev.atlas.loadbalancer.stats.InstanceStatsLifecycle;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;

@@ -1,6 +1,6 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.loadbalancer.stats;
 
-import dev.atlas.loadbalancer.stats.InstanceStats;
+import java.util.Objects;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
@@ -10,16 +10,33 @@ import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.client.loadbalancer.TimedRequestContext;
 
 /**
- * Counts requests sent and in flight per instance ({@link InstanceStats}) from Spring
- * Cloud LoadBalancer's request lifecycle, for the actuator view and the
- * {@code atlas.picks} meter. Thread-safe.
+ * Feeds a service's {@link InstanceStats} from Spring Cloud LoadBalancer's request
+ * lifecycle, which RestTemplate, RestClient, WebClient, Feign and Spring Cloud Gateway
+ * all call once per attempt: a request that got an instance counts as sent and in flight
+ * when it starts, and when it completes (not when it is discarded) leaves the in-flight
+ * count and adds its latency, measured in nanoseconds from the request's start time
+ * ({@link TimedRequestContext}, set here with {@link System#nanoTime()} when the client
+ * did not set it; without one, the latency is unknown and only the counts change). What
+ * the counts serve: the load-aware strategies, the actuator view and the
+ * {@code atlas.picks} meter.
+ *
+ * <p>
+ * Arguments may be {@code null} as Spring Cloud's callers pass them (a request without
+ * context, a response without server): such a callback changes nothing. Thread-safe and
+ * lock-free, as {@link InstanceStats} is.
+ *
+ * @since 0.1.0
  */
-class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
+public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
 	private final InstanceStats stats;
 
-	InstanceStatsLifecycle(InstanceStats stats) {
-		this.stats = stats;
+	/**
+	 * Creates the feed of one service's statistics.
+	 * @param stats the statistics fed; not {@code null}
+	 */
+	public InstanceStatsLifecycle(InstanceStats stats) {
+		this.stats = Objects.requireNonNull(stats, "stats");
 	}
 
 	@Override

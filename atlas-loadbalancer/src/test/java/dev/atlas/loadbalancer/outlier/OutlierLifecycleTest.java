@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.loadbalancer.outlier;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -8,7 +8,6 @@ import java.nio.channels.ClosedByInterruptException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 
-import dev.atlas.loadbalancer.outlier.Outcome;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;

@@ -1,16 +1,15 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.loadbalancer.outlier;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedByInterruptException;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 
-import dev.atlas.loadbalancer.outlier.OutlierDetector;
-import dev.atlas.loadbalancer.outlier.Outcome;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -34,9 +33,20 @@ import org.springframework.http.HttpStatusCode;
  * (by class name, e.g. Netty's); any other exception is the caller's own and changes
  * nothing, nor does a discarded (cancelled) request.</li>
  * </ul>
- * Thread-safe.
+ * It also counts the service's requests (those that found no instance too), which tells
+ * the detector whether anybody still calls the service ({@link OutlierDetector#traffic}),
+ * so that probing stops for a service nobody calls. The status classes follow Envoy's
+ * outlier detection (consecutive gateway failures: 502, 503, 504 and connection errors;
+ * consecutive 5xx).
+ *
+ * <p>
+ * Arguments may be {@code null} as Spring Cloud's callers pass them: a completion without
+ * a chosen instance changes nothing. Thread-safe: the request count is a
+ * {@link LongAdder}, the detector is thread-safe.
+ *
+ * @since 0.1.0
  */
-class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
+public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
 	private final OutlierDetector detector;
 
@@ -46,8 +56,13 @@ class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceI
 	 */
 	private final LongAdder requests = new LongAdder();
 
-	OutlierLifecycle(OutlierDetector detector) {
-		this.detector = detector;
+	/**
+	 * Creates the feed of one service's outlier detection, and registers its request
+	 * count as the detector's traffic.
+	 * @param detector the detector fed; not {@code null}
+	 */
+	public OutlierLifecycle(OutlierDetector detector) {
+		this.detector = Objects.requireNonNull(detector, "detector");
 		detector.traffic(this.requests::sum);
 	}
 

@@ -1,0 +1,65 @@
+package dev.atlas.loadbalancer.outlier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * The meters of one service's outlier detection: ejections by reason
+ * ({@value OutlierDetector#EJECTIONS_METER}{@code {service,reason}}), instances ejected
+ * now ({@value OutlierDetector#EJECTED_METER}{@code {service}}, a gauge) and requests
+ * routed in panic mode ({@value OutlierDetector#PANIC_METER}{@code {service}}). Tags are
+ * bounded: the service and one of two reasons, never the instance. Registered once, when
+ * the detector is created; thread-safe (Micrometer's meters are).
+ */
+final class OutlierMeters {
+
+	private final Counter ejections5xx;
+
+	private final Counter ejectionsGateway;
+
+	private final Counter panic;
+
+	/**
+	 * Registers the meters of a service.
+	 * @param serviceId the service, the {@code service} tag
+	 * @param registry where the meters are registered
+	 * @param detector read by the gauge (the instances it ejects now), held weakly as
+	 * Micrometer holds gauge objects
+	 */
+	OutlierMeters(String serviceId, MeterRegistry registry, OutlierDetector detector) {
+		this.ejections5xx = ejectionCounter(registry, serviceId, OutlierDetector.REASON_5XX);
+		this.ejectionsGateway = ejectionCounter(registry, serviceId, OutlierDetector.REASON_GATEWAY);
+		this.panic = Counter.builder(OutlierDetector.PANIC_METER)
+			.description("Requests routed with outlier ejection ignored: their lane was below the panic threshold")
+			.tag("service", serviceId)
+			.register(registry);
+		Gauge.builder(OutlierDetector.EJECTED_METER, detector, (d) -> d.ejected().size())
+			.description("Instances of the service ejected as outliers now")
+			.tag("service", serviceId)
+			.register(registry);
+	}
+
+	private static Counter ejectionCounter(MeterRegistry registry, String serviceId, String reason) {
+		return Counter.builder(OutlierDetector.EJECTIONS_METER)
+			.description("Instances ejected as outliers")
+			.tag("service", serviceId)
+			.tag("reason", reason)
+			.register(registry);
+	}
+
+	/**
+	 * Counts an ejection.
+	 * @param reason {@link OutlierDetector#REASON_5XX} or
+	 * {@link OutlierDetector#REASON_GATEWAY}
+	 */
+	void ejected(String reason) {
+		(OutlierDetector.REASON_5XX.equals(reason) ? this.ejections5xx : this.ejectionsGateway).increment();
+	}
+
+	/** Counts a request routed in panic mode. */
+	void panicked() {
+		this.panic.increment();
+	}
+
+}

@@ -1,0 +1,256 @@
+package dev.atlas.loadbalancer.pipeline;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.LiveStats;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
+import dev.atlas.loadbalancer.spi.PickContext;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.DefaultResponse;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.loadbalancer.core.RetryAwareServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.core.SelectedInstanceCallback;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+
+/**
+ * One service's choice with one version of its routing over one supplier chain: what the
+ * choosing operator ({@link FirstListChoice}) of a request talks to, and the only thing
+ * it talks to. It turns the first candidate list of the chain into the response (applying
+ * Atlas's stage inline when the chain allows, then the version's strategy), knows why a
+ * response is empty ({@link NoInstanceResponse}), and reads the service's live statistics
+ * for the strategy ({@link PickContext positions} refer to the candidates the request
+ * holds).
+ *
+ * <p>
+ * Made by {@link AtlasLoadBalancer} once per version and supplier object, never per
+ * request, so holding the version costs a request nothing. Immutable and thread-safe; the
+ * per-request state (the request, its candidates) lives in the operator's subscriber.
+ */
+final class Chooser {
+
+	/** The version of the routing read for the requests this chooser serves. */
+	final Pipeline version;
+
+	/** The top of the supplier chain, told the choice if it wants to know. */
+	final ServiceInstanceListSupplier supplier;
+
+	/** Atlas's stage when it is applied inline, else {@code null}. */
+	private final @Nullable AtlasServiceInstanceListSupplier inline;
+
+	/** Whether the inline stage shares the load balancer's {@link ServicePipeline}. */
+	private final boolean inlineSharesVersion;
+
+	/** Whether Atlas's stage is in the chain below a supplier that is not Spring's. */
+	private final boolean stageBelow;
+
+	private final ServicePipeline pipeline;
+
+	private final LiveStats stats;
+
+	private final Map<NoInstanceReason, NoInstanceResponse> noInstance;
+
+	/**
+	 * @param pipeline the service's routing, shared with Atlas's stage when the
+	 * auto-configuration builds them
+	 * @param version the version of {@code pipeline} read for the requests
+	 * @param supplier the top of the supplier chain
+	 * @param stats the service's live per-instance statistics
+	 * @param noInstance the service's empty response per reason
+	 */
+	Chooser(ServicePipeline pipeline, Pipeline version, ServiceInstanceListSupplier supplier, LiveStats stats,
+			Map<NoInstanceReason, NoInstanceResponse> noInstance) {
+		this.pipeline = pipeline;
+		this.version = version;
+		this.supplier = supplier;
+		this.stats = stats;
+		this.noInstance = noInstance;
+		this.inline = inlineStage(supplier);
+		this.inlineSharesVersion = this.inline != null && this.inline.pipeline() == pipeline;
+		this.stageBelow = this.inline == null && AtlasServiceInstanceListSupplier.find(supplier) != null;
+	}
+
+	/**
+	 * Atlas's stage when it is the top of the chain, or right below Spring's retry-aware
+	 * supplier (whose only job, leaving out the previously failed instance, Atlas's retry
+	 * avoidance does too, by id rather than by {@code equals}): then the stage is applied
+	 * inside the choosing operator, one Reactor operator less per request. Spring's
+	 * supplier is matched by exact class (a subclass may do more); any other supplier on
+	 * top is subscribed to as it is.
+	 */
+	private static @Nullable AtlasServiceInstanceListSupplier inlineStage(ServiceInstanceListSupplier supplier) {
+		ServiceInstanceListSupplier candidate = supplier;
+		if (candidate.getClass() == RetryAwareServiceInstanceListSupplier.class) {
+			candidate = ((RetryAwareServiceInstanceListSupplier) candidate).getDelegate();
+		}
+		return (candidate instanceof AtlasServiceInstanceListSupplier stage) ? stage : null;
+	}
+
+	/**
+	 * The choice for one request: one Reactor operator over the lists of the chain (the
+	 * stage's delegate when the stage is applied inline).
+	 * @param request the request; may be {@code null}
+	 * @return the {@code Mono} of the response, through Reactor's assembly hooks
+	 */
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	Mono<Response<ServiceInstance>> choose(@Nullable Request request) {
+		AtlasServiceInstanceListSupplier stage = this.inline;
+		if (stage != null) {
+			return FirstListChoice.of(stage.delegateLists(request), request, RoutingContextHolder.get(), this);
+		}
+		return FirstListChoice.of(this.supplier.get(request), request, null, this);
+	}
+
+	/**
+	 * Whether a request's subscriber must carry the version in its Reactor
+	 * {@code Context}: when Atlas's stage runs as a supplier below the top of the chain
+	 * (possibly on another thread), it finds there the version read for the request, so
+	 * that a request sees one version of the rules on this path too (at the cost of a
+	 * {@code Context} per request, on this path only).
+	 * @return {@code true} when the stage is below the top and not inline
+	 */
+	boolean carriesVersion() {
+		return this.stageBelow;
+	}
+
+	/**
+	 * A subscriber's {@code Context} with the version of the routing read for the
+	 * request, under the service's {@link ServicePipeline} (see
+	 * {@link #carriesVersion()}).
+	 * @param downstream the downstream subscriber's context
+	 * @return a new context
+	 */
+	Context withVersion(Context downstream) {
+		return downstream.put(this.pipeline, this.version);
+	}
+
+	/**
+	 * The response for the first candidate list of the chain. Allocates nothing but the
+	 * response once the list's snapshot and every step's work on it are memoized.
+	 * @param <R> the request's type
+	 * @param list the list as the chain emitted it
+	 * @param request the request: the filters and the strategy read it, and it holds the
+	 * candidates that the strategy's positions refer to
+	 * @return the chosen instance, or a {@link NoInstanceResponse}
+	 */
+	<R extends StagedRequest & PickContext> Response<ServiceInstance> respond(List<ServiceInstance> list, R request) {
+		AtlasServiceInstanceListSupplier stage = this.inline;
+		NoInstanceReason emptyBecause = null;
+		if (stage != null) {
+			// With the version the load balancer read when the two share their
+			// ServicePipeline (as Atlas's auto-configuration builds them), else with the
+			// stage's own version in force.
+			emptyBecause = stage.select(list, request,
+					this.inlineSharesVersion ? this.version : stage.pipeline().current());
+		}
+		else {
+			request.candidates(this.version.snapshots.snapshotOf(list));
+		}
+		InstanceSnapshot candidates = request.candidates();
+		int index = this.version.strategy.choose(candidates, request);
+		if (index < 0) {
+			return noInstance(whyNone(candidates, emptyBecause));
+		}
+		ServiceInstance chosen = candidates.get(index);
+		if (this.supplier instanceof SelectedInstanceCallback callback) {
+			callback.selectedServiceInstance(chosen);
+		}
+		return new DefaultResponse(chosen);
+	}
+
+	/**
+	 * Why the strategy chose none (only on that path: never on a request that gets an
+	 * instance).
+	 * @param candidates what the strategy chose from
+	 * @param emptyBecause why the inline stage left no candidate, {@code null} when it
+	 * did not run inline or left some
+	 */
+	private NoInstanceReason whyNone(InstanceSnapshot candidates, @Nullable NoInstanceReason emptyBecause) {
+		if (!candidates.isEmpty()) {
+			return (candidates.totalEffectiveWeight() > 0) ? NoInstanceReason.NONE_CHOSEN
+					: NoInstanceReason.ALL_WEIGHTS_ZERO;
+		}
+		if (emptyBecause != null) {
+			return emptyBecause;
+		}
+		// Atlas's stage ran in a chain it does not top (not inline): it cannot say.
+		return this.stageBelow ? NoInstanceReason.NO_CANDIDATES : NoInstanceReason.NO_INSTANCES;
+	}
+
+	/**
+	 * The response when the chain completes without a list.
+	 * @return the service's shared response for {@link NoInstanceReason#NO_INSTANCES}
+	 */
+	NoInstanceResponse noList() {
+		return noInstance(NoInstanceReason.NO_INSTANCES);
+	}
+
+	private NoInstanceResponse noInstance(NoInstanceReason reason) {
+		return this.noInstance.get(reason);
+	}
+
+	/**
+	 * Requests in flight to a candidate (see {@link LiveStats#inFlight}).
+	 * @param candidates the request's candidates
+	 * @param position a position in {@code candidates}
+	 * @return the count, {@code 0} when unknown
+	 */
+	int inFlight(InstanceSnapshot candidates, int position) {
+		return this.stats.inFlight(candidates, position);
+	}
+
+	/**
+	 * A candidate's latency average (see {@link LiveStats#latencyMillis}).
+	 * @param candidates the request's candidates
+	 * @param position a position in {@code candidates}
+	 * @return milliseconds, {@code NaN} when unknown
+	 */
+	double latencyMillis(InstanceSnapshot candidates, int position) {
+		return this.stats.latencyMillis(candidates, position);
+	}
+
+	/**
+	 * A candidate's peak-EWMA latency (see {@link LiveStats#peakEwmaMillis}).
+	 * @param candidates the request's candidates
+	 * @param position a position in {@code candidates}
+	 * @return milliseconds, {@code NaN} when unknown
+	 */
+	double peakEwmaMillis(InstanceSnapshot candidates, int position) {
+		return this.stats.peakEwmaMillis(candidates, position);
+	}
+
+	/**
+	 * A candidate's peak-EWMA latency, decayed to a time.
+	 * @param candidates the request's candidates
+	 * @param position a position in {@code candidates}
+	 * @param nowNanos {@link #nanoTime()} read once for the pick
+	 * @return milliseconds, {@code NaN} when unknown
+	 */
+	double peakEwmaMillis(InstanceSnapshot candidates, int position, long nowNanos) {
+		return this.stats.peakEwmaMillis(candidates, position, nowNanos);
+	}
+
+	/**
+	 * The statistics' clock.
+	 * @return nanoseconds, of an arbitrary origin
+	 */
+	long nanoTime() {
+		return this.stats.nanoTime();
+	}
+
+	/**
+	 * Requests in flight to the whole service.
+	 * @return the count, {@code -1} when unknown
+	 */
+	long serviceInFlight() {
+		return this.stats.serviceInFlight();
+	}
+
+}

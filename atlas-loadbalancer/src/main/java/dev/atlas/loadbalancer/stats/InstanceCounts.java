@@ -1,0 +1,63 @@
+package dev.atlas.loadbalancer.stats;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+import dev.atlas.loadbalancer.instance.InstanceKey;
+
+/**
+ * What {@link InstanceStats} keeps of one instance (Envoy's per-host data, apart from the
+ * table that finds it and the algorithms that read it): requests sent (each attempt,
+ * retries included), requests in flight, and its two latency averages
+ * ({@link LatencyEwma}, {@link PeakEwma}).
+ *
+ * <p>
+ * Counts are plain numbers of requests; latencies are in milliseconds. Never {@code null}
+ * fields. Thread-safe: the counters are a {@link LongAdder} (written by every request
+ * start, summed rarely) and an {@link AtomicInteger}; {@link #retired} is volatile;
+ * {@link #startedAtLastCleanUp} is read and written under the table's clean-up lock only.
+ */
+final class InstanceCounts {
+
+	/** The instance counted here. */
+	final InstanceKey key;
+
+	/** Requests started on the instance. */
+	final LongAdder started = new LongAdder();
+
+	/** Requests started and not completed, {@code >= 0}. */
+	final AtomicInteger inFlight = new AtomicInteger();
+
+	/** The plain latency average. */
+	final LatencyEwma latency = new LatencyEwma();
+
+	/** The peak-sensitive latency average. */
+	final PeakEwma peak = new PeakEwma();
+
+	/**
+	 * Requests seen by the previous clean-up; read and written under the clean-up lock.
+	 */
+	long startedAtLastCleanUp;
+
+	/** Set before a clean-up removes this entry. */
+	volatile boolean retired;
+
+	/**
+	 * @param key the instance's identity
+	 */
+	InstanceCounts(InstanceKey key) {
+		this.key = key;
+	}
+
+	/**
+	 * Records a completed request's duration in both averages.
+	 * @param millis the duration in ms, {@code >= 0}
+	 * @param now the ticker's time, in ns
+	 * @param decayNanos the peak-sensitive average's decay time in ns, {@code > 0}
+	 */
+	void recordLatency(double millis, long now, double decayNanos) {
+		this.latency.record(millis);
+		this.peak.record(millis, now, decayNanos);
+	}
+
+}
