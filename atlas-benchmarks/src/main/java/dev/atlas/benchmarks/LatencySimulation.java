@@ -249,7 +249,7 @@ public final class LatencySimulation {
 
 		/**
 		 * Label for the report.
-		 * @return Markdown
+		 * @return the Markdown text
 		 */
 		public String label() {
 			return this.label;
@@ -317,7 +317,7 @@ public final class LatencySimulation {
 
 		/**
 		 * The results as Markdown tables, one per scenario and rate.
-		 * @return Markdown
+		 * @return the Markdown text
 		 */
 		public String markdown() {
 			StringBuilder out = new StringBuilder();

@@ -1,9 +1,8 @@
 package dev.atlas.autoconfigure;
 
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.routing.GrayFallback;
-
 import dev.atlas.loadbalancer.outlier.ProbeType;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 
 import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.core.convert.ConversionService;

@@ -4,7 +4,6 @@ import java.util.List;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.PickContext;
 import org.jspecify.annotations.Nullable;

@@ -7,13 +7,13 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.PickContext;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.Counter;
 import net.openhft.hashing.LongHashFunction;
 import org.jspecify.annotations.Nullable;
@@ -64,8 +64,6 @@ import org.springframework.util.MultiValueMap;
  */
 public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Table> {
 
-	private static final Logger log = LoggerFactory.getLogger(RingHashBalancer.class);
-
 	/** The name of this strategy in properties. */
 	public static final String NAME = "ring-hash";
 
@@ -80,7 +78,12 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	 */
 	static final int CACHED_POINTS = 1 << 22;
 
+	private static final Logger log = LoggerFactory.getLogger(RingHashBalancer.class);
+
 	private static final LongHashFunction MIX = LongHashFunction.xx3(0x5DEECE66DL);
+
+	/** A hash that marks "no key" (a real key hashing to it is taken as keyless). */
+	private static final long NO_KEY = Long.MIN_VALUE;
 
 	private final HashRules rules;
 
@@ -239,9 +242,6 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		return (MIX.hashLong(keyHash ^ instanceBase) >>> 11) * 0x1.0p-53;
 	}
 
-	/** A hash that marks "no key" (a real key hashing to it is taken as keyless). */
-	private static final long NO_KEY = Long.MIN_VALUE;
-
 	private long keyHash(PickContext context) {
 		String header = this.rules.header();
 		if (header != null) {
@@ -360,9 +360,6 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 
 		final HashRing ring;
 
-		/** Snapshot position by canonical index (the ring's positions). */
-		private final int[] positions;
-
 		/** Effective ÷ ring weight by snapshot position, 0..1. */
 		final double[] factors;
 
@@ -372,6 +369,9 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 
 		/** By snapshot position: the instance's ring base (see {@link HashRing#base}). */
 		final long[] bases;
+
+		/** Snapshot position by canonical index (the ring's positions). */
+		private final int[] positions;
 
 		Table(HashRing ring, int[] positions, double[] factors, long[] bases, Draws draws) {
 			this.ring = ring;

@@ -54,7 +54,7 @@ public final class SmoothWeightedRoundRobinSequence {
 		for (int i = 0; i < units.length; i++) {
 			if (units[i] > 0) {
 				int[] members = groups.get(units[i]);
-				members = (members == null) ? new int[] { i } : appended(members, i);
+				members = (members != null) ? appended(members, i) : new int[] { i };
 				groups.put(units[i], members);
 			}
 		}
@@ -144,7 +144,7 @@ public final class SmoothWeightedRoundRobinSequence {
 
 	/**
 	 * Length of one period.
-	 * @return Σ of the integer weights, {@code >= 1}
+	 * @return the sum of the integer weights, {@code >= 1}
 	 */
 	public int period() {
 		return this.sequence.length;

@@ -62,8 +62,6 @@ import org.springframework.cloud.client.ServiceInstance;
  */
 public final class OutlierDetector implements AutoCloseable {
 
-	private static final Logger log = LoggerFactory.getLogger(OutlierDetector.class);
-
 	/** Counter of ejections; tags {@code service}, {@code reason}. */
 	public static final String EJECTIONS_METER = "atlas.outlier.ejections";
 
@@ -91,6 +89,10 @@ public final class OutlierDetector implements AutoCloseable {
 	 */
 	static final int FORGET_UNLISTED_THRESHOLD = 16;
 
+	private static final Logger log = LoggerFactory.getLogger(OutlierDetector.class);
+
+	private static final Health[] NONE_TRACKED = {};
+
 	private final String serviceId;
 
 	/** The rules and the probe they call for, replaced together. */
@@ -105,8 +107,6 @@ public final class OutlierDetector implements AutoCloseable {
 	private final Counter ejectionsGateway;
 
 	private final Counter panic;
-
-	private static final Health[] NONE_TRACKED = {};
 
 	/**
 	 * Instances with a failure count, an ejection, or an ejection history: few (a healthy

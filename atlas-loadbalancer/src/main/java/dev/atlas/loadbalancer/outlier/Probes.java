@@ -12,8 +12,6 @@ import java.util.Objects;
 
 import dev.atlas.loadbalancer.support.InstanceProbe;
 
-import org.springframework.cloud.client.ServiceInstance;
-
 /**
  * The built-in {@link InstanceProbe}s: a TCP connect, and an HTTP GET of a path. Neither
  * sends anything of any request: the TCP probe opens and closes a connection, the HTTP

@@ -44,6 +44,8 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  */
 public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
+	final LiveStats stats;
+
 	private final String serviceId;
 
 	private final Map<NoInstanceReason, NoInstanceResponse> noInstance;
@@ -55,8 +57,6 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	private volatile Bound bound;
 
 	private volatile Chain chain = new Chain(null, null, false);
-
-	final LiveStats stats;
 
 	/**
 	 * Creates the load balancer of one service with a weighted balancer and no live

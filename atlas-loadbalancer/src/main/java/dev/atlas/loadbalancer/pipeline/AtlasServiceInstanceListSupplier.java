@@ -168,20 +168,33 @@ public final class AtlasServiceInstanceListSupplier extends DelegatingServiceIns
 		}
 		CandidateFilter[] filters = version.filters;
 		int count = filters.length;
-		if (count > 0 && (candidates = filters[0].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[0].emptyReason(), request);
+		if (count > 0) {
+			candidates = filters[0].filter(candidates, request);
+			if (candidates.isEmpty()) {
+				return emptyBecause(candidates, filters[0].emptyReason(), request);
+			}
 		}
-		if (count > 1 && (candidates = filters[1].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[1].emptyReason(), request);
+		if (count > 1) {
+			candidates = filters[1].filter(candidates, request);
+			if (candidates.isEmpty()) {
+				return emptyBecause(candidates, filters[1].emptyReason(), request);
+			}
 		}
-		if (count > 2 && (candidates = filters[2].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[2].emptyReason(), request);
+		if (count > 2) {
+			candidates = filters[2].filter(candidates, request);
+			if (candidates.isEmpty()) {
+				return emptyBecause(candidates, filters[2].emptyReason(), request);
+			}
 		}
-		if (count > 3 && (candidates = filters[3].filter(candidates, request)).isEmpty()) {
-			return emptyBecause(candidates, filters[3].emptyReason(), request);
+		if (count > 3) {
+			candidates = filters[3].filter(candidates, request);
+			if (candidates.isEmpty()) {
+				return emptyBecause(candidates, filters[3].emptyReason(), request);
+			}
 		}
 		for (int i = 4; i < count; i++) {
-			if ((candidates = filters[i].filter(candidates, request)).isEmpty()) {
+			candidates = filters[i].filter(candidates, request);
+			if (candidates.isEmpty()) {
 				return emptyBecause(candidates, filters[i].emptyReason(), request);
 			}
 		}

@@ -46,8 +46,6 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	/** Every reason, by ordinal (read only on the empty path). */
 	private static final NoInstanceReason[] REASONS = NoInstanceReason.values();
 
-	private final Flux<List<ServiceInstance>> source;
-
 	final @Nullable Request<?> request;
 
 	final @Nullable RoutingContext onCallingThread;
@@ -56,6 +54,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	final AtlasLoadBalancer.Bound chooser;
 
 	final ServiceInstanceListSupplier supplier;
+
+	private final Flux<List<ServiceInstance>> source;
 
 	/**
 	 * @param source what {@code supplier} returned for the request
@@ -106,7 +106,7 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 
 	/**
 	 * The choice with Atlas's stage applied inline, through Reactor's assembly hooks.
-	 * @param stage Atlas's stage
+	 * @param stage the stage of Atlas
 	 * @param request the request; may be {@code null}
 	 * @param onCallingThread the calling thread's routing context; may be {@code null}
 	 * @param chooser the load balancer with its routing read once for the request;
@@ -370,8 +370,8 @@ class FirstListChoice extends Mono<Response<ServiceInstance>> implements Scannab
 	static final class ThroughStage extends FirstListChoice {
 
 		/**
-		 * @param stage Atlas's stage; {@code source} is what its delegate returns for the
-		 * request
+		 * @param stage the stage of Atlas; {@code source} is what its delegate returns
+		 * for the request
 		 * @param request the request; may be {@code null}
 		 * @param onCallingThread the calling thread's routing context; may be
 		 * {@code null}

@@ -40,9 +40,9 @@ public final class Pipeline {
 
 	final CandidateFilter[] filters;
 
-	private final String strategyName;
-
 	final LoadBalancingStrategy strategy;
+
+	private final String strategyName;
 
 	/**
 	 * Creates a version.

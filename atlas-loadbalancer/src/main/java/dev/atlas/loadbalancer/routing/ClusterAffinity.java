@@ -51,8 +51,6 @@ import org.springframework.core.Ordered;
  */
 public final class ClusterAffinity implements CandidateFilter, Ordered {
 
-	private static final Logger log = LoggerFactory.getLogger(ClusterAffinity.class);
-
 	/**
 	 * Counter of requests that spilled over out of the caller's cluster; tags
 	 * {@code service}.
@@ -61,6 +59,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	/** Minimum interval between two spill-over WARNs of one service. */
 	static final long WARN_INTERVAL_MILLIS = 60_000;
+
+	private static final Logger log = LoggerFactory.getLogger(ClusterAffinity.class);
 
 	private final String serviceId;
 

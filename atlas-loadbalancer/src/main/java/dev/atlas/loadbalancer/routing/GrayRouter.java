@@ -10,8 +10,8 @@ import java.util.random.RandomGenerator;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
-import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -66,13 +66,13 @@ import org.springframework.core.Ordered;
  */
 public final class GrayRouter implements CandidateFilter, Ordered {
 
-	private static final Logger log = LoggerFactory.getLogger(GrayRouter.class);
-
 	/**
 	 * Counter of requests whose wanted tag had no instance; tags {@code service},
 	 * {@code policy}.
 	 */
 	public static final String FALLBACK_METER = "atlas.gray.fallback";
+
+	private static final Logger log = LoggerFactory.getLogger(GrayRouter.class);
 
 	private final String serviceId;
 

@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.routing;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -80,7 +81,7 @@ public record GrayRules(String header, @Nullable String ownTag, GrayFallback fal
 		if (sum > 100.0 + 1e-9) {
 			throw new IllegalArgumentException("the canary percentages add up to " + sum + ", more than 100");
 		}
-		canaryPercentages = java.util.Collections.unmodifiableMap(percentages);
+		canaryPercentages = Collections.unmodifiableMap(percentages);
 		laneRules = List.copyOf(laneRules);
 	}
 

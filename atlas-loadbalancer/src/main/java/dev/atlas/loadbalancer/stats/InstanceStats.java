@@ -66,6 +66,17 @@ public final class InstanceStats implements LiveStats {
 	/** Number of tracked instances at which a new instance first triggers a clean-up. */
 	public static final int MAX_INSTANCES = 10_000;
 
+	/**
+	 * Default decay time of the peak-sensitive average: 10 s, Finagle's and Linkerd's.
+	 */
+	public static final Duration DEFAULT_DECAY_TIME = Duration.ofSeconds(10);
+
+	/**
+	 * Weight of the newest sample in the latency average: 0.25, so that about the last 7
+	 * requests carry 86 % of the weight (1 - 0.75^7).
+	 */
+	static final double LATENCY_ALPHA = 0.25;
+
 	private final int minThreshold;
 
 	/**
@@ -92,17 +103,6 @@ public final class InstanceStats implements LiveStats {
 	// Built once: a method reference written at the call site would be a new object per
 	// call.
 	private final Function<InstanceSnapshot, Cells> cells = Cells::new;
-
-	/**
-	 * Weight of the newest sample in the latency average: 0.25, so that about the last 7
-	 * requests carry 86 % of the weight (1 - 0.75^7).
-	 */
-	static final double LATENCY_ALPHA = 0.25;
-
-	/**
-	 * Default decay time of the peak-sensitive average: 10 s, Finagle's and Linkerd's.
-	 */
-	public static final Duration DEFAULT_DECAY_TIME = Duration.ofSeconds(10);
 
 	/** Decay time of the peak-sensitive average, in ns, {@code > 0}. */
 	private volatile double decayNanos;
@@ -454,6 +454,9 @@ public final class InstanceStats implements LiveStats {
 
 		private static final long UNKNOWN = Double.doubleToRawLongBits(Double.NaN);
 
+		/** Reads retried before a reader takes the writers' lock. */
+		private static final int MAX_SPINS = 64;
+
 		/** The instance counted here. */
 		final InstanceKey key;
 
@@ -472,6 +475,21 @@ public final class InstanceStats implements LiveStats {
 
 		/** Set before a clean-up removes this entry. */
 		volatile boolean retired;
+
+		/**
+		 * Peak-sensitive average in ms at {@link #peakStamp}; NaN until the first sample.
+		 * The pair is written under this object's monitor between two increments of
+		 * {@link #peakVersion} and read without a lock, again when a write overlapped the
+		 * read (a sequence lock), so a read never pairs a value with another value's time
+		 * and recording allocates nothing.
+		 */
+		private volatile double peak = Double.NaN;
+
+		/** When {@link #peak} was written, in ticker ns. */
+		private volatile long peakStamp;
+
+		/** Odd while {@link #peak} and {@link #peakStamp} are being written. */
+		private volatile int peakVersion;
 
 		Counts(InstanceKey key) {
 			this.key = key;
@@ -492,24 +510,6 @@ public final class InstanceStats implements LiveStats {
 		double latencyMillis() {
 			return Double.longBitsToDouble(this.latencyBits.get());
 		}
-
-		/**
-		 * Peak-sensitive average in ms at {@link #peakStamp}; NaN until the first sample.
-		 * The pair is written under this object's monitor between two increments of
-		 * {@link #peakVersion} and read without a lock, again when a write overlapped the
-		 * read (a sequence lock), so a read never pairs a value with another value's time
-		 * and recording allocates nothing.
-		 */
-		private volatile double peak = Double.NaN;
-
-		/** When {@link #peak} was written, in ticker ns. */
-		private volatile long peakStamp;
-
-		/** Odd while {@link #peak} and {@link #peakStamp} are being written. */
-		private volatile int peakVersion;
-
-		/** Reads retried before a reader takes the writers' lock. */
-		private static final int MAX_SPINS = 64;
 
 		synchronized void recordPeak(double millis, long now, double decayNanos) {
 			double current = this.peak;

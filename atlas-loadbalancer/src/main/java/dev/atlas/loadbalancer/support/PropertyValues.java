@@ -34,7 +34,7 @@ public final class PropertyValues {
 				return constant;
 			}
 		}
-		String article = "aeiou".indexOf(what.charAt(0)) >= 0 ? "an " : "a ";
+		String article = ("aeiou".indexOf(what.charAt(0)) >= 0) ? "an " : "a ";
 		throw new IllegalArgumentException("'" + value + "' is not " + article + what + "; allowed values: "
 				+ Arrays.stream(constants).map(spelling).collect(Collectors.joining(", ")));
 	}

@@ -235,7 +235,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 			InstanceKey key = snapshot.key(i);
 			keys[i] = key;
 			Seen before = (previous != null) ? previous.get(key) : null;
-			long firstSeenAt = (before != null) ? before.firstSeen : ((previous == null) ? WARM : now);
+			long firstSeenAt = (before != null) ? before.firstSeen : ((previous != null) ? now : WARM);
 			next.put(key, new Seen(firstSeenAt, PRESENT));
 			long registeredAt = snapshot.attributes(i).registeredAtMillis();
 			starts[i] = (registeredAt != InstanceAttributes.UNKNOWN_REGISTRATION_TIME) ? registeredAt : firstSeenAt;

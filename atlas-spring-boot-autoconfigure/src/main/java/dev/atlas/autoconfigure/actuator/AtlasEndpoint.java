@@ -89,7 +89,7 @@ public class AtlasEndpoint {
 
 	/**
 	 * Creates the endpoint.
-	 * @param clients Spring Cloud's load-balancer contexts
+	 * @param clients the load-balancer contexts of Spring Cloud
 	 * @param registration registration metadata, if lifecycle support is on
 	 * @param status whether the registry lists this application, if lifecycle support is
 	 * on

@@ -10,14 +10,19 @@ import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
 
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -25,10 +30,6 @@ import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.cloud.client.serviceregistry.ServiceRegistry;
-import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
-import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
-import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -117,8 +118,8 @@ public class AtlasLifecycleAutoConfiguration {
 				ObjectProvider<RegistrationMetadata> registrationMetadata, Environment environment) {
 			return new GracefulShutdown(context, registrations.orderedStream().toList(), lossless.getIfAvailable(),
 					lifecycle.getDrain(), lifecycle.getDeregisterTimeout(),
-					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new),
-					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP,
+					meterRegistry.getIfUnique(CompositeMeterRegistry::new), Clock.systemUTC(),
+					GracefulShutdown.Sleeper.THREAD_SLEEP,
 					CloudPlatform.getActive(environment) == CloudPlatform.KUBERNETES,
 					registrationMetadata.getIfAvailable());
 		}

@@ -10,8 +10,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import org.jspecify.annotations.Nullable;
 import io.micrometer.core.instrument.Timer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,14 +71,14 @@ import org.springframework.core.Ordered;
  */
 public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>, Ordered {
 
-	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
-
 	/**
 	 * Timer of the drain: from when deregistration returned (or gave up; when nothing was
 	 * registered, from when traffic was refused) to the end of the wait, so a slow
 	 * registry does not count; tags none.
 	 */
 	public static final String DRAIN_METER = "atlas.lifecycle.drain";
+
+	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
 	private final ApplicationContext context;
 

@@ -39,11 +39,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerClientRequestTransformer;
 import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryPolicy;
 import org.springframework.cloud.client.loadbalancer.reactive.ReactorLoadBalancerExchangeFilterFunction;
 import org.springframework.cloud.client.loadbalancer.reactive.RetryableLoadBalancerExchangeFilterFunction;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalancerClient;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
@@ -53,6 +53,7 @@ import org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerL
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
@@ -70,6 +71,14 @@ import org.springframework.core.env.Environment;
 		LifecycleProperties.class })
 @LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
 public class AtlasLoadBalancerAutoConfiguration {
+
+	/**
+	 * Names of the beans of Atlas's own strategies: an application's strategy of the same
+	 * name (under another bean name) replaces Atlas's.
+	 */
+	static final List<String> BUILT_IN_STRATEGIES = List.of("atlasWeightedRandomStrategy",
+			"atlasSmoothRoundRobinStrategy", "atlasLeastRequestStrategy", "atlasPeakEwmaStrategy",
+			"atlasRingHashStrategy");
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
 
@@ -119,7 +128,7 @@ public class AtlasLoadBalancerAutoConfiguration {
 	 * {@code NoInstanceAvailableException} naming the service and the reason when Atlas
 	 * chooses none, instead of a 503.
 	 */
-	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
 	static class NoInstanceWebClientConfiguration {
 
@@ -153,7 +162,7 @@ public class AtlasLoadBalancerAutoConfiguration {
 	 * its requests in flight, when the registry hands out a new object for the instance
 	 * after a metadata change.
 	 */
-	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = { "io.micrometer.core.instrument.MeterRegistry",
 			"org.springframework.cloud.loadbalancer.stats.MicrometerStatsLoadBalancerLifecycle" })
 	static class StatsConfiguration {
@@ -298,14 +307,6 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	/**
-	 * Names of the beans of Atlas's own strategies: an application's strategy of the same
-	 * name (under another bean name) replaces Atlas's.
-	 */
-	static final List<String> BUILT_IN_STRATEGIES = List.of("atlasWeightedRandomStrategy",
-			"atlasSmoothRoundRobinStrategy", "atlasLeastRequestStrategy", "atlasPeakEwmaStrategy",
-			"atlasRingHashStrategy");
-
-	/**
 	 * Every registered strategy, by name; fails startup when a configured strategy name,
 	 * global or per service, is not registered, naming the property and the registered
 	 * names.
@@ -352,7 +353,7 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	/** Spring Cloud's refresh drives runtime changes. */
-	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "org.springframework.cloud.context.environment.EnvironmentChangeEvent")
 	static class RefreshConfiguration {
 

@@ -9,8 +9,8 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 
-import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.Outcome;
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -37,6 +37,15 @@ import org.springframework.http.HttpStatusCode;
  * Thread-safe.
  */
 class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
+
+	/** Failures of the caller's own connection pool, by simple class name. */
+	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
+			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
+
+	/**
+	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
+	 */
+	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
 
 	private final OutlierDetector detector;
 
@@ -76,7 +85,7 @@ class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceI
 
 	/**
 	 * What a completion tells of the instance.
-	 * @param status Spring Cloud's status
+	 * @param status the status of Spring Cloud
 	 * @param failure the exception, if any
 	 * @param clientResponse the client's response object, if any
 	 * @return the outcome
@@ -106,15 +115,6 @@ class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceI
 		}
 		return -1;
 	}
-
-	/** Failures of the caller's own connection pool, by simple class name. */
-	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
-			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
-
-	/**
-	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
-	 */
-	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
 
 	/** Whether a failure without an answer says the instance is unreachable or stuck. */
 	static boolean isGatewayFailure(Throwable failure) {

@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -23,6 +24,7 @@ import org.springframework.context.ApplicationEvent;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.event.SmartApplicationListener;
+import org.springframework.core.Ordered;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
@@ -95,7 +97,7 @@ public class RegistryEventRefresher implements SmartApplicationListener, SmartLi
 	 */
 	@Override
 	public int getOrder() {
-		return org.springframework.core.Ordered.HIGHEST_PRECEDENCE;
+		return Ordered.HIGHEST_PRECEDENCE;
 	}
 
 	@Override
@@ -230,7 +232,7 @@ public class RegistryEventRefresher implements SmartApplicationListener, SmartLi
 		}
 	}
 
-	private java.util.stream.Stream<Cache> caches() {
+	private Stream<Cache> caches() {
 		return this.beanFactory.getBeansOfType(LoadBalancerCacheManager.class)
 			.values()
 			.stream()

@@ -49,7 +49,7 @@ public class NacosInstanceChangeSource
 
 	/**
 	 * Creates the source.
-	 * @param nacos Spring Cloud Alibaba's naming-service holder
+	 * @param nacos the naming-service holder of Spring Cloud Alibaba
 	 * @param properties gives the group
 	 */
 	public NacosInstanceChangeSource(NacosServiceManager nacos, NacosDiscoveryProperties properties) {

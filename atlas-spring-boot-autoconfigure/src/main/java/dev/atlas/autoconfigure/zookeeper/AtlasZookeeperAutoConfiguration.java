@@ -27,7 +27,7 @@ public class AtlasZookeeperAutoConfiguration {
 
 	/**
 	 * The per-service watches.
-	 * @param curator Spring Cloud ZooKeeper's client
+	 * @param curator the client of Spring Cloud ZooKeeper
 	 * @param properties gives the registry root
 	 * @param dependencies maps {@code spring.cloud.zookeeper.dependencies} aliases to
 	 * paths, when configured

@@ -45,10 +45,10 @@ import org.springframework.beans.factory.DisposableBean;
  */
 public class ZookeeperInstanceChangeSource implements InstanceChangeSource, DisposableBean {
 
-	private static final Logger log = LoggerFactory.getLogger(ZookeeperInstanceChangeSource.class);
-
 	/** How long a watch may take to load its nodes before it is started again. */
 	static final Duration RETRY_AFTER = Duration.ofSeconds(30);
+
+	private static final Logger log = LoggerFactory.getLogger(ZookeeperInstanceChangeSource.class);
 
 	private final CuratorFramework curator;
 
@@ -66,7 +66,8 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 
 	/**
 	 * Creates the source.
-	 * @param curator Spring Cloud ZooKeeper's client (its lifecycle is Spring Cloud's)
+	 * @param curator the client of Spring Cloud ZooKeeper (its lifecycle is Spring
+	 * Cloud's)
 	 * @param root the registry root ({@code spring.cloud.zookeeper.discovery.root},
 	 * {@code /services} by default)
 	 * @param servicePath the name a service id is registered under below the root (the

@@ -42,7 +42,7 @@ class OwnTaskDecoratorIT {
 
 		@Bean
 		TaskDecorator mdcTaskDecorator() {
-			return runnable -> {
+			return (runnable) -> {
 				Map<String, String> mdc = MDC.getCopyOfContextMap();
 				return () -> {
 					Map<String, String> previous = MDC.getCopyOfContextMap();
