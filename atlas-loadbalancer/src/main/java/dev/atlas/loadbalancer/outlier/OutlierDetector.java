@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
@@ -526,7 +527,8 @@ public final class OutlierDetector implements AutoCloseable {
 			}
 			log.info("Service '{}': instance {} returns after {} ms ejected ({}{})", this.serviceId, health.key,
 					now - health.ejectedAt,
-					(type == ProbeType.NONE) ? "ejection time over" : type.name().toLowerCase() + " probe passed",
+					(type == ProbeType.NONE) ? "ejection time over"
+							: type.name().toLowerCase(Locale.ROOT) + " probe passed",
 					(probes > 0) ? ", " + probes + " probes failed before" : "");
 		}
 	}

@@ -38,7 +38,7 @@ import org.springframework.util.ClassUtils;
 		afterName = "org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration")
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
 @ConditionalOnBean({ AtlasLoadBalancerAutoConfiguration.class, LoadBalancerClientFactory.class })
-public class AtlasActuatorAutoConfiguration {
+public final class AtlasActuatorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnAvailableEndpoint

@@ -24,7 +24,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @ConditionalOnBean(LaneTagger.class)
 @Import(AtlasGatewayRetryConfiguration.class)
-public class AtlasGatewayAutoConfiguration {
+public final class AtlasGatewayAutoConfiguration {
 
 	@Bean
 	LaneGatewayFilter atlasLaneGatewayFilter(LaneTagger lanes) {

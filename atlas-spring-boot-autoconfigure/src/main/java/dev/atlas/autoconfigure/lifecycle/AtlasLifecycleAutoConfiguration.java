@@ -47,7 +47,7 @@ import org.springframework.core.env.Environment;
 @ConditionalOnClass({ ServiceRegistry.class, ProxyFactory.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ LifecycleProperties.class, GrayProperties.class, AffinityProperties.class })
-public class AtlasLifecycleAutoConfiguration {
+public final class AtlasLifecycleAutoConfiguration {
 
 	@Bean
 	RegistrationMetadata atlasRegistrationMetadata(GrayProperties gray, AffinityProperties affinity,

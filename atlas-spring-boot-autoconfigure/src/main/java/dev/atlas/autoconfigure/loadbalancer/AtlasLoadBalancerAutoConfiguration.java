@@ -70,7 +70,7 @@ import org.springframework.core.env.Environment;
 		AffinityProperties.class, WarmupProperties.class, OutlierProperties.class, RegistryProperties.class,
 		LifecycleProperties.class })
 @LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
-public class AtlasLoadBalancerAutoConfiguration {
+public final class AtlasLoadBalancerAutoConfiguration {
 
 	/**
 	 * Names of the beans of Atlas's own strategies: an application's strategy of the same

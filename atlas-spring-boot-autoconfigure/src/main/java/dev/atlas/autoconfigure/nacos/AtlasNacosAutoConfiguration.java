@@ -36,7 +36,7 @@ import org.springframework.context.annotation.Bean;
 				"com.alibaba.cloud.nacos.NacosServiceAutoConfiguration" })
 @ConditionalOnClass(name = "com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer")
 @ConditionalOnBean(AtlasLoadBalancerAutoConfiguration.class)
-public class AtlasNacosAutoConfiguration {
+public final class AtlasNacosAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasNacosAutoConfiguration.class);
 

@@ -57,7 +57,7 @@ import org.springframework.web.reactive.function.client.WebClient;
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.propagation.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ PropagationProperties.class, GrayProperties.class, AtlasProperties.class })
-public class AtlasPropagationAutoConfiguration {
+public final class AtlasPropagationAutoConfiguration {
 
 	static {
 		ContextRegistry.getInstance().registerThreadLocalAccessor(new RoutingContextAccessor());

@@ -23,7 +23,7 @@ import org.springframework.context.annotation.Bean;
 				"org.springframework.cloud.zookeeper.discovery.dependency.ZookeeperDependenciesAutoConfiguration" })
 @ConditionalOnClass({ CuratorFramework.class, ZookeeperDiscoveryProperties.class })
 @ConditionalOnBean(AtlasLoadBalancerAutoConfiguration.class)
-public class AtlasZookeeperAutoConfiguration {
+public final class AtlasZookeeperAutoConfiguration {
 
 	/**
 	 * The per-service watches.
