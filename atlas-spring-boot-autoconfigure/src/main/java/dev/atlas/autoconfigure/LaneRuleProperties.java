@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import dev.atlas.loadbalancer.routing.LaneRule;
 import org.jspecify.annotations.Nullable;
@@ -97,14 +98,16 @@ public class LaneRuleProperties {
 					"exactly one of equals, in, regex");
 		}
 		try {
-			return new LaneRule(this.tag, source, name, match, values);
+			return new LaneRule(this.tag, Objects.requireNonNull(source, "one source"),
+					Objects.requireNonNull(name, "one source"), Objects.requireNonNull(match, "one matcher"),
+					Objects.requireNonNull(values, "one matcher"));
 		}
 		catch (IllegalArgumentException ex) {
 			throw invalid(property, ex.getMessage(), "keys " + ALLOWED_KEYS);
 		}
 	}
 
-	private static IllegalArgumentException invalid(String property, String problem, String allowed) {
+	private static IllegalArgumentException invalid(String property, @Nullable String problem, String allowed) {
 		return new IllegalArgumentException("Invalid " + property + ": " + problem + " (" + allowed + ")");
 	}
 

@@ -239,7 +239,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * @return a shared, immutable response
 	 */
 	NoInstanceResponse noInstance(NoInstanceReason reason) {
-		return this.noInstance.get(reason);
+		return Objects.requireNonNull(this.noInstance.get(reason), "a response for every reason");
 	}
 
 	/**

@@ -116,7 +116,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 		this.canaryCumulative = new double[this.canaryTags.length];
 		double sum = 0;
 		for (int i = 0; i < this.canaryTags.length; i++) {
-			sum += rules.canaryPercentages().get(this.canaryTags[i]) / 100.0;
+			sum += Objects.requireNonNull(rules.canaryPercentages().get(this.canaryTags[i]), "percentage") / 100.0;
 			this.canaryCumulative[i] = sum;
 		}
 		this.fallbacks = Counter.builder(FALLBACK_METER)

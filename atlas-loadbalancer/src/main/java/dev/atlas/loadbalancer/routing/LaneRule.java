@@ -205,7 +205,9 @@ public final class LaneRule {
 			return false;
 		}
 		try {
-			return this.pattern.matcher(new Budgeted(value)).matches();
+			return Objects.requireNonNull(this.pattern, "a regex rule has a pattern")
+				.matcher(new Budgeted(value))
+				.matches();
 		}
 		catch (TooCostly ex) {
 			warnings.once(toString(),

@@ -150,11 +150,11 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		}
 		long now = this.clock.millis();
 		if (state != null && state.tick == now / this.tickMillis) {
-			return state.result;
+			return Objects.requireNonNull(state.result, "only WARM has no result");
 		}
 		state = compute(candidates, holder.starts, now);
 		holder.state = state;
-		return (state == State.WARM) ? candidates : state.result;
+		return (state != State.WARM) ? Objects.requireNonNull(state.result, "only WARM has no result") : candidates;
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiFunction;
@@ -113,8 +114,8 @@ final class AtlasReactiveNoInstanceFilters {
 					this.factory.getInstances(this.serviceId, LoadBalancerLifecycle.class), this.contextType,
 					ResponseData.class, ServiceInstance.class);
 			CompletionContext completion = new CompletionContext<>(CompletionContext.Status.FAILED,
-					new CancellationException("The caller cancelled the exchange"), (Request) cancelledRequest,
-					cancelledResponse);
+					new CancellationException("The caller cancelled the exchange"),
+					(Request) Objects.requireNonNull(cancelledRequest, "in flight"), cancelledResponse);
 			for (LoadBalancerLifecycle lifecycle : lifecycles) {
 				lifecycle.onComplete(completion);
 			}

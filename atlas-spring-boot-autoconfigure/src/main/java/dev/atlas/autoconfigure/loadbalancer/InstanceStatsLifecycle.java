@@ -1,5 +1,7 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import java.util.Objects;
+
 import dev.atlas.loadbalancer.stats.InstanceStats;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -33,7 +35,7 @@ class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, Se
 					&& timed.getRequestStartTime() == 0) {
 				timed.setRequestStartTime(System.nanoTime());
 			}
-			this.stats.started(lbResponse.getServer());
+			this.stats.started(Objects.requireNonNull(lbResponse.getServer(), "hasServer()"));
 		}
 	}
 
@@ -42,7 +44,8 @@ class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, Se
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
 		if (response != null && response.hasServer()
 				&& completionContext.status() != CompletionContext.Status.DISCARD) {
-			this.stats.completed(response.getServer(), durationNanos(completionContext.getLoadBalancerRequest()));
+			this.stats.completed(Objects.requireNonNull(response.getServer(), "hasServer()"),
+					durationNanos(completionContext.getLoadBalancerRequest()));
 		}
 	}
 

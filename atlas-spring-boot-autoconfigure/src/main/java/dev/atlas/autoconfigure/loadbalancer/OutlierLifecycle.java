@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedByInterruptException;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
@@ -78,7 +79,7 @@ class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceI
 		Throwable failure = completionContext.getThrowable();
 		Outcome outcome = outcome(completionContext.status(), failure, completionContext.getClientResponse());
 		if (outcome != Outcome.IGNORED) {
-			this.detector.record(response.getServer(), outcome,
+			this.detector.record(Objects.requireNonNull(response.getServer(), "hasServer()"), outcome,
 					(outcome == Outcome.SUCCESS) ? null : describe(failure, completionContext.getClientResponse()));
 		}
 	}

@@ -229,15 +229,15 @@ public final class ServiceRouting implements DisposableBean {
 										probeRules.interval())
 								: null;
 		// Nothing below throws: the live objects change only now.
-		if (probe != null) {
+		if (probe != null && detector != null) {
 			detector.update(next.outlier(), probe);
 		}
-		OutlierEjection nextEjection = (this.ejection != null && probe != null) ? new OutlierEjection(detector)
-				: this.ejection;
+		OutlierEjection nextEjection = (this.ejection != null && probe != null && detector != null)
+				? new OutlierEjection(detector) : this.ejection;
 		if (!next.peakEwma().decayTime().equals(previous.peakEwma().decayTime())) {
 			this.parts.stats().decayTime(next.peakEwma().decayTime());
 		}
-		if (staleCheck != null) {
+		if (staleCheck != null && lastKnownGood != null) {
 			lastKnownGood.staleCheck(staleCheck);
 		}
 		List<WeightAdjuster> adjusters = new ArrayList<>();

@@ -3,6 +3,7 @@ package dev.atlas.sample.user;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -121,7 +122,7 @@ public class UserController {
 	 * @throws InterruptedException if interrupted while delaying the answer
 	 */
 	@GetMapping(path = "/users/{id}/next", params = "block=true")
-	public NextUser nextBlocking(@PathVariable long id,
+	public @Nullable NextUser nextBlocking(@PathVariable long id,
 			@RequestHeader(name = VERSION_HEADER, required = false) String version,
 			@RequestHeader(name = CALLER_HEADER, required = false) String caller) throws InterruptedException {
 		return nextHop(user(id, version, caller)).block();
