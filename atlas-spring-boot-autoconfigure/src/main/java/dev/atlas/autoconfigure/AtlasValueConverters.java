@@ -15,6 +15,8 @@ import org.springframework.core.convert.converter.Converter;
  * origin). Registered as {@code @ConfigurationPropertiesBinding} beans by the
  * auto-configuration, and used by {@link AtlasSettings}' own binder. Stateless and
  * thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class AtlasValueConverters {
 

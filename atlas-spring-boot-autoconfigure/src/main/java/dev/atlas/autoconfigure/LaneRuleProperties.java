@@ -13,6 +13,8 @@ import org.jspecify.annotations.Nullable;
  * {@code in}, {@code regex} says how it is compared; {@code tag} is the tag a matching
  * request wants. For example {@code tag: v2, header: X-User-Group, equals: beta}. Mutable
  * while being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 public class LaneRuleProperties {
 

@@ -24,6 +24,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * Implementations are thread-safe and take no lock when the same candidate list is passed
  * again.
+ *
+ * @since 0.1.0
  */
 public interface Balancer extends LoadBalancingStrategy {
 

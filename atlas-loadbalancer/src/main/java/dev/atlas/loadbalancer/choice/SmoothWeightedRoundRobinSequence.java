@@ -24,6 +24,8 @@ import java.util.Map;
  * Building costs O(period × distinct weights): instances of equal weight take turns in
  * list order (they do in nginx too), so a step compares one candidate per distinct
  * weight. Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class SmoothWeightedRoundRobinSequence {
 

@@ -31,6 +31,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * ({@link AllZeroWeightsPolicy}).
  *
  * @param <T> the per-snapshot selection table
+ * @since 0.1.0
  */
 public abstract class SnapshotBalancer<T> implements Balancer {
 

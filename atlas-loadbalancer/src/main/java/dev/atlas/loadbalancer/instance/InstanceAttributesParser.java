@@ -50,6 +50,8 @@ import org.springframework.cloud.client.ServiceInstance;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class InstanceAttributesParser {
 

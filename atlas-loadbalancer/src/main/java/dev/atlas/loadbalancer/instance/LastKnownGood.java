@@ -47,6 +47,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * Thread-safe and lock-free: returns the same list object while nothing changes, so
  * downstream memoization holds.
+ *
+ * @since 0.1.0
  */
 public final class LastKnownGood {
 

@@ -60,6 +60,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * failure of an instance, an ejection, a return, and forgetting an instance that
  * recovered take a lock of this detector (never taken on a pick). Time comes from the
  * injected {@link Clock}.
+ *
+ * @since 0.1.0
  */
 public final class OutlierDetector implements AutoCloseable {
 

@@ -16,6 +16,7 @@ import java.util.Objects;
  * {@code > 0}
  * @param path the path an {@link ProbeType#HTTP HTTP} probe requests, starting with
  * {@code /}; ignored for other types
+ * @since 0.1.0
  */
 public record ProbeRules(ProbeType type, Duration interval, Duration timeout, String path) {
 

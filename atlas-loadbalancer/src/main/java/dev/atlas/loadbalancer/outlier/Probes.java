@@ -18,6 +18,8 @@ import dev.atlas.loadbalancer.support.InstanceProbe;
  * probe sends a GET of the configured path with no header of its own. Both run on the
  * calling thread and start none; both are thread-safe. Resolving a host name (when an
  * instance is registered by name) is the JVM's, outside the probe's timeout.
+ *
+ * @since 0.1.0
  */
 public final class Probes {
 

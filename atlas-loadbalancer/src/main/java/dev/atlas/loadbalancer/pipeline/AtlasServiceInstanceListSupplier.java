@@ -48,6 +48,8 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * {@link AtlasLoadBalancer} applies this stage inside its own Reactor operator when the
  * stage tops the chain ({@link #delegateLists}, {@link #select}), one operator less per
  * request; subscribing to {@link #get(Request)} gives the same lists. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
 

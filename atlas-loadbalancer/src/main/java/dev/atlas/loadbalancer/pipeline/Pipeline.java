@@ -27,6 +27,8 @@ import org.springframework.cloud.client.ServiceInstance;
  *
  * <p>
  * Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class Pipeline {
 

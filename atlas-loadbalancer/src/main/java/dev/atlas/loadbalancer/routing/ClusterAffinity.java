@@ -48,6 +48,8 @@ import org.springframework.core.Ordered;
  *
  * <p>
  * Computed once per input snapshot and memoized on it. Thread-safe and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class ClusterAffinity implements CandidateFilter, Ordered {
 

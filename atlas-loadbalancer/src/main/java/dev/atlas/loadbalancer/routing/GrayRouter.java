@@ -63,6 +63,8 @@ import org.springframework.core.Ordered;
  * The lanes of a snapshot are computed once and memoized on it, so routing a request is a
  * few map lookups; the lane returned for the same snapshot and tag is always the same
  * object, which lets the balancer memoize its tables per lane. Thread-safe and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class GrayRouter implements CandidateFilter, Ordered {
 

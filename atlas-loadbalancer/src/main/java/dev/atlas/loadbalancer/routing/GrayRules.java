@@ -32,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  * @param laneRules evaluated first, in order: the first rule a request matches names the
  * tag it wants, before the {@code header}, the own tag and the percentages; not
  * {@code null}, may be empty
+ * @since 0.1.0
  */
 public record GrayRules(String header, @Nullable String ownTag, GrayFallback fallback, boolean isolateBaseline,
 		Set<String> baselineTags, Map<String, Double> canaryPercentages, @Nullable String hashKeyHeader,

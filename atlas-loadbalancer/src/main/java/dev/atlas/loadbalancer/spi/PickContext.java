@@ -7,6 +7,8 @@ package dev.atlas.loadbalancer.spi;
  *
  * <p>
  * Valid only during the {@code choose} call it is passed to. Not thread-safe.
+ *
+ * @since 0.1.0
  */
 public interface PickContext extends CandidateRequest {
 

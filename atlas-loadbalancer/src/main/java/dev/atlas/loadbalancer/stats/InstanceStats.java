@@ -60,6 +60,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * threshold is tracked whole. Only one clean-up runs at a time; a request that starts on
  * an instance while it is being forgotten is counted again on its fresh entry.
  * Thread-safe; recording takes no lock and allocates nothing for a tracked instance.
+ *
+ * @since 0.1.0
  */
 public final class InstanceStats implements LiveStats {
 

@@ -8,6 +8,8 @@ import java.util.stream.Collectors;
 /**
  * Parsing of the enumerations whose constants are spelled in properties as
  * {@code kebab-case} values.
+ *
+ * @since 0.1.0
  */
 public final class PropertyValues {
 

@@ -39,6 +39,8 @@ import org.springframework.core.Ordered;
  *
  * <p>
  * Thread-safe and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class SlowStart implements WeightAdjuster, Ordered {
 

@@ -33,6 +33,8 @@ import org.springframework.util.ClassUtils;
  * The {@code atlas} actuator endpoint ({@link AtlasEndpoint}), and a warning when Spring
  * Cloud's endpoints that change the Environment (so, now, routing rules) are reachable by
  * the application's clients.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = { AtlasLoadBalancerAutoConfiguration.class, AtlasLifecycleAutoConfiguration.class },
 		afterName = "org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration")

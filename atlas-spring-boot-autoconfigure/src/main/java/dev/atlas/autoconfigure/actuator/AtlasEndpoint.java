@@ -73,6 +73,8 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * record's components, durations as in properties; {@code affinity} is {@code null} until
  * the first request resolves the caller's cluster) and {@code rulesChangedAt} when they
  * last changed at runtime (epoch ms; {@code null}: as at startup).
+ *
+ * @since 0.1.0
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {

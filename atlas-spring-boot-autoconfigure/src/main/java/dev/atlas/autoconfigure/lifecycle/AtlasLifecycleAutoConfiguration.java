@@ -42,6 +42,8 @@ import org.springframework.core.env.Environment;
  * ({@link LosslessRegistration}). Both hook into Spring Cloud's generic service-registry
  * SPI through class-based proxies (the registries' beans are concrete classes that other
  * beans inject by type), so they work for Nacos and ZooKeeper alike.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnClass({ ServiceRegistry.class, ProxyFactory.class })

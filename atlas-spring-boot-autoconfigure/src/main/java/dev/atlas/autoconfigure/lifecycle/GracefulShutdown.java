@@ -68,6 +68,8 @@ import org.springframework.core.Ordered;
  * <p>
  * Thread-safe; idempotent: concurrent and later calls wait for the first run and do
  * nothing else.
+ *
+ * @since 0.1.0
  */
 public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>, Ordered {
 

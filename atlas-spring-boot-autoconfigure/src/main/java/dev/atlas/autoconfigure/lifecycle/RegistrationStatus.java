@@ -43,6 +43,8 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RegistrationStatus implements DisposableBean {
 

@@ -61,6 +61,8 @@ import org.springframework.core.env.Environment;
  * Makes Atlas the load balancer of every {@code @LoadBalanced} RestTemplate, RestClient,
  * WebClient and Feign client, when Spring Cloud LoadBalancer is present and enabled and
  * {@code atlas.enabled} is not {@code false}.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(before = LoadBalancerAutoConfiguration.class)
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)

@@ -46,6 +46,8 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * stopping application's own calls (a second hop, a scheduled job) keep following the
  * registry while it drains — for Nacos, its client's local copy, which pushes still
  * update — at the cost of one discovery lookup per service and period. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RegistryEventRefresher implements SmartApplicationListener, SmartLifecycle, DisposableBean {
 

@@ -51,6 +51,8 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  *
  * <p>
  * Thread-safe: changes and registrations are serialized.
+ *
+ * @since 0.1.0
  */
 public final class RuntimeRules {
 

@@ -51,6 +51,8 @@ import org.springframework.beans.factory.DisposableBean;
  *
  * <p>
  * Thread-safe: changes are serialized; reads are lock-free.
+ *
+ * @since 0.1.0
  */
 public final class ServiceRouting implements DisposableBean {
 

@@ -30,6 +30,8 @@ import org.springframework.context.annotation.Bean;
  * Cloud Alibaba's shutdown wait is replaced by Atlas's drain. Nacos's pushed instance
  * changes evict the load balancer's cached list of that service at once
  * ({@link NacosInstanceChangeSource}).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class,
 		afterName = { "com.alibaba.cloud.nacos.discovery.NacosDiscoveryAutoConfiguration",

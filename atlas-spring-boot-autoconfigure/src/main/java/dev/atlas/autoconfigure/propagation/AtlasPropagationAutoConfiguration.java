@@ -51,6 +51,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  * call to a fixed URL (a plain client, a {@code @FeignClient} with {@code url}) gets no
  * routing header.</li>
  * </ul>
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnClass({ ContextRegistry.class, LoadBalancerRequestTransformer.class })

@@ -16,6 +16,8 @@ import org.springframework.context.annotation.Bean;
  * ZooKeeper-specific support, on when Spring Cloud ZooKeeper discovery is on the
  * classpath and active and Atlas is enabled: every caller, registered or not, hears of
  * the changes of the services it calls ({@link ZookeeperInstanceChangeSource}).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class,
 		afterName = { "org.springframework.cloud.zookeeper.discovery.ZookeeperDiscoveryAutoConfiguration",

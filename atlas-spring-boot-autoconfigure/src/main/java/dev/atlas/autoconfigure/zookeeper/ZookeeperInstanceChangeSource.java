@@ -42,6 +42,8 @@ import org.springframework.beans.factory.DisposableBean;
  * <em>server</em> from the client side: against a 3.5 server without that setting the
  * watch fails inside Curator (which logs an ERROR), Atlas logs one WARN per service when
  * it starts the watch again, and the service refreshes at the cache TTL.
+ *
+ * @since 0.1.0
  */
 public class ZookeeperInstanceChangeSource implements InstanceChangeSource, DisposableBean {
 
