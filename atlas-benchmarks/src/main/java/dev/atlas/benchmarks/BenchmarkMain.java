@@ -50,8 +50,8 @@ public final class BenchmarkMain {
 
 	/**
 	 * Runs JMH and renders the report.
-	 * @param options JMH options
-	 * @return Markdown
+	 * @param options the JMH options
+	 * @return the Markdown text
 	 * @throws Exception if JMH fails
 	 */
 	public static String run(Options options) throws Exception {

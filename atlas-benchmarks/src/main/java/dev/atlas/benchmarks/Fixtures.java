@@ -50,12 +50,15 @@ public final class Fixtures {
 	/** The header naming the wanted tag. */
 	public static final String TAG_HEADER = "X-Service-Version";
 
+	/** The header {@code ring-hash} reads its key from in the benchmarks. */
+	public static final String USER_HEADER = "X-User-Id";
+
 	private Fixtures() {
 	}
 
 	/**
 	 * The configured weight of instance {@code i} of the benchmark fleet: 1, 2, 3, 4, 5,
-	 * 1, 2, …
+	 * 1, 2 and so on.
 	 * @param i index
 	 * @return 1..5
 	 */
@@ -107,8 +110,8 @@ public final class Fixtures {
 	 * One instance as Spring Cloud Alibaba's discovery turns a Nacos {@link Instance}
 	 * into a {@code ServiceInstance}.
 	 * @param i index, gives the address {@code 10.x.y.z:8080}
-	 * @param weight Nacos weight
-	 * @param cluster Nacos cluster name
+	 * @param weight the Nacos weight
+	 * @param cluster the Nacos cluster name
 	 * @param metadata the instance's own metadata
 	 * @return a {@code NacosServiceInstance}
 	 */
@@ -136,9 +139,6 @@ public final class Fixtures {
 	public static Request<RequestDataContext> request(String wantedTag) {
 		return request(wantedTag, null);
 	}
-
-	/** The header {@code ring-hash} reads its key from in the benchmarks. */
-	public static final String USER_HEADER = "X-User-Id";
 
 	/**
 	 * A GET of {@code /users/42} with a gray tag and a user id.

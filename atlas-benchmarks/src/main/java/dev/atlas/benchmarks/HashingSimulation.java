@@ -60,9 +60,6 @@ public final class HashingSimulation {
 	/** Keys looked up, and requests of the balance workloads. */
 	public static final int KEYS = 10_000;
 
-	/** Fleet sizes of the join / leave runs. */
-	static final int[] SIZES = { 5, 10, 50 };
-
 	/** Instances of the balance runs. */
 	public static final int BALANCE_INSTANCES = 10;
 
@@ -77,6 +74,9 @@ public final class HashingSimulation {
 
 	/** Load factor of bounded load (the default). */
 	public static final double LOAD_FACTOR = HashRules.DEFAULT_LOAD_FACTOR;
+
+	/** Fleet sizes of the join / leave runs. */
+	static final int[] SIZES = { 5, 10, 50 };
 
 	private HashingSimulation() {
 	}
@@ -127,7 +127,7 @@ public final class HashingSimulation {
 
 		/**
 		 * The results as Markdown tables.
-		 * @return Markdown
+		 * @return the Markdown text
 		 */
 		public String markdown() {
 			StringBuilder out = new StringBuilder();

@@ -18,14 +18,14 @@ import org.springframework.cloud.client.loadbalancer.Request;
  */
 final class KeyedPickContext implements PickContext {
 
+	/** The current request's key, or {@code null} for none. */
+	@Nullable String key;
+
 	private final String header;
 
 	private final InstanceSnapshot snapshot;
 
 	private final InstanceStats stats;
-
-	/** The current request's key, or {@code null} for none. */
-	@Nullable String key;
 
 	/**
 	 * @param header the header carrying the key, in lower case

@@ -230,7 +230,7 @@ public final class LatencySimulation {
 
 		/**
 		 * Label for the report.
-		 * @return Markdown
+		 * @return the Markdown text
 		 */
 		public String label() {
 			return this.label;
@@ -298,7 +298,7 @@ public final class LatencySimulation {
 
 		/**
 		 * The results as Markdown tables, one per scenario and rate.
-		 * @return Markdown
+		 * @return the Markdown text
 		 */
 		public String markdown() {
 			StringBuilder out = new StringBuilder();

@@ -167,7 +167,7 @@ public final class MarkdownReport {
 
 	/**
 	 * The whole report.
-	 * @return Markdown, ending with a newline
+	 * @return the Markdown text, ending with a newline
 	 */
 	public String render() {
 		StringBuilder out = new StringBuilder();
@@ -179,7 +179,7 @@ public final class MarkdownReport {
 			for (Contender contender : Contender.values()) {
 				row(out, contender, t,
 						(cell, base) -> String.format(Locale.ROOT, "%s ± %s (%s×)%s", number(cell.nanos),
-								number(cell.error), (base == null) ? "?" : ratio(cell.nanos / base.nanos),
+								number(cell.error), (base != null) ? ratio(cell.nanos / base.nanos) : "?",
 								(cell.unstable() || (base != null && base.unstable())) ? " ⚠" : ""));
 			}
 			out.append('\n');

@@ -42,12 +42,12 @@ import org.springframework.cloud.client.ServiceInstance;
 @Measurement(iterations = 2, time = 1)
 public abstract class PickBenchmark {
 
+	/** User ids the ring-hash contenders draw from. */
+	static final int KEYS = 64;
+
 	/** Number of instances of the service. */
 	@Param({ "10", "100", "1000", "10000" })
 	public int instances;
-
-	/** User ids the ring-hash contenders draw from. */
-	static final int KEYS = 64;
 
 	private Contenders c;
 

@@ -145,7 +145,7 @@ public final class QualitySimulation {
 
 		/**
 		 * The results as Markdown tables.
-		 * @return Markdown
+		 * @return the Markdown text
 		 */
 		public String markdown() {
 			StringBuilder out = new StringBuilder();

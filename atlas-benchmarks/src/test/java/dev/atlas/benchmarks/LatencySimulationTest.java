@@ -7,8 +7,6 @@ import dev.atlas.benchmarks.LatencySimulation.Scenario;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import static dev.atlas.benchmarks.LatencySimulation.MAIN_RATE;
-import static dev.atlas.benchmarks.LatencySimulation.SEED;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -24,11 +22,11 @@ class LatencySimulationTest {
 
 	@BeforeAll
 	static void simulate() throws Exception {
-		report = LatencySimulation.run(SEED, MAIN_RATE);
+		report = LatencySimulation.run(LatencySimulation.SEED, LatencySimulation.MAIN_RATE);
 	}
 
 	private static Result alwaysSlow(Contender contender) {
-		return report.result(contender, Scenario.ALWAYS_SLOW, MAIN_RATE);
+		return report.result(contender, Scenario.ALWAYS_SLOW, LatencySimulation.MAIN_RATE);
 	}
 
 	@Test
@@ -69,16 +67,17 @@ class LatencySimulationTest {
 		// what
 		// least-request does give, against weighted random's 8,371×.
 		Result slow = alwaysSlow(Contender.LEAST_REQUEST);
-		assertThat(report.p99Ratio(Contender.LEAST_REQUEST, Scenario.ALWAYS_SLOW, MAIN_RATE))
+		assertThat(report.p99Ratio(Contender.LEAST_REQUEST, Scenario.ALWAYS_SLOW, LatencySimulation.MAIN_RATE))
 			.as("least-request p99 ÷ baseline (%.2f %% to the slow instance)", slow.slowShare() * 100)
 			.isLessThanOrEqualTo(6.0);
-		assertThat(report.p99Ratio(Contender.WEIGHTED_RANDOM, Scenario.ALWAYS_SLOW, MAIN_RATE)).isGreaterThan(1_000);
+		assertThat(report.p99Ratio(Contender.WEIGHTED_RANDOM, Scenario.ALWAYS_SLOW, LatencySimulation.MAIN_RATE))
+			.isGreaterThan(1_000);
 	}
 
 	private static void assertP99WithinOneAndAHalfTimesBaseline(Contender contender) {
 		Result slow = alwaysSlow(contender);
-		Result baseline = report.result(contender, Scenario.BASELINE, MAIN_RATE);
-		assertThat(report.p99Ratio(contender, Scenario.ALWAYS_SLOW, MAIN_RATE))
+		Result baseline = report.result(contender, Scenario.BASELINE, LatencySimulation.MAIN_RATE);
+		assertThat(report.p99Ratio(contender, Scenario.ALWAYS_SLOW, LatencySimulation.MAIN_RATE))
 			.as("%s: p99 %.1f ms ÷ baseline p99 %.1f ms (%.2f %% to the slow instance)", contender, slow.p99Millis(),
 					baseline.p99Millis(), slow.slowShare() * 100)
 			.isLessThanOrEqualTo(1.5);
@@ -90,8 +89,8 @@ class LatencySimulationTest {
 		for (Result result : report.results()) {
 			// 1,000 req/s: about 60,000 or 120,000 measured requests.
 			assertThat(result.requests()).as(result.toString())
-				.isBetween((int) (0.95 * MAIN_RATE * result.scenario().seconds()),
-						(int) (1.05 * MAIN_RATE * result.scenario().seconds()));
+				.isBetween((int) (0.95 * LatencySimulation.MAIN_RATE * result.scenario().seconds()),
+						(int) (1.05 * LatencySimulation.MAIN_RATE * result.scenario().seconds()));
 			assertThat(result.p50Millis()).as(result.toString()).isPositive().isLessThanOrEqualTo(result.p99Millis());
 			if (!result.scenario().hasSlowInstance()) {
 				// No slow instance: nobody's p99 is far from the service time's (32 ms).
@@ -109,7 +108,8 @@ class LatencySimulationTest {
 		assumeTrue(report.results().stream().allMatch(Result::seeded),
 				"ThreadLocalRandom could not be seeded on this JDK");
 		for (Contender contender : new Contender[] { Contender.PEAK_EWMA, Contender.SPRING_RANDOM }) {
-			assertThat(LatencySimulation.simulate(contender, Scenario.ALWAYS_SLOW, MAIN_RATE, SEED))
+			assertThat(LatencySimulation.simulate(contender, Scenario.ALWAYS_SLOW, LatencySimulation.MAIN_RATE,
+					LatencySimulation.SEED))
 				.isEqualTo(alwaysSlow(contender));
 		}
 	}

@@ -10,6 +10,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * Cluster affinity, {@code atlas.affinity.*}: prefer instances of the caller's own
  * cluster or zone. A caller-level setting (the caller has one cluster), not per service.
  * Mutable while being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = AffinityProperties.PREFIX)
 public class AffinityProperties implements InitializingBean {

@@ -24,6 +24,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * {@code atlas.services.<serviceId>}. Invalid values fail startup with a message naming
  * the property and the allowed values. Mutable while being bound, not thread-safe; read
  * only afterwards.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = AtlasProperties.PREFIX)
 public class AtlasProperties {

@@ -59,6 +59,8 @@ import org.springframework.core.env.ConfigurableEnvironment;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class AtlasSettings {
 
@@ -106,16 +108,6 @@ public class AtlasSettings {
 		this((Supplier<Binder>) () -> binder(environment));
 	}
 
-	/**
-	 * A binder of the environment as it is now, with Atlas's converters.
-	 * @param environment the application's environment
-	 * @return a new binder
-	 */
-	public static Binder binder(ConfigurableEnvironment environment) {
-		return new Binder(ConfigurationPropertySources.get(environment),
-				new PropertySourcesPlaceholdersResolver(environment), AtlasValueConverters.conversionService());
-	}
-
 	AtlasSettings(Binder binder) {
 		this((Supplier<Binder>) () -> binder);
 	}
@@ -138,6 +130,16 @@ public class AtlasSettings {
 		this.staleLimit = registry.getStaleLimit();
 		settingsFor("");
 		configuredServiceIds().forEach(this::settingsFor);
+	}
+
+	/**
+	 * A binder of the environment as it is now, with Atlas's converters.
+	 * @param environment the application's environment
+	 * @return a new binder
+	 */
+	public static Binder binder(ConfigurableEnvironment environment) {
+		return new Binder(ConfigurationPropertySources.get(environment),
+				new PropertySourcesPlaceholdersResolver(environment), AtlasValueConverters.conversionService());
 	}
 
 	/**

@@ -1,9 +1,8 @@
 package dev.atlas.autoconfigure;
 
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.routing.GrayFallback;
-
 import dev.atlas.loadbalancer.outlier.ProbeType;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 
 import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.core.convert.ConversionService;
@@ -16,6 +15,8 @@ import org.springframework.core.convert.converter.Converter;
  * origin). Registered as {@code @ConfigurationPropertiesBinding} beans by the
  * auto-configuration, and used by {@link AtlasSettings}' own binder. Stateless and
  * thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class AtlasValueConverters {
 

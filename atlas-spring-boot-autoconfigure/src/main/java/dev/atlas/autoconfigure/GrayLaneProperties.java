@@ -11,6 +11,8 @@ import org.jspecify.annotations.Nullable;
  * empty or when it names none. The same fields are bound from {@code atlas.gray.*} (the
  * global values, {@link GrayProperties}) and {@code atlas.services.<serviceId>.gray.*}
  * ({@link ServiceGrayProperties}). Mutable while being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 public abstract class GrayLaneProperties {
 

@@ -23,6 +23,8 @@ import org.springframework.boot.context.properties.DeprecatedConfigurationProper
  * the lane settings of {@link GrayLaneProperties} are the defaults of every service,
  * which {@code atlas.services.<serviceId>.gray.*} overrides. Mutable while being bound,
  * not thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = GrayProperties.PREFIX)
 public class GrayProperties extends GrayLaneProperties implements InitializingBean {

@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import dev.atlas.loadbalancer.routing.LaneRule;
 import org.jspecify.annotations.Nullable;
@@ -12,6 +13,8 @@ import org.jspecify.annotations.Nullable;
  * {@code in}, {@code regex} says how it is compared; {@code tag} is the tag a matching
  * request wants. For example {@code tag: v2, header: X-User-Group, equals: beta}. Mutable
  * while being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 public class LaneRuleProperties {
 
@@ -97,14 +100,16 @@ public class LaneRuleProperties {
 					"exactly one of equals, in, regex");
 		}
 		try {
-			return new LaneRule(this.tag, source, name, match, values);
+			return new LaneRule(this.tag, Objects.requireNonNull(source, "one source"),
+					Objects.requireNonNull(name, "one source"), Objects.requireNonNull(match, "one matcher"),
+					Objects.requireNonNull(values, "one matcher"));
 		}
 		catch (IllegalArgumentException ex) {
 			throw invalid(property, ex.getMessage(), "keys " + ALLOWED_KEYS);
 		}
 	}
 
-	private static IllegalArgumentException invalid(String property, String problem, String allowed) {
+	private static IllegalArgumentException invalid(String property, @Nullable String problem, String allowed) {
 		return new IllegalArgumentException("Invalid " + property + ": " + problem + " (" + allowed + ")");
 	}
 

@@ -17,6 +17,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * {@code atlas.services.<serviceId>.loadbalancer.*}. (Atlas's own section, not Spring
  * Cloud's {@code spring.cloud.loadbalancer} properties.) Mutable while being bound, not
  * thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = LoadBalancerProperties.PREFIX)
 public class LoadBalancerProperties implements InitializingBean {

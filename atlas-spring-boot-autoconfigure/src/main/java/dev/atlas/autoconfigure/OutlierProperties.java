@@ -14,6 +14,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * requests in a row are ejected for a while, probed, and returned when a probe passes.
  * Per service under {@code atlas.services.<serviceId>.outlier.*}. Mutable while being
  * bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = OutlierProperties.PREFIX)
 public class OutlierProperties implements InitializingBean {

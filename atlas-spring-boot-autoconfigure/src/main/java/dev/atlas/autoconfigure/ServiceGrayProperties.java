@@ -9,6 +9,8 @@ import java.util.Map;
  * service's percentage canary, which only exists per service. The header, the metadata
  * key and the own tag belong to the caller ({@code atlas.gray.*} only). Mutable while
  * being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 public class ServiceGrayProperties extends GrayLaneProperties {
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -101,7 +102,7 @@ final class ServiceOverlay {
 			return true;
 		}
 		ConfigurationPropertyName relaxedKey = dashed(key);
-		return relaxedKey != null && relaxedKey.equals(dashed(serviceId));
+		return relaxedKey != null && Objects.equals(relaxedKey, dashed(serviceId));
 	}
 
 	/**

@@ -6,6 +6,8 @@ package dev.atlas.autoconfigure;
  * {@code atlas.gray}, {@code atlas.warmup}, {@code atlas.outlier}) by
  * {@link AtlasSettings}: what the service does not set is the global value. Mutable while
  * being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 public class ServiceProperties {
 

@@ -31,6 +31,7 @@ import dev.atlas.loadbalancer.weighting.WarmupRules;
  * @param peakEwma the rules of {@code peak-ewma}; its decay time applies to the service's
  * statistics whichever strategy is in use
  * @param hash the rules of {@code ring-hash}
+ * @since 0.1.0
  */
 public record ServiceSettings(String strategy, AllZeroWeightsPolicy allZeroWeights, boolean grayEnabled, GrayRules gray,
 		WarmupRules warmup, OutlierRules outlier, LeastRequestRules leastRequest, PeakEwmaRules peakEwma,

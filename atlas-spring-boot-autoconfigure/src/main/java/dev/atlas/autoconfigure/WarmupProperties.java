@@ -11,6 +11,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * Warmup (slow start) with Envoy's curve, {@code atlas.warmup.*}: new instances ramp up
  * their weight. Per service under {@code atlas.services.<serviceId>.warmup.*}. Mutable
  * while being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = WarmupProperties.PREFIX)
 public class WarmupProperties implements InitializingBean {

@@ -10,6 +10,8 @@ import java.util.random.RandomGenerator;
  * <p>
  * Only positive weights get a column, so drained instances (weight 0) can never be
  * sampled. Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class AliasTable {
 

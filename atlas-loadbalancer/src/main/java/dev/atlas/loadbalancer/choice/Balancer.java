@@ -4,7 +4,6 @@ import java.util.List;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.PickContext;
 import org.jspecify.annotations.Nullable;
@@ -25,6 +24,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * Implementations are thread-safe and take no lock when the same candidate list is passed
  * again.
+ *
+ * @since 0.1.0
  */
 public interface Balancer extends LoadBalancingStrategy {
 

@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
  * @param loadFactor the bound, {@code > 1}: 1.25 as suggested by Mirrokni, Thorup and
  * Zadimoghaddam ("Consistent Hashing with Bounded Loads", SODA 2018), so that no instance
  * holds more than 25 % over the average while at most a few keys move
+ * @since 0.1.0
  */
 public record HashRules(@Nullable String header, @Nullable String cookie, int virtualNodes, boolean boundedLoad,
 		double loadFactor) {

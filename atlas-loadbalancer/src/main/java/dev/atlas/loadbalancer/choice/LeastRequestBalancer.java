@@ -32,6 +32,8 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  *
  * <p>
  * Thread-safe and lock-free; a pick allocates nothing.
+ *
+ * @since 0.1.0
  */
 public final class LeastRequestBalancer extends DrawingBalancer {
 

@@ -11,6 +11,7 @@ package dev.atlas.loadbalancer.choice;
  * {@code >= 0}: an instance ranks by {@code in-flight^bias ÷ weight}, lower first; 1.0
  * (Envoy's default) balances in-flight requests in proportion to weight; 0 ignores
  * in-flight requests (the draw by weight alone, i.e. weighted random)
+ * @since 0.1.0
  */
 public record LeastRequestRules(int choiceCount, double activeRequestBias) {
 

@@ -13,6 +13,7 @@ import java.util.Objects;
  * and Linkerd's): long enough that a slow instance is not retried at once, short enough
  * that a recovered one gets traffic back within a minute. The statistics of the service
  * ({@code InstanceStats}) apply it.
+ * @since 0.1.0
  */
 public record PeakEwmaRules(int choiceCount, Duration decayTime) {
 

@@ -52,6 +52,8 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * entries summed over the sets (a Caffeine cache weighed by set size); a set that is
  * evicted, or that disappears and comes back after that, starts at a new random position.
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class SmoothWeightedRoundRobinBalancer extends SnapshotBalancer<SmoothWeightedRoundRobinBalancer.Table> {
 

@@ -24,6 +24,8 @@ import java.util.Map;
  * Building costs O(period × distinct weights): instances of equal weight take turns in
  * list order (they do in nginx too), so a step compares one candidate per distinct
  * weight. Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class SmoothWeightedRoundRobinSequence {
 
@@ -54,7 +56,7 @@ public final class SmoothWeightedRoundRobinSequence {
 		for (int i = 0; i < units.length; i++) {
 			if (units[i] > 0) {
 				int[] members = groups.get(units[i]);
-				members = (members == null) ? new int[] { i } : appended(members, i);
+				members = (members != null) ? appended(members, i) : new int[] { i };
 				groups.put(units[i], members);
 			}
 		}
@@ -144,7 +146,7 @@ public final class SmoothWeightedRoundRobinSequence {
 
 	/**
 	 * Length of one period.
-	 * @return Σ of the integer weights, {@code >= 1}
+	 * @return the sum of the integer weights, {@code >= 1}
 	 */
 	public int period() {
 		return this.sequence.length;

@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.choice;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 
@@ -30,16 +31,17 @@ import org.springframework.cloud.client.ServiceInstance;
  * ({@link AllZeroWeightsPolicy}).
  *
  * @param <T> the per-snapshot selection table
+ * @since 0.1.0
  */
 public abstract class SnapshotBalancer<T> implements Balancer {
-
-	private static final Logger log = LoggerFactory.getLogger(SnapshotBalancer.class);
 
 	/**
 	 * Name of the counter of requests that met an all-zero-weights list; tags
 	 * {@code service, policy}.
 	 */
 	public static final String ALL_ZERO_WEIGHTS_METER = "atlas.weights.all.zero";
+
+	private static final Logger log = LoggerFactory.getLogger(SnapshotBalancer.class);
 
 	private final String serviceId;
 
@@ -116,7 +118,7 @@ public abstract class SnapshotBalancer<T> implements Balancer {
 			}
 			log.warn("All {} instances of service '{}' have weight 0; treating them as equal weights "
 					+ "(atlas.loadbalancer.all-zero-weights=fail-open)", snapshot.size(), this.serviceId);
-			java.util.Arrays.fill(weights, 1.0);
+			Arrays.fill(weights, 1.0);
 		}
 		int only = singlePositive(weights);
 		return new Prepared<>((only >= 0) ? null : buildTable(snapshot, weights), only, allZero);

@@ -14,6 +14,8 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * O(1) per pick from an {@link AliasTable} (Vose's alias method) built once per snapshot.
  * Stateless between picks, so callers never synchronize on each other. Atlas's default.
  * Thread-safe and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class WeightedRandomBalancer extends SnapshotBalancer<AliasTable> {
 

@@ -18,6 +18,8 @@ import org.springframework.util.MultiValueMap;
  * Reads headers of the outbound request a load-balancing {@link Request} describes.
  * Spring Cloud builds a {@link RequestDataContext} for RestTemplate, RestClient,
  * WebClient and Feign calls; other requests have no headers.
+ *
+ * @since 0.1.0
  */
 public final class RequestHeaders {
 

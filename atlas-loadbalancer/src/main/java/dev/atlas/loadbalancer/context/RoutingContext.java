@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * Header names are case-insensitive. Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class RoutingContext {
 

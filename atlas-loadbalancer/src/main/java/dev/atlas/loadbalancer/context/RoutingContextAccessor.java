@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * Stateless and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class RoutingContextAccessor implements ThreadLocalAccessor<RoutingContext> {
 

@@ -11,6 +11,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * Thread confinement makes it thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class RoutingContextHolder {
 

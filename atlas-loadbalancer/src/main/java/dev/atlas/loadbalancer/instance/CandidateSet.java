@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Immutable and thread-safe; equality and hash code are by value. Holds one reference per
  * instance; {@link #size()} is a fair weight for a bounded cache of them.
+ *
+ * @since 0.1.0
  */
 public final class CandidateSet {
 

@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
  * it
  * @param healthy {@code false} only when the registry says so explicitly (e.g.
  * {@code nacos.healthy=false})
+ * @since 0.1.0
  */
 public record InstanceAttributes(double weight, @Nullable String cluster, @Nullable String tag, long registeredAtMillis,
 		boolean healthy) {

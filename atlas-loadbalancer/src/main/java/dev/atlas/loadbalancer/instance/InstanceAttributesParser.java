@@ -50,10 +50,10 @@ import org.springframework.cloud.client.ServiceInstance;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class InstanceAttributesParser {
-
-	private static final Logger log = LoggerFactory.getLogger(InstanceAttributesParser.class);
 
 	/** Name of the counter of invalid weights; tags {@code service}. */
 	public static final String INVALID_WEIGHTS_METER = "atlas.weights.invalid";
@@ -65,6 +65,8 @@ public final class InstanceAttributesParser {
 	 * {@code long}; counted once per instance and problem); tags {@code service}.
 	 */
 	public static final String INVALID_METADATA_METER = "atlas.metadata.invalid";
+
+	private static final Logger log = LoggerFactory.getLogger(InstanceAttributesParser.class);
 
 	private final String serviceId;
 
@@ -305,9 +307,9 @@ public final class InstanceAttributesParser {
 	 */
 	private static final class Metadata {
 
-		private final Map<?, ?> map;
-
 		@Nullable List<String> wrongTypes;
+
+		private final Map<?, ?> map;
 
 		Metadata(Map<?, ?> map) {
 			this.map = map;

@@ -21,6 +21,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * ({@link InstanceSnapshot#key(int)}); {@link #matches} and {@link #same} compare an
  * instance without allocating. Immutable and thread-safe; equality and hash code are by
  * value.
+ *
+ * @since 0.1.0
  */
 public final class InstanceKey {
 

@@ -38,6 +38,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * Immutable and thread-safe; {@code derive} may run a function twice under a race, never
  * concurrently returning different values to the same caller after it has been stored.
+ *
+ * @since 0.1.0
  */
 public final class InstanceSnapshot extends AbstractList<ServiceInstance> implements RandomAccess {
 

@@ -9,11 +9,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
+import dev.atlas.loadbalancer.support.InstanceProbe;
+import dev.atlas.loadbalancer.support.Scheduler;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
-import dev.atlas.loadbalancer.support.InstanceProbe;
-import dev.atlas.loadbalancer.support.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,10 +47,10 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * Thread-safe and lock-free: returns the same list object while nothing changes, so
  * downstream memoization holds.
+ *
+ * @since 0.1.0
  */
 public final class LastKnownGood {
-
-	private static final Logger log = LoggerFactory.getLogger(LastKnownGood.class);
 
 	/**
 	 * Counter of empty refreshes answered with the last known good list; tags
@@ -60,6 +60,8 @@ public final class LastKnownGood {
 
 	/** The same empty answer object is confirmed again at most this often. */
 	static final long CONFIRM_INTERVAL_MILLIS = 1_000;
+
+	private static final Logger log = LoggerFactory.getLogger(LastKnownGood.class);
 
 	private final String serviceId;
 

@@ -3,6 +3,8 @@ package dev.atlas.loadbalancer.instance;
 /**
  * Metadata keys Atlas reads from a {@code ServiceInstance}. When several keys can carry
  * one attribute, the first one present wins, in the order listed here.
+ *
+ * @since 0.1.0
  */
 public final class MetadataKeys {
 

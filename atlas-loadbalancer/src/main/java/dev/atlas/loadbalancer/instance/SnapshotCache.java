@@ -17,6 +17,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * Remembers only the last list. Thread-safe and lock-free: under a race on a new list,
  * two threads may both parse it (each instance's WARNs still appear once, see
  * {@link InstanceAttributesParser}).
+ *
+ * @since 0.1.0
  */
 public final class SnapshotCache {
 

@@ -3,6 +3,8 @@ package dev.atlas.loadbalancer.outlier;
 /**
  * What one request to an instance tells outlier detection, classified from Spring Cloud
  * LoadBalancer's request lifecycle (status code or exception).
+ *
+ * @since 0.1.0
  */
 public enum Outcome {
 

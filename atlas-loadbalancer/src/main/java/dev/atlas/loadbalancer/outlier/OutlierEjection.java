@@ -29,6 +29,8 @@ import org.springframework.core.Ordered;
  * <p>
  * Cost per pick: one volatile read while nothing is ejected; otherwise a memo lookup on
  * the lane's snapshot, recomputed once per ejection or return. Thread-safe, lock-free.
+ *
+ * @since 0.1.0
  */
 public final class OutlierEjection implements CandidateFilter, Ordered {
 

@@ -23,6 +23,7 @@ import java.util.Objects;
  * would remain, ejection is ignored for that lane (panic mode); 0 never panics. Envoy's
  * default 50.
  * @param probe how an ejected instance is checked before it returns
+ * @since 0.1.0
  */
 public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveGatewayFailure,
 		Duration baseEjectionTime, Duration maxEjectionTime, double maxEjectionPercent, double panicThresholdPercent,

@@ -16,21 +16,9 @@ import java.util.Objects;
  * {@code > 0}
  * @param path the path an {@link ProbeType#HTTP HTTP} probe requests, starting with
  * {@code /}; ignored for other types
+ * @since 0.1.0
  */
 public record ProbeRules(ProbeType type, Duration interval, Duration timeout, String path) {
-
-	private static boolean isPath(String path) {
-		if (!path.startsWith("/") || path.startsWith("//")) {
-			return false;
-		}
-		try {
-			URI uri = new URI("http://host" + path);
-			return "host".equals(uri.getHost()) && uri.getFragment() == null;
-		}
-		catch (URISyntaxException ex) {
-			return false;
-		}
-	}
 
 	/** A TCP connect every 5 s, 1 s timeout. */
 	public static final ProbeRules DEFAULTS = new ProbeRules(ProbeType.TCP, Duration.ofSeconds(5),
@@ -56,6 +44,19 @@ public record ProbeRules(ProbeType type, Duration interval, Duration timeout, St
 			throw new IllegalArgumentException(
 					"probe.path must be a path starting with '/' (URI syntax, e.g. /actuator/health), was '" + path
 							+ "'");
+		}
+	}
+
+	private static boolean isPath(String path) {
+		if (!path.startsWith("/") || path.startsWith("//")) {
+			return false;
+		}
+		try {
+			URI uri = new URI("http://host" + path);
+			return "host".equals(uri.getHost()) && uri.getFragment() == null;
+		}
+		catch (URISyntaxException ex) {
+			return false;
 		}
 	}
 

@@ -4,7 +4,11 @@ import java.util.Locale;
 
 import dev.atlas.loadbalancer.support.PropertyValues;
 
-/** What an outlier probe does. */
+/**
+ * What an outlier probe does.
+ *
+ * @since 0.1.0
+ */
 public enum ProbeType {
 
 	/** A TCP connect to the instance's host and port (the default). */

@@ -12,14 +12,14 @@ import java.util.Objects;
 
 import dev.atlas.loadbalancer.support.InstanceProbe;
 
-import org.springframework.cloud.client.ServiceInstance;
-
 /**
  * The built-in {@link InstanceProbe}s: a TCP connect, and an HTTP GET of a path. Neither
  * sends anything of any request: the TCP probe opens and closes a connection, the HTTP
  * probe sends a GET of the configured path with no header of its own. Both run on the
  * calling thread and start none; both are thread-safe. Resolving a host name (when an
  * instance is registered by name) is the JVM's, outside the probe's timeout.
+ *
+ * @since 0.1.0
  */
 public final class Probes {
 

@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
  * Atlas chooses nothing, through every client whose Spring Cloud path lets Atlas say so
  * (see the README); an {@link IllegalStateException}, as Spring Cloud's own "No instances
  * available for ..." is, and with the same message start. Immutable.
+ *
+ * @since 0.1.0
  */
 public class NoInstanceAvailableException extends IllegalStateException {
 

@@ -15,6 +15,8 @@ import org.springframework.cloud.client.loadbalancer.EmptyResponse;
  * the {@code loadbalancer.requests.discard} meter, its own error or 503); Atlas's client
  * adapters turn it into a {@link NoInstanceAvailableException}. One immutable instance
  * per service and reason, so answering it allocates nothing.
+ *
+ * @since 0.1.0
  */
 public final class NoInstanceResponse extends EmptyResponse {
 

@@ -28,6 +28,8 @@ import org.springframework.cloud.client.ServiceInstance;
  *
  * <p>
  * Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class Pipeline {
 
@@ -41,9 +43,9 @@ public final class Pipeline {
 
 	final CandidateFilter[] filters;
 
-	private final String strategyName;
-
 	final LoadBalancingStrategy strategy;
+
+	private final String strategyName;
 
 	/**
 	 * Creates a version.

@@ -12,6 +12,8 @@ import java.util.function.UnaryOperator;
  *
  * <p>
  * Thread-safe: reads are lock-free; replacements are serialized.
+ *
+ * @since 0.1.0
  */
 public final class ServicePipeline {
 

@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
  * instances are fewer than this ratio (0..1) of its registered ones
  * @param minInstances spill over when the own cluster has fewer usable instances than
  * this ({@code >= 0})
+ * @since 0.1.0
  */
 public record AffinityRules(@Nullable String cluster, double minHealthyRatio, int minInstances) {
 

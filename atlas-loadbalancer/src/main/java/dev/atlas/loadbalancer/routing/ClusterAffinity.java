@@ -48,10 +48,10 @@ import org.springframework.core.Ordered;
  *
  * <p>
  * Computed once per input snapshot and memoized on it. Thread-safe and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class ClusterAffinity implements CandidateFilter, Ordered {
-
-	private static final Logger log = LoggerFactory.getLogger(ClusterAffinity.class);
 
 	/**
 	 * Counter of requests that spilled over out of the caller's cluster; tags
@@ -61,6 +61,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	/** Minimum interval between two spill-over WARNs of one service. */
 	static final long WARN_INTERVAL_MILLIS = 60_000;
+
+	private static final Logger log = LoggerFactory.getLogger(ClusterAffinity.class);
 
 	private final String serviceId;
 

@@ -5,6 +5,8 @@ import dev.atlas.loadbalancer.support.PropertyValues;
 /**
  * Where a request goes when it wants a tag that no instance carries (e.g. {@code v3}
  * while only {@code v1} and {@code v2} run).
+ *
+ * @since 0.1.0
  */
 public enum GrayFallback {
 

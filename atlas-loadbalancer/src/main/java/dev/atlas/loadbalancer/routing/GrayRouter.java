@@ -10,8 +10,8 @@ import java.util.random.RandomGenerator;
 
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
-import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -63,16 +63,18 @@ import org.springframework.core.Ordered;
  * The lanes of a snapshot are computed once and memoized on it, so routing a request is a
  * few map lookups; the lane returned for the same snapshot and tag is always the same
  * object, which lets the balancer memoize its tables per lane. Thread-safe and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class GrayRouter implements CandidateFilter, Ordered {
-
-	private static final Logger log = LoggerFactory.getLogger(GrayRouter.class);
 
 	/**
 	 * Counter of requests whose wanted tag had no instance; tags {@code service},
 	 * {@code policy}.
 	 */
 	public static final String FALLBACK_METER = "atlas.gray.fallback";
+
+	private static final Logger log = LoggerFactory.getLogger(GrayRouter.class);
 
 	private final String serviceId;
 
@@ -116,7 +118,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 		this.canaryCumulative = new double[this.canaryTags.length];
 		double sum = 0;
 		for (int i = 0; i < this.canaryTags.length; i++) {
-			sum += rules.canaryPercentages().get(this.canaryTags[i]) / 100.0;
+			sum += Objects.requireNonNull(rules.canaryPercentages().get(this.canaryTags[i]), "percentage") / 100.0;
 			this.canaryCumulative[i] = sum;
 		}
 		this.fallbacks = Counter.builder(FALLBACK_METER)

@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.routing;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -31,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  * @param laneRules evaluated first, in order: the first rule a request matches names the
  * tag it wants, before the {@code header}, the own tag and the percentages; not
  * {@code null}, may be empty
+ * @since 0.1.0
  */
 public record GrayRules(String header, @Nullable String ownTag, GrayFallback fallback, boolean isolateBaseline,
 		Set<String> baselineTags, Map<String, Double> canaryPercentages, @Nullable String hashKeyHeader,
@@ -80,7 +82,7 @@ public record GrayRules(String header, @Nullable String ownTag, GrayFallback fal
 		if (sum > 100.0 + 1e-9) {
 			throw new IllegalArgumentException("the canary percentages add up to " + sum + ", more than 100");
 		}
-		canaryPercentages = java.util.Collections.unmodifiableMap(percentages);
+		canaryPercentages = Collections.unmodifiableMap(percentages);
 		laneRules = List.copyOf(laneRules);
 	}
 

@@ -28,6 +28,8 @@ import org.slf4j.LoggerFactory;
  * ({@link java.util.regex.Matcher#matches()}). Only the first value of a repeated header
  * or parameter is looked at. Immutable and thread-safe; equal when tag, attribute, name,
  * match and values are.
+ *
+ * @since 0.1.0
  */
 public final class LaneRule {
 
@@ -205,7 +207,9 @@ public final class LaneRule {
 			return false;
 		}
 		try {
-			return this.pattern.matcher(new Budgeted(value)).matches();
+			return Objects.requireNonNull(this.pattern, "a regex rule has a pattern")
+				.matcher(new Budgeted(value))
+				.matches();
 		}
 		catch (TooCostly ex) {
 			warnings.once(toString(),

@@ -36,6 +36,8 @@ import org.springframework.core.Ordered;
  *
  * <p>
  * Stateless but for that memo, and thread-safe; a first attempt costs one type check.
+ *
+ * @since 0.1.0
  */
 public final class RetryAvoidance implements CandidateFilter, Ordered {
 

@@ -5,6 +5,8 @@ import dev.atlas.loadbalancer.support.PropertyValues;
 /**
  * What a balancer does when candidates exist but every one of them has weight 0 (all
  * drained), which is nearly always an operator mistake rather than an intended outage.
+ *
+ * @since 0.1.0
  */
 public enum AllZeroWeightsPolicy {
 

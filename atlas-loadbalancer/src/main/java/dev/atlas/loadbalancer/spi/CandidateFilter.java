@@ -34,6 +34,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * Implementations must be thread-safe, must not block, and should not allocate per
  * request once their result for a snapshot is memoized.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface CandidateFilter {

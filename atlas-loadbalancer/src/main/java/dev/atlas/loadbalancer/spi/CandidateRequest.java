@@ -13,6 +13,8 @@ import org.springframework.cloud.client.loadbalancer.Request;
  * <p>
  * An instance is valid only during the call it is passed to; do not keep it. Not
  * thread-safe: it is used on the thread that chooses.
+ *
+ * @since 0.1.0
  */
 public interface CandidateRequest extends RoutingAttributes {
 

@@ -9,6 +9,8 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
  *
  * <p>
  * Thread-safe; reads take no lock.
+ *
+ * @since 0.1.0
  */
 public interface LiveStats {
 

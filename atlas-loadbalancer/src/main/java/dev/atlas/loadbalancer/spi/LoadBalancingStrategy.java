@@ -16,6 +16,8 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
  * {@link dev.atlas.loadbalancer.instance.CandidateSet#of CandidateSet.of(candidates)},
  * resolved once per snapshot, in a bounded map. Implementations must be thread-safe, take
  * no lock and should not allocate per pick.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface LoadBalancingStrategy {

@@ -5,6 +5,8 @@ package dev.atlas.loadbalancer.spi;
  * error a caller sees. Found once per request that gets no instance, from where the
  * candidates ran out: the registry's list, the {@link CandidateFilter} that left none
  * (its {@link CandidateFilter#emptyReason()}), or the strategy.
+ *
+ * @since 0.1.0
  */
 public enum NoInstanceReason {
 

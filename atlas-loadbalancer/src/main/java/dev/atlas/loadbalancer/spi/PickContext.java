@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * Valid only during the {@code choose} call it is passed to. Not thread-safe.
+ *
+ * @since 0.1.0
  */
 public interface PickContext extends CandidateRequest {
 

@@ -8,6 +8,8 @@ import org.jspecify.annotations.Nullable;
  * query parameter. Implemented over an outbound load-balancing request, an inbound
  * servlet or WebFlux request, and a gateway exchange. An instance is used on one thread
  * during one call; implementations need not be thread-safe.
+ *
+ * @since 0.1.0
  */
 public interface RoutingAttributes {
 

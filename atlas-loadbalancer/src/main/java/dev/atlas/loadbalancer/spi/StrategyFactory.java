@@ -12,6 +12,8 @@ import java.util.function.Function;
  *
  * <p>
  * Implementations must be thread-safe.
+ *
+ * @since 0.1.0
  */
 public interface StrategyFactory {
 

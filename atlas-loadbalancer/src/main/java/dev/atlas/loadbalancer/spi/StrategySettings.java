@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.MeterRegistry;
  * @param allZeroWeights what to do when every candidate has weight 0
  * @param meterRegistry where the strategy registers its meters (tag them with
  * {@code service})
+ * @since 0.1.0
  */
 public record StrategySettings(String serviceId, InstanceAttributesParser parser, AllZeroWeightsPolicy allZeroWeights,
 		MeterRegistry meterRegistry) {

@@ -12,6 +12,8 @@ import dev.atlas.loadbalancer.instance.InstanceSnapshot;
  * An adjuster does not see the request: its work is per snapshot and must be memoized on
  * it ({@link InstanceSnapshot#derive}), recomputed at most on a clock tick, never per
  * request. Implementations must be thread-safe and must not block.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface WeightAdjuster {

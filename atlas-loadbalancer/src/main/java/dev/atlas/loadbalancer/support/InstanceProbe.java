@@ -10,6 +10,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * <p>
  * Implementations block for at most their own timeout, never throw, send no data of any
  * request (only to the instance probed), and are thread-safe.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface InstanceProbe {

@@ -14,6 +14,8 @@ import com.github.benmanes.caffeine.cache.Caffeine;
  * Keys are remembered in a bounded Caffeine cache ({@value #MAX_KEYS} keys); a key
  * evicted from it may be reported again, which keeps memory bounded when instances churn.
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class OncePerKeyLog {
 

@@ -8,6 +8,8 @@ import java.util.stream.Collectors;
 /**
  * Parsing of the enumerations whose constants are spelled in properties as
  * {@code kebab-case} values.
+ *
+ * @since 0.1.0
  */
 public final class PropertyValues {
 
@@ -34,7 +36,7 @@ public final class PropertyValues {
 				return constant;
 			}
 		}
-		String article = "aeiou".indexOf(what.charAt(0)) >= 0 ? "an " : "a ";
+		String article = ("aeiou".indexOf(what.charAt(0)) >= 0) ? "an " : "a ";
 		throw new IllegalArgumentException("'" + value + "' is not " + article + what + "; allowed values: "
 				+ Arrays.stream(constants).map(spelling).collect(Collectors.joining(", ")));
 	}

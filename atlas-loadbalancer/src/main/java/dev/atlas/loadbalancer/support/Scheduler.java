@@ -7,6 +7,8 @@ package dev.atlas.loadbalancer.support;
  *
  * <p>
  * Implementations are thread-safe and never run the task on the calling thread.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface Scheduler {

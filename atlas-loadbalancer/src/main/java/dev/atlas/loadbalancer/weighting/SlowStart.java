@@ -39,6 +39,8 @@ import org.springframework.core.Ordered;
  *
  * <p>
  * Thread-safe and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class SlowStart implements WeightAdjuster, Ordered {
 
@@ -150,11 +152,11 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		}
 		long now = this.clock.millis();
 		if (state != null && state.tick == now / this.tickMillis) {
-			return state.result;
+			return Objects.requireNonNull(state.result, "only WARM has no result");
 		}
 		state = compute(candidates, holder.starts, now);
 		holder.state = state;
-		return (state == State.WARM) ? candidates : state.result;
+		return (state != State.WARM) ? Objects.requireNonNull(state.result, "only WARM has no result") : candidates;
 	}
 
 	/**
@@ -235,7 +237,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 			InstanceKey key = snapshot.key(i);
 			keys[i] = key;
 			Seen before = (previous != null) ? previous.get(key) : null;
-			long firstSeenAt = (before != null) ? before.firstSeen : ((previous == null) ? WARM : now);
+			long firstSeenAt = (before != null) ? before.firstSeen : ((previous != null) ? now : WARM);
 			next.put(key, new Seen(firstSeenAt, PRESENT));
 			long registeredAt = snapshot.attributes(i).registeredAtMillis();
 			starts[i] = (registeredAt != InstanceAttributes.UNKNOWN_REGISTRATION_TIME) ? registeredAt : firstSeenAt;

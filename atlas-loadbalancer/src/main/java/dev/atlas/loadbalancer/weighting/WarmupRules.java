@@ -14,6 +14,7 @@ import java.util.Objects;
  * faster early
  * @param minWeightPercent floor of the factor in percent (0..100), so a new instance is
  * never starved
+ * @since 0.1.0
  */
 public record WarmupRules(Duration duration, double aggression, double minWeightPercent) {
 

@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.choice;
 
+import java.time.Duration;
 import java.util.SplittableRandom;
 
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
@@ -87,7 +88,7 @@ class PeakEwmaBalancerTest {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new PeakEwmaBalancer(TestPickContext.settings(this.meters), 1))
 			.withMessage("choice-count must be an integer >= 2, was 1");
-		assertThatIllegalArgumentException().isThrownBy(() -> new PeakEwmaRules(2, java.time.Duration.ZERO))
+		assertThatIllegalArgumentException().isThrownBy(() -> new PeakEwmaRules(2, Duration.ZERO))
 			.withMessage("decay-time must be at least 1ms, was PT0S");
 	}
 

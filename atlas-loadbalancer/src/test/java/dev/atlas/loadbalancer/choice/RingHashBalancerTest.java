@@ -1,21 +1,33 @@
 package dev.atlas.loadbalancer.choice;
 
+import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 import dev.atlas.loadbalancer.context.HashKeys;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.util.LinkedMultiValueMap;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
 import static dev.atlas.loadbalancer.TestInstances.fleet;
-import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.within;
@@ -37,7 +49,7 @@ class RingHashBalancerTest {
 	}
 
 	private static ServiceInstance at(String id, int port, String weight) {
-		return new DefaultServiceInstance(id, SERVICE, "10.0.0.1", port, false, java.util.Map.of("weight", weight));
+		return new DefaultServiceInstance(id, SERVICE, "10.0.0.1", port, false, Map.of("weight", weight));
 	}
 
 	/** The instance id each of {@code keys} user ids maps to. */
@@ -56,7 +68,7 @@ class RingHashBalancerTest {
 		List<String> first = assign(balancer(BY_USER), snapshot(fleet), 1_000);
 		// A refresh (new snapshot, other order) and another caller (new balancer).
 		List<ServiceInstance> reordered = new ArrayList<>(fleet(5));
-		java.util.Collections.reverse(reordered);
+		Collections.reverse(reordered);
 		assertThat(assign(balancer(BY_USER), snapshot(reordered), 1_000)).isEqualTo(first);
 	}
 
@@ -104,12 +116,12 @@ class RingHashBalancerTest {
 		List<String> withoutIt = assign(balancer(BY_USER), snapshot(ten.subList(0, 9)), 10_000);
 		List<String> owned = assign(balancer, warm, 10_000);
 		long ownedWhenWarm = owned.stream().filter("i9"::equals).count();
-		java.util.Set<Integer> previous = java.util.Set.of();
+		Set<Integer> previous = Set.of();
 		for (double factor : new double[] { 0.0, 0.1, 0.3, 0.6, 1.0 }) {
 			double[] weights = warm.effectiveWeights();
 			weights[9] = factor;
 			List<String> now = assign(balancer, warm.withEffectiveWeights(weights), 10_000);
-			java.util.Set<Integer> onIt = new java.util.HashSet<>();
+			Set<Integer> onIt = new HashSet<>();
 			for (int key = 0; key < now.size(); key++) {
 				if (now.get(key).equals("i9")) {
 					onIt.add(key);
@@ -135,7 +147,7 @@ class RingHashBalancerTest {
 		InstanceSnapshot warm = snapshot(ten);
 		List<String> owned = assign(balancer, warm, 2_000);
 		double[] weights = warm.effectiveWeights();
-		java.util.Arrays.fill(weights, 0.1);
+		Arrays.fill(weights, 0.1);
 		assertThat(assign(balancer, warm.withEffectiveWeights(weights), 2_000)).isEqualTo(owned);
 	}
 
@@ -169,14 +181,11 @@ class RingHashBalancerTest {
 		InstanceSnapshot snapshot = snapshot(fleet(10));
 		RingHashBalancer balancer = balancer(new HashRules(null, "user", 160, false, 1.25));
 		int byValue = balancer.choose(snapshot, new TestPickContext(10).header("cookie", "user=42"));
-		org.springframework.util.LinkedMultiValueMap<String, String> cookies = new org.springframework.util.LinkedMultiValueMap<>();
+		LinkedMultiValueMap<String, String> cookies = new LinkedMultiValueMap<>();
 		cookies.add("user", "42");
 		TestPickContext webClient = new TestPickContext(10);
-		webClient.request = new org.springframework.cloud.client.loadbalancer.DefaultRequest<>(
-				new org.springframework.cloud.client.loadbalancer.RequestDataContext(
-						new org.springframework.cloud.client.loadbalancer.RequestData(
-								org.springframework.http.HttpMethod.GET, java.net.URI.create("http://user-service/"),
-								new org.springframework.http.HttpHeaders(), cookies, java.util.Map.of())));
+		webClient.request = new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
+				URI.create("http://user-service/"), new HttpHeaders(), cookies, Map.of())));
 		assertThat(balancer.choose(snapshot, webClient)).isEqualTo(byValue);
 		assertThat(this.meters.get(RingHashBalancer.MISSING_KEY_METER).counter().count()).isZero();
 	}
@@ -204,14 +213,11 @@ class RingHashBalancerTest {
 		int byValue = balancer.choose(snapshot, new TestPickContext(10).header("cookie", "user=42"));
 		// What Spring Cloud's RequestData(HttpRequest) makes of "a=1; user=42": {a=[1;
 		// user]}.
-		org.springframework.util.LinkedMultiValueMap<String, String> split = new org.springframework.util.LinkedMultiValueMap<>();
+		LinkedMultiValueMap<String, String> split = new LinkedMultiValueMap<>();
 		split.add("a", "1; user");
 		TestPickContext restTemplate = new TestPickContext(10).header("cookie", "a=1; user=42");
-		restTemplate.request = new org.springframework.cloud.client.loadbalancer.DefaultRequest<>(
-				new org.springframework.cloud.client.loadbalancer.RequestDataContext(
-						new org.springframework.cloud.client.loadbalancer.RequestData(
-								org.springframework.http.HttpMethod.GET, java.net.URI.create("http://user-service/"),
-								new org.springframework.http.HttpHeaders(), split, java.util.Map.of())));
+		restTemplate.request = new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
+				URI.create("http://user-service/"), new HttpHeaders(), split, Map.of())));
 		assertThat(balancer.choose(snapshot, restTemplate)).isEqualTo(byValue);
 		assertThat(this.meters.get(RingHashBalancer.MISSING_KEY_METER).counter().count()).isZero();
 	}
@@ -227,7 +233,7 @@ class RingHashBalancerTest {
 		int owner = bounded.choose(full, context);
 		double[] weights = full.effectiveWeights();
 		weights[owner] = 0;
-		java.util.Arrays.fill(context.inFlight, 5);
+		Arrays.fill(context.inFlight, 5);
 		context.serviceInFlight = 0;
 		int chosen = bounded.choose(full.withEffectiveWeights(weights), context);
 		assertThat(chosen).isNotEqualTo(owner);
@@ -331,9 +337,8 @@ class RingHashBalancerTest {
 		assertThat(ring.size()).isEqualTo(1_040_000);
 	}
 
-	private static dev.atlas.loadbalancer.instance.InstanceKey[] keys(InstanceSnapshot snapshot) {
-		dev.atlas.loadbalancer.instance.InstanceKey[] keys = new dev.atlas.loadbalancer.instance.InstanceKey[snapshot
-			.size()];
+	private static InstanceKey[] keys(InstanceSnapshot snapshot) {
+		InstanceKey[] keys = new InstanceKey[snapshot.size()];
 		for (int i = 0; i < keys.length; i++) {
 			keys[i] = snapshot.key(i);
 		}

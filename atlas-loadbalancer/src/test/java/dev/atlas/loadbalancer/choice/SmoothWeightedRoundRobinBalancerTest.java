@@ -1,8 +1,7 @@
 package dev.atlas.loadbalancer.choice;
 
-import dev.atlas.loadbalancer.spi.StrategySettings;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +17,8 @@ import java.util.stream.Collectors;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -49,7 +50,7 @@ class SmoothWeightedRoundRobinBalancerTest {
 	/** Reference: nginx's ngx_http_upstream_get_peer, run naively. */
 	private static List<Integer> nginx(long[] weights, int picks) {
 		long[] current = new long[weights.length];
-		long total = java.util.Arrays.stream(weights).sum();
+		long total = Arrays.stream(weights).sum();
 		List<Integer> out = new ArrayList<>();
 		for (int p = 0; p < picks; p++) {
 			int best = -1;
@@ -77,11 +78,11 @@ class SmoothWeightedRoundRobinBalancerTest {
 		long[][] cases = { { 5, 1, 1 }, { 1, 2, 3 }, { 3, 3, 1, 7, 2 }, { 1, 1, 1, 1 }, { 10, 1 }, { 4, 6, 4, 6 },
 				{ 2, 9, 2, 2, 9, 1, 5 } };
 		for (long[] weights : cases) {
-			double[] asDoubles = java.util.Arrays.stream(weights).asDoubleStream().toArray();
+			double[] asDoubles = Arrays.stream(weights).asDoubleStream().toArray();
 			SmoothWeightedRoundRobinSequence sequence = SmoothWeightedRoundRobinSequence.of(asDoubles);
 			List<Integer> expected = nginx(weights, 3 * sequence.period());
 			for (int i = 0; i < expected.size(); i++) {
-				assertThat(sequence.at(i)).as("weights %s, pick %d", java.util.Arrays.toString(weights), i)
+				assertThat(sequence.at(i)).as("weights %s, pick %d", Arrays.toString(weights), i)
 					.isEqualTo(expected.get(i));
 			}
 		}

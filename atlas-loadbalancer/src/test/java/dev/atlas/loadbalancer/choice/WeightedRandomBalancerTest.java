@@ -1,7 +1,5 @@
 package dev.atlas.loadbalancer.choice;
 
-import dev.atlas.loadbalancer.spi.StrategySettings;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -9,6 +7,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 

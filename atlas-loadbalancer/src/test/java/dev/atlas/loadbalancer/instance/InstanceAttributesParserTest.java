@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.instance;
 
+import java.math.BigInteger;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -177,7 +178,7 @@ class InstanceAttributesParserTest {
 		// Before, NaN became 0 (warm at once) and an infinity Long.MAX_VALUE (cold for
 		// ever), silently; now each is handled like the same text: missing, WARN, count.
 		Object[] invalid = { Double.NaN, Double.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN, -1.0, 1e19,
-				new java.math.BigInteger("100000000000000000000"), "-5", "soon" };
+				new BigInteger("100000000000000000000"), "-5", "soon" };
 		for (int i = 0; i < invalid.length; i++) {
 			Map raw = new HashMap();
 			raw.put("atlas.registered-at", invalid[i]);

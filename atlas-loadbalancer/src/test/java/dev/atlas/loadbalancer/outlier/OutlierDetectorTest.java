@@ -1,17 +1,28 @@
 package dev.atlas.loadbalancer.outlier;
 
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import dev.atlas.loadbalancer.ManualScheduler;
 import dev.atlas.loadbalancer.MutableClock;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.assertj.core.api.Assertions;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -311,8 +322,7 @@ class OutlierDetectorTest {
 		fail(0, Outcome.GATEWAY_FAILURE, 5);
 		fail(1, Outcome.GATEWAY_FAILURE, 5);
 		assertThat(candidates(this.fleet)).isEmpty();
-		assertThat(new OutlierEjection(this.detector).emptyReason())
-			.isEqualTo(dev.atlas.loadbalancer.spi.NoInstanceReason.OUTLIERS_EJECTED);
+		assertThat(new OutlierEjection(this.detector).emptyReason()).isEqualTo(NoInstanceReason.OUTLIERS_EJECTED);
 	}
 
 	@Test
@@ -366,15 +376,15 @@ class OutlierDetectorTest {
 	void concurrentOutcomesEjectOnceAndNeverMoreThanAllowed() throws Exception {
 		rebuild(OutlierRules.DEFAULTS, 20);
 		int threads = 8;
-		java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
 		try {
-			java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-			List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<?>> done = new ArrayList<>();
 			for (int t = 0; t < threads; t++) {
 				int seed = t;
 				done.add(pool.submit(() -> {
 					start.await();
-					java.util.Random random = new java.util.Random(seed);
+					Random random = new Random(seed);
 					for (int k = 0; k < 20_000; k++) {
 						int i = random.nextInt(20);
 						// instances 0..4 always fail, the others succeed
@@ -384,7 +394,7 @@ class OutlierDetectorTest {
 				}));
 			}
 			start.countDown();
-			for (java.util.concurrent.Future<?> future : done) {
+			for (Future<?> future : done) {
 				future.get();
 			}
 		}
@@ -408,21 +418,21 @@ class OutlierDetectorTest {
 	@Test
 	void aDroppedEntryThatReachesItsThresholdNeverMakesASecondEntryOfTheInstance() {
 		Runnable[] hook = new Runnable[1];
-		java.time.Clock hooked = new java.time.Clock() {
+		Clock hooked = new Clock() {
 
 			@Override
-			public java.time.ZoneId getZone() {
-				return java.time.ZoneOffset.UTC;
+			public ZoneId getZone() {
+				return ZoneOffset.UTC;
 			}
 
 			@Override
-			public java.time.Clock withZone(java.time.ZoneId zone) {
+			public Clock withZone(ZoneId zone) {
 				return this;
 			}
 
 			@Override
-			public java.time.Instant instant() {
-				return java.time.Instant.ofEpochMilli(millis());
+			public Instant instant() {
+				return Instant.ofEpochMilli(millis());
 			}
 
 			@Override
@@ -491,19 +501,19 @@ class OutlierDetectorTest {
 
 	@Test
 	void rulesRejectOutOfRangeValuesNamingTheProperty() {
-		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+		Assertions.assertThatIllegalArgumentException()
 			.isThrownBy(() -> new OutlierRules(true, -1, 5, Duration.ofSeconds(30), Duration.ofSeconds(300), 10, 50,
 					ProbeRules.DEFAULTS))
 			.withMessageStartingWith("consecutive5xx must be >= 0");
-		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+		Assertions.assertThatIllegalArgumentException()
 			.isThrownBy(() -> new OutlierRules(true, 5, 5, Duration.ofSeconds(30), Duration.ofSeconds(10), 10, 50,
 					ProbeRules.DEFAULTS))
 			.withMessageStartingWith("max-ejection-time must be >= base-ejection-time");
-		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+		Assertions.assertThatIllegalArgumentException()
 			.isThrownBy(() -> new OutlierRules(true, 5, 5, Duration.ofSeconds(30), Duration.ofSeconds(300), 101, 50,
 					ProbeRules.DEFAULTS))
 			.withMessageStartingWith("max-ejection-percent must be between 0 and 100");
-		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+		Assertions.assertThatIllegalArgumentException()
 			.isThrownBy(() -> new ProbeRules(ProbeType.HTTP, Duration.ofSeconds(5), Duration.ofSeconds(1),
 					"http://elsewhere/x"))
 			.withMessageStartingWith("probe.path must be a path starting with '/'");

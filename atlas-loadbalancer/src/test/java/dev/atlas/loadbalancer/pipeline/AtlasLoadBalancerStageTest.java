@@ -1,15 +1,14 @@
 package dev.atlas.loadbalancer.pipeline;
 
-import dev.atlas.loadbalancer.spi.StrategySettings;
-import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
@@ -17,6 +16,8 @@ import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -78,7 +79,7 @@ class AtlasLoadBalancerStageTest {
 
 	private final AtomicBoolean emitOnAnotherThread = new AtomicBoolean();
 
-	private final List<String> selected = new java.util.concurrent.CopyOnWriteArrayList<>();
+	private final List<String> selected = new CopyOnWriteArrayList<>();
 
 	/** Wants to know the choice, as Spring's same-instance-preference supplier does. */
 	private final ServiceInstanceListSupplier discovery = new Discovery();

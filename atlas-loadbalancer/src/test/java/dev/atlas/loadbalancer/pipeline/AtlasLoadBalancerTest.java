@@ -1,12 +1,12 @@
 package dev.atlas.loadbalancer.pipeline;
 
-import dev.atlas.loadbalancer.spi.StrategySettings;
-import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -88,9 +88,9 @@ class AtlasLoadBalancerTest {
 	/** Emits one fixed list (or nothing when {@code null}). */
 	static final class FixedSupplier implements ServiceInstanceListSupplier, SelectedInstanceCallback {
 
-		private final List<ServiceInstance> instances;
-
 		final List<ServiceInstance> selected = new ArrayList<>();
+
+		private final List<ServiceInstance> instances;
 
 		FixedSupplier(List<ServiceInstance> instances) {
 			this.instances = instances;

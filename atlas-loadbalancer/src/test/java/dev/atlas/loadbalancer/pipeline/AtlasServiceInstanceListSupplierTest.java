@@ -1,9 +1,5 @@
 package dev.atlas.loadbalancer.pipeline;
 
-import dev.atlas.loadbalancer.routing.GrayFallback;
-import dev.atlas.loadbalancer.routing.GrayRouter;
-import dev.atlas.loadbalancer.routing.GrayRules;
-import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +8,12 @@ import java.util.Set;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.routing.GrayFallback;
+import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.GrayRules;
+import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -29,8 +30,8 @@ import org.springframework.http.HttpMethod;
 import org.springframework.util.LinkedMultiValueMap;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
-import static dev.atlas.loadbalancer.pipeline.TestStages.request;
 import static dev.atlas.loadbalancer.TestInstances.instance;
+import static dev.atlas.loadbalancer.pipeline.TestStages.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class AtlasServiceInstanceListSupplierTest {
@@ -91,7 +92,7 @@ class AtlasServiceInstanceListSupplierTest {
 		assertThat(ids(supplier(null).get(retry))).as("S1 was the only baseline instance: kept").containsExactly("S1");
 		List<ServiceInstance> two = List.of(instance("S1"), instance("S2"));
 		assertThat(RetryAvoidance
-			.avoid(dev.atlas.loadbalancer.instance.InstanceSnapshot.of(two,
+			.avoid(InstanceSnapshot.of(two,
 					new InstanceAttributesParser(SERVICE, "version", new SimpleMeterRegistry())), failedCopy)
 			.stream()
 			.map(ServiceInstance::getInstanceId)).containsExactly("S2");

@@ -6,6 +6,7 @@ import java.util.Map;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
@@ -103,8 +104,7 @@ class DocumentedExtensionsTest {
 		beans.addBean("supplier", stage);
 		AtlasLoadBalancer loadBalancer = TestStages.loadBalancer(SERVICE,
 				beans.getBeanProvider(ServiceInstanceListSupplier.class), factory.name(),
-				factory.create(new StrategySettings(SERVICE, parser,
-						dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy.FAIL_OPEN, meters)),
+				factory.create(new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, meters)),
 				new SnapshotCache(parser), stats);
 		assertThat(Mono.from(loadBalancer.choose(new DefaultRequest<>())).block().getServer().getInstanceId())
 			.isEqualTo("C");

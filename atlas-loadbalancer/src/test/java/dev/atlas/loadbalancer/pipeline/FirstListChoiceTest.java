@@ -1,14 +1,15 @@
 package dev.atlas.loadbalancer.pipeline;
 
-import dev.atlas.loadbalancer.spi.StrategySettings;
-import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
@@ -109,7 +110,7 @@ class FirstListChoiceTest {
 
 	@Test
 	void anExceptionWhileChoosingIsSignalledAsAnError() {
-		List<ServiceInstance> broken = new java.util.AbstractList<>() {
+		List<ServiceInstance> broken = new AbstractList<>() {
 
 			@Override
 			public ServiceInstance get(int index) {

@@ -5,6 +5,7 @@ import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -143,7 +144,7 @@ class HostileMetadataTest {
 
 		@Override
 		public String getHost() {
-			return this.id.toLowerCase() + ".local";
+			return this.id.toLowerCase(Locale.ROOT) + ".local";
 		}
 
 		@Override

@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.pipeline;
 
+import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,6 +30,7 @@ import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -92,7 +94,7 @@ class LoadAwareStrategiesPipelineTest {
 		}
 		headers.add("X-User-Id", user);
 		return new DefaultRequest<>(new RequestDataContext(new RequestData(HttpMethod.GET,
-				java.net.URI.create("http://user-service/users/1"), headers, new LinkedMultiValueMap<>(), Map.of())));
+				URI.create("http://user-service/users/1"), headers, new LinkedMultiValueMap<>(), Map.of())));
 	}
 
 	private static String chosen(AtlasLoadBalancer loadBalancer, Request<?> request) {
@@ -114,9 +116,8 @@ class LoadAwareStrategiesPipelineTest {
 	void aRetryNeverGoesBackToTheInstanceThatFailed(Strategy strategy) {
 		AtlasLoadBalancer loadBalancer = loadBalancer(strategy);
 		for (int user = 0; user < 50; user++) {
-			Request<?> retry = new DefaultRequest<>(
-					new org.springframework.cloud.client.loadbalancer.RetryableRequestContext(this.s1,
-							request(null, "u" + user).getContext().getClientRequest(), "default"));
+			Request<?> retry = new DefaultRequest<>(new RetryableRequestContext(this.s1,
+					request(null, "u" + user).getContext().getClientRequest(), "default"));
 			assertThat(chosen(loadBalancer, retry)).isEqualTo("S2");
 		}
 	}

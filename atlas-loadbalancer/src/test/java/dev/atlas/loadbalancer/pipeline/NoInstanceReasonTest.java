@@ -3,9 +3,11 @@ package dev.atlas.loadbalancer.pipeline;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
@@ -13,6 +15,7 @@ import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.StrategySettings;
@@ -103,9 +106,7 @@ class NoInstanceReasonTest {
 			.isEqualTo(NoInstanceReason.FILTERED_OUT);
 		CandidateFilter ejecting = new CandidateFilter() {
 			@Override
-			public dev.atlas.loadbalancer.instance.InstanceSnapshot filter(
-					dev.atlas.loadbalancer.instance.InstanceSnapshot candidates,
-					dev.atlas.loadbalancer.spi.CandidateRequest request) {
+			public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
 				return candidates.filter((i) -> false);
 			}
 
@@ -123,7 +124,7 @@ class NoInstanceReasonTest {
 		// Documented in CandidateFilter: filters only narrow and never see an empty list,
 		// so a filter after the one that left nothing (or after an empty registry list)
 		// is not called, and cannot add fallback instances.
-		java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+		AtomicInteger calls = new AtomicInteger();
 		CandidateFilter counting = (candidates, request) -> {
 			calls.incrementAndGet();
 			return candidates;

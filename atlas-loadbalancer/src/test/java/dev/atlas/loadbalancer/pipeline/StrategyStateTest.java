@@ -26,9 +26,9 @@ import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
-import static dev.atlas.loadbalancer.pipeline.TestStages.request;
 import static dev.atlas.loadbalancer.TestInstances.count;
 import static dev.atlas.loadbalancer.TestInstances.instance;
+import static dev.atlas.loadbalancer.pipeline.TestStages.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -1,35 +1,35 @@
 package dev.atlas.loadbalancer.pipeline;
 
 import java.net.URI;
-import org.springframework.beans.factory.support.StaticListableBeanFactory;
-import io.micrometer.core.instrument.MeterRegistry;
-import dev.atlas.loadbalancer.spi.StrategySettings;
-import dev.atlas.loadbalancer.spi.LiveStats;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.routing.GrayRules;
-import dev.atlas.loadbalancer.routing.GrayFallback;
-import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
-import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
-import java.util.Set;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
+import dev.atlas.loadbalancer.TestInstances;
+import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
+import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.LiveStats;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.choice.Balancer;
 import org.springframework.beans.factory.ObjectProvider;
 import dev.atlas.loadbalancer.weighting.SlowStart;
-import dev.atlas.loadbalancer.TestInstances;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Request;

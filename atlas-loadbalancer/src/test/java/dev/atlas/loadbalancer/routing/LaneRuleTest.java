@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.routing.LaneRule.Match;
 import dev.atlas.loadbalancer.routing.LaneRule.Source;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
@@ -50,7 +51,7 @@ class LaneRuleTest {
 
 			@Override
 			public @Nullable String header(String lowerCaseName) {
-				return dev.atlas.loadbalancer.context.RequestHeaders.first(request, lowerCaseName);
+				return RequestHeaders.first(request, lowerCaseName);
 			}
 		};
 	}

@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Map;
 
+import com.sun.management.ThreadMXBean;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -54,7 +55,7 @@ class RetryAvoidanceTest {
 		InstanceSnapshot fleet = InstanceSnapshot.of(List.of(at("a", "h", 1), at("b", "h", 2), at("c", "h", 3)),
 				this.parser);
 		ServiceInstance failed = at("c", "h", 3);
-		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
 		long thread = Thread.currentThread().getId();
 		InstanceSnapshot reduced = RetryAvoidance.avoid(fleet, failed);
 		for (int round = 0; round < 3; round++) {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
@@ -40,7 +41,7 @@ class InstanceStatsTest {
 		// Two instances share an id, so the lookup goes through a slot of two.
 		ServiceInstance a = new DefaultServiceInstance("same", "user-service", "10.0.0.1", 8080, false, Map.of());
 		ServiceInstance b = new DefaultServiceInstance("same", "user-service", "10.0.0.2", 8080, false, Map.of());
-		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
 		long thread = Thread.currentThread().getId();
 		for (int round = 0; round < 3; round++) {
 			long before = threads.getThreadAllocatedBytes(thread);

@@ -1,16 +1,20 @@
 package dev.atlas.loadbalancer.weighting;
 
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
 import dev.atlas.loadbalancer.MutableClock;
-import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
-import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -214,13 +218,13 @@ class SlowStartTest {
 	}
 
 	/** Counts {@code millis()} calls. */
-	private static final class CountingClock extends java.time.Clock {
-
-		private final java.time.Clock delegate;
+	private static final class CountingClock extends Clock {
 
 		int reads;
 
-		CountingClock(java.time.Clock delegate) {
+		private final Clock delegate;
+
+		CountingClock(Clock delegate) {
 			this.delegate = delegate;
 		}
 
@@ -231,17 +235,17 @@ class SlowStartTest {
 		}
 
 		@Override
-		public java.time.Instant instant() {
-			return java.time.Instant.ofEpochMilli(millis());
+		public Instant instant() {
+			return Instant.ofEpochMilli(millis());
 		}
 
 		@Override
-		public java.time.ZoneId getZone() {
+		public ZoneId getZone() {
 			return this.delegate.getZone();
 		}
 
 		@Override
-		public java.time.Clock withZone(java.time.ZoneId zone) {
+		public Clock withZone(ZoneId zone) {
 			throw new UnsupportedOperationException();
 		}
 
@@ -265,7 +269,7 @@ class SlowStartTest {
 		double[] weights = new SlowStart(WarmupRules.DEFAULTS, this.clock)
 			.apply(InstanceSnapshot.of(instances, this.parser))
 			.effectiveWeights();
-		assertThat(java.util.Arrays.stream(weights).distinct().count()).isLessThanOrEqualTo(100);
+		assertThat(Arrays.stream(weights).distinct().count()).isLessThanOrEqualTo(100);
 	}
 
 	@Test

@@ -33,12 +33,14 @@ import org.springframework.util.ClassUtils;
  * The {@code atlas} actuator endpoint ({@link AtlasEndpoint}), and a warning when Spring
  * Cloud's endpoints that change the Environment (so, now, routing rules) are reachable by
  * the application's clients.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = { AtlasLoadBalancerAutoConfiguration.class, AtlasLifecycleAutoConfiguration.class },
 		afterName = "org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration")
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
 @ConditionalOnBean({ AtlasLoadBalancerAutoConfiguration.class, LoadBalancerClientFactory.class })
-public class AtlasActuatorAutoConfiguration {
+public final class AtlasActuatorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnAvailableEndpoint

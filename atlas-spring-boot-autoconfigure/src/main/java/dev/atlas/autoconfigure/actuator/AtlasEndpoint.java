@@ -73,6 +73,8 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * record's components, durations as in properties; {@code affinity} is {@code null} until
  * the first request resolves the caller's cluster) and {@code rulesChangedAt} when they
  * last changed at runtime (epoch ms; {@code null}: as at startup).
+ *
+ * @since 0.1.0
  */
 @Endpoint(id = "atlas")
 public class AtlasEndpoint {
@@ -89,7 +91,7 @@ public class AtlasEndpoint {
 
 	/**
 	 * Creates the endpoint.
-	 * @param clients Spring Cloud's load-balancer contexts
+	 * @param clients the load-balancer contexts of Spring Cloud
 	 * @param registration registration metadata, if lifecycle support is on
 	 * @param status whether the registry lists this application, if lifecycle support is
 	 * on

@@ -20,6 +20,8 @@ import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalanc
  * spring-retry, into {@code IllegalArgumentException: Service Instance cannot be null}).
  * {@link #choose(String)} and requests that are not an HTTP client's keep Spring Cloud's
  * contract: {@code null}. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class AtlasBlockingLoadBalancerClient extends BlockingLoadBalancerClient {
 

@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure.client;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiFunction;
@@ -15,8 +16,8 @@ import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycleValidator;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
-import org.springframework.cloud.client.loadbalancer.ResponseData;
 import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.client.loadbalancer.ResponseData;
 import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
 import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerClientRequestTransformer;
 import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryPolicy;
@@ -114,8 +115,8 @@ public final class AtlasReactiveNoInstanceFilters {
 					this.factory.getInstances(this.serviceId, LoadBalancerLifecycle.class), this.contextType,
 					ResponseData.class, ServiceInstance.class);
 			CompletionContext completion = new CompletionContext<>(CompletionContext.Status.FAILED,
-					new CancellationException("The caller cancelled the exchange"), (Request) cancelledRequest,
-					cancelledResponse);
+					new CancellationException("The caller cancelled the exchange"),
+					(Request) Objects.requireNonNull(cancelledRequest, "in flight"), cancelledResponse);
 			for (LoadBalancerLifecycle lifecycle : lifecycles) {
 				lifecycle.onComplete(completion);
 			}

@@ -57,7 +57,7 @@ class IdentityKeyedStatsLifecycle extends MicrometerStatsLoadBalancerLifecycle {
 		if (response == null || !response.hasServer()) {
 			return response;
 		}
-		return new DefaultResponse(new SameInstance(response.getServer()));
+		return new DefaultResponse(new SameInstance(Objects.requireNonNull(response.getServer(), "hasServer()")));
 	}
 
 	/**
@@ -78,7 +78,7 @@ class IdentityKeyedStatsLifecycle extends MicrometerStatsLoadBalancerLifecycle {
 		}
 
 		@Override
-		public String getInstanceId() {
+		public @Nullable String getInstanceId() {
 			return this.instance.getInstanceId();
 		}
 
@@ -103,12 +103,12 @@ class IdentityKeyedStatsLifecycle extends MicrometerStatsLoadBalancerLifecycle {
 		}
 
 		@Override
-		public Map<String, String> getMetadata() {
+		public @Nullable Map<String, String> getMetadata() {
 			return this.instance.getMetadata();
 		}
 
 		@Override
-		public String getScheme() {
+		public @Nullable String getScheme() {
 			return this.instance.getScheme();
 		}
 

@@ -18,13 +18,15 @@ import org.springframework.context.annotation.Import;
  * {@code ReactiveLoadBalancerClientFilter} uses the same {@code ReactorLoadBalancer} per
  * service). Active when the gateway is on the class path and {@code atlas.enabled} is not
  * {@code false}.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter")
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @ConditionalOnBean(LaneTagger.class)
 @Import(AtlasGatewayRetryConfiguration.class)
-public class AtlasGatewayAutoConfiguration {
+public final class AtlasGatewayAutoConfiguration {
 
 	@Bean
 	LaneGatewayFilter atlasLaneGatewayFilter(LaneTagger lanes) {

@@ -41,6 +41,8 @@ import org.springframework.core.Ordered;
  * <p>
  * Stateless but for {@link RetryAvoidance}'s memo of the reduced candidates, and
  * thread-safe; a request costs a type check and one map lookup.
+ *
+ * @since 0.1.0
  */
 public final class GatewayRetryAvoidance implements CandidateFilter, Ordered {
 

@@ -33,6 +33,8 @@ import org.springframework.web.server.ServerWebExchange;
  * Requests to other routes ({@code http://}, {@code https://}, ...) are left as they are:
  * nothing derived from a request goes to a host that is not a load-balanced target.
  * Stateless and thread-safe.
+ *
+ * @since 0.1.0
  */
 public class LaneGatewayFilter implements GlobalFilter, Ordered {
 

@@ -9,14 +9,19 @@ import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
 
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -24,10 +29,6 @@ import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.cloud.client.serviceregistry.ServiceRegistry;
-import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
-import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
-import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -40,12 +41,14 @@ import org.springframework.core.env.Environment;
  * ({@link LosslessRegistration}). Both hook into Spring Cloud's generic service-registry
  * SPI through class-based proxies (the registries' beans are concrete classes that other
  * beans inject by type), so they work for Nacos and ZooKeeper alike.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnClass({ ServiceRegistry.class, ProxyFactory.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ LifecycleProperties.class, GrayProperties.class, AffinityProperties.class })
-public class AtlasLifecycleAutoConfiguration {
+public final class AtlasLifecycleAutoConfiguration {
 
 	@Bean
 	RegistrationMetadata atlasRegistrationMetadata(GrayProperties gray, AffinityProperties affinity,
@@ -116,8 +119,8 @@ public class AtlasLifecycleAutoConfiguration {
 				ObjectProvider<RegistrationMetadata> registrationMetadata, Environment environment) {
 			return new GracefulShutdown(context, registrations.orderedStream().toList(), lossless.getIfAvailable(),
 					lifecycle.getDrain(), lifecycle.getDeregisterTimeout(),
-					meterRegistry.getIfUnique(io.micrometer.core.instrument.composite.CompositeMeterRegistry::new),
-					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP,
+					meterRegistry.getIfUnique(CompositeMeterRegistry::new), Clock.systemUTC(),
+					GracefulShutdown.Sleeper.THREAD_SLEEP,
 					CloudPlatform.getActive(environment) == CloudPlatform.KUBERNETES,
 					registrationMetadata.getIfAvailable());
 		}

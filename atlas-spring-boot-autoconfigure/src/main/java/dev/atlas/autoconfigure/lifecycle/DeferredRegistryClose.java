@@ -32,6 +32,8 @@ import org.springframework.context.SmartLifecycle;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class DeferredRegistryClose implements SmartLifecycle, DisposableBean {
 

@@ -10,8 +10,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import org.jspecify.annotations.Nullable;
 import io.micrometer.core.instrument.Timer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,10 +68,10 @@ import org.springframework.core.Ordered;
  * <p>
  * Thread-safe; idempotent: concurrent and later calls wait for the first run and do
  * nothing else.
+ *
+ * @since 0.1.0
  */
 public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>, Ordered {
-
-	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
 	/**
 	 * Timer of the drain: from when deregistration returned (or gave up; when nothing was
@@ -79,6 +79,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 * registry does not count; tags none.
 	 */
 	public static final String DRAIN_METER = "atlas.lifecycle.drain";
+
+	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
 	private final ApplicationContext context;
 

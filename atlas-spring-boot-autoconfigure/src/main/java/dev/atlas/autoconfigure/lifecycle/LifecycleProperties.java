@@ -11,6 +11,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Lossless online/offline of this application in its registry, {@code atlas.lifecycle.*}.
  * Mutable while being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = LifecycleProperties.PREFIX)
 public class LifecycleProperties implements InitializingBean {

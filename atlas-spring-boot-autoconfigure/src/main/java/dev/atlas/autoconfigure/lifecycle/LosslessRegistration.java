@@ -59,6 +59,8 @@ import org.springframework.context.event.SmartApplicationListener;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class LosslessRegistration implements SmartApplicationListener {
 

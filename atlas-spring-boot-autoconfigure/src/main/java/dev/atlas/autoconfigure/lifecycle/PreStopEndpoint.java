@@ -19,6 +19,8 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
  * management server has a port of its own ({@code management.server.port}); on the
  * application's port startup fails, unless
  * {@code atlas.lifecycle.prestop.allow-on-server-port=true} (then with one WARN).
+ *
+ * @since 0.1.0
  */
 @Endpoint(id = "prestop")
 public class PreStopEndpoint {

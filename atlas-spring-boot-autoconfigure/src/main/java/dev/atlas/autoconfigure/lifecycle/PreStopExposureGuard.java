@@ -17,8 +17,6 @@ import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortT
  */
 final class PreStopExposureGuard {
 
-	private static final Logger log = LoggerFactory.getLogger(PreStopExposureGuard.class);
-
 	/** Why and how to fix it: the message of the startup failure. */
 	static final String REFUSAL = "/actuator/prestop is exposed over HTTP on the application's own port "
 			+ "(management.server.port is not set, or equals server.port): any client that reaches the "
@@ -26,6 +24,8 @@ final class PreStopExposureGuard {
 			+ "to a port clients cannot reach (a Kubernetes preStop hook calls it there); or remove prestop "
 			+ "from management.endpoints.web.exposure.include; or, if clients cannot reach this port's "
 			+ "/actuator paths, set atlas.lifecycle.prestop.allow-on-server-port=true.";
+
+	private static final Logger log = LoggerFactory.getLogger(PreStopExposureGuard.class);
 
 	/**
 	 * Checks where the endpoint is served.

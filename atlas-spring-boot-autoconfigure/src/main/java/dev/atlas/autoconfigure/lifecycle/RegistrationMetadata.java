@@ -19,6 +19,8 @@ import org.springframework.cloud.client.serviceregistry.Registration;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RegistrationMetadata {
 

@@ -43,13 +43,15 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RegistrationStatus implements DisposableBean {
 
-	private static final Logger log = LoggerFactory.getLogger(RegistrationStatus.class);
-
 	/** How long pending before one WARN, in seconds. */
 	static final int WARN_AFTER_S = 60;
+
+	private static final Logger log = LoggerFactory.getLogger(RegistrationStatus.class);
 
 	private final Function<String, @Nullable List<ServiceInstance>> lookup;
 

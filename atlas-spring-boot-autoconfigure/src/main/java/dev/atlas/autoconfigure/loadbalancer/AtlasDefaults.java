@@ -28,6 +28,8 @@ import org.springframework.core.env.MapPropertySource;
  * {@code loadbalancer.requests.*} meters, on (unless
  * {@code spring.cloud.loadbalancer.enabled=false}).</li>
  * </ul>
+ *
+ * @since 0.1.0
  */
 public class AtlasDefaults implements EnvironmentPostProcessor {
 

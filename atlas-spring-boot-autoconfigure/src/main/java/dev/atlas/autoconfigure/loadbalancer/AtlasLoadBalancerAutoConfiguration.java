@@ -44,6 +44,7 @@ import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfigurati
 import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
@@ -51,6 +52,8 @@ import org.springframework.core.env.Environment;
  * Makes Atlas the load balancer of every {@code @LoadBalanced} RestTemplate, RestClient,
  * WebClient and Feign client, when Spring Cloud LoadBalancer is present and enabled and
  * {@code atlas.enabled} is not {@code false}.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(before = LoadBalancerAutoConfiguration.class)
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
@@ -60,7 +63,15 @@ import org.springframework.core.env.Environment;
 		AffinityProperties.class, WarmupProperties.class, OutlierProperties.class, RegistryProperties.class,
 		LifecycleProperties.class })
 @LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
-public class AtlasLoadBalancerAutoConfiguration {
+public final class AtlasLoadBalancerAutoConfiguration {
+
+	/**
+	 * Names of the beans of Atlas's own strategies: an application's strategy of the same
+	 * name (under another bean name) replaces Atlas's.
+	 */
+	static final List<String> BUILT_IN_STRATEGIES = List.of("atlasWeightedRandomStrategy",
+			"atlasSmoothRoundRobinStrategy", "atlasLeastRequestStrategy", "atlasPeakEwmaStrategy",
+			"atlasRingHashStrategy");
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
 
@@ -197,14 +208,6 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	/**
-	 * Names of the beans of Atlas's own strategies: an application's strategy of the same
-	 * name (under another bean name) replaces Atlas's.
-	 */
-	static final List<String> BUILT_IN_STRATEGIES = List.of("atlasWeightedRandomStrategy",
-			"atlasSmoothRoundRobinStrategy", "atlasLeastRequestStrategy", "atlasPeakEwmaStrategy",
-			"atlasRingHashStrategy");
-
-	/**
 	 * Every registered strategy, by name; fails startup when a configured strategy name,
 	 * global or per service, is not registered, naming the property and the registered
 	 * names.
@@ -251,7 +254,7 @@ public class AtlasLoadBalancerAutoConfiguration {
 	}
 
 	/** Spring Cloud's refresh drives runtime changes. */
-	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "org.springframework.cloud.context.environment.EnvironmentChangeEvent")
 	static class RefreshConfiguration {
 

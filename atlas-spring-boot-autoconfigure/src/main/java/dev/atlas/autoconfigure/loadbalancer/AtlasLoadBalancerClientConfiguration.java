@@ -75,6 +75,8 @@ import org.springframework.core.env.Environment;
  * {@code spring.cloud.loadbalancer.nacos.enabled=true}): with Atlas enabled, Atlas is in
  * charge, whatever order the two default configurations are registered in, and startup
  * says so.
+ *
+ * @since 0.1.0
  */
 @Configuration(proxyBeanMethods = false)
 public class AtlasLoadBalancerClientConfiguration {

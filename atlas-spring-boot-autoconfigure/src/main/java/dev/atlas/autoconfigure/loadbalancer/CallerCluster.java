@@ -39,11 +39,11 @@ import org.springframework.core.env.Environment;
  */
 final class CallerCluster {
 
-	private static final Logger log = LoggerFactory.getLogger(CallerCluster.class);
-
 	static final String NACOS_CLUSTER = "spring.cloud.nacos.discovery.cluster-name";
 
 	static final String LOADBALANCER_ZONE = "spring.cloud.loadbalancer.zone";
+
+	private static final Logger log = LoggerFactory.getLogger(CallerCluster.class);
 
 	private final AtlasSettings settings;
 
@@ -57,7 +57,7 @@ final class CallerCluster {
 	 * Creates the caller's cluster; reads nothing yet.
 	 * @param settings the settings ({@code atlas.affinity.*} in force)
 	 * @param environment where the Nacos cluster name and the load-balancer zone are read
-	 * @param zoneConfig Spring Cloud's zone bean, if any
+	 * @param zoneConfig the zone bean of Spring Cloud, if any
 	 */
 	CallerCluster(AtlasSettings settings, Environment environment, ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
 		this.settings = settings;

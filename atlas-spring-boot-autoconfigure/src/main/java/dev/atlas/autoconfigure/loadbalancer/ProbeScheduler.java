@@ -21,10 +21,10 @@ import org.springframework.beans.factory.DisposableBean;
  */
 class ProbeScheduler implements Scheduler, DisposableBean {
 
-	private static final Logger log = LoggerFactory.getLogger(ProbeScheduler.class);
-
 	/** Threads: probes block up to their timeout, so one slow probe does not hold all. */
 	static final int THREADS = 2;
+
+	private static final Logger log = LoggerFactory.getLogger(ProbeScheduler.class);
 
 	private final ScheduledThreadPoolExecutor executor;
 

@@ -18,7 +18,6 @@ import dev.atlas.autoconfigure.ServiceSettings;
 import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
 import dev.atlas.loadbalancer.routing.AffinityRules;
-import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -52,10 +51,10 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  *
  * <p>
  * Thread-safe: changes and registrations are serialized.
+ *
+ * @since 0.1.0
  */
 public final class RuntimeRules {
-
-	private static final Logger log = LoggerFactory.getLogger(RuntimeRules.class);
 
 	/** Counter of rejected runtime changes; tags {@code service}. */
 	public static final String REJECTED_METER = "atlas.config.rejected";
@@ -72,6 +71,8 @@ public final class RuntimeRules {
 	public static final List<String> RESTART_ONLY = List.of("atlas.enabled", "atlas.gray.enabled",
 			"atlas.gray.metadata-key", "atlas.affinity.enabled", "atlas.propagation.enabled",
 			"atlas.propagation.reactor-automatic", "atlas.lifecycle", "atlas.registry");
+
+	private static final Logger log = LoggerFactory.getLogger(RuntimeRules.class);
 
 	private static final List<ConfigurationPropertyName> RESTART_ONLY_NAMES = RESTART_ONLY.stream()
 		.map(ConfigurationPropertyName::of)

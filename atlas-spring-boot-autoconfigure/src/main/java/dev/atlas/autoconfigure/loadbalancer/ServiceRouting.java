@@ -51,6 +51,8 @@ import org.springframework.beans.factory.DisposableBean;
  *
  * <p>
  * Thread-safe: changes are serialized; reads are lock-free.
+ *
+ * @since 0.1.0
  */
 public final class ServiceRouting implements DisposableBean {
 
@@ -229,15 +231,15 @@ public final class ServiceRouting implements DisposableBean {
 										probeRules.interval())
 								: null;
 		// Nothing below throws: the live objects change only now.
-		if (probe != null) {
+		if (probe != null && detector != null) {
 			detector.update(next.outlier(), probe);
 		}
-		OutlierEjection nextEjection = (this.ejection != null && probe != null) ? new OutlierEjection(detector)
-				: this.ejection;
+		OutlierEjection nextEjection = (this.ejection != null && probe != null && detector != null)
+				? new OutlierEjection(detector) : this.ejection;
 		if (!next.peakEwma().decayTime().equals(previous.peakEwma().decayTime())) {
 			this.parts.stats().decayTime(next.peakEwma().decayTime());
 		}
-		if (staleCheck != null) {
+		if (staleCheck != null && lastKnownGood != null) {
 			lastKnownGood.staleCheck(staleCheck);
 		}
 		List<WeightAdjuster> adjusters = new ArrayList<>();

@@ -21,6 +21,8 @@ import org.slf4j.LoggerFactory;
  * The load-balancing strategies registered by name: every {@link StrategyFactory} bean,
  * Atlas's own ({@code weighted-random}, {@code smooth-round-robin}) and the
  * application's. Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class StrategyRegistry {
 

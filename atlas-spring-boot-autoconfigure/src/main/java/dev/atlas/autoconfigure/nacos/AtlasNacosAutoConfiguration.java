@@ -2,6 +2,8 @@ package dev.atlas.autoconfigure.nacos;
 
 import java.util.concurrent.atomic.AtomicReference;
 
+import com.alibaba.cloud.nacos.NacosDiscoveryProperties;
+import com.alibaba.cloud.nacos.NacosServiceManager;
 import dev.atlas.autoconfigure.registry.AtlasRegistryAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -28,13 +30,15 @@ import org.springframework.context.annotation.Bean;
  * Cloud Alibaba's shutdown wait is replaced by Atlas's drain. Nacos's pushed instance
  * changes evict the load balancer's cached list of that service at once
  * ({@link NacosInstanceChangeSource}).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = AtlasRegistryAutoConfiguration.class,
 		afterName = { "com.alibaba.cloud.nacos.discovery.NacosDiscoveryAutoConfiguration",
 				"com.alibaba.cloud.nacos.NacosServiceAutoConfiguration" })
 @ConditionalOnClass(name = "com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer")
 @ConditionalOnBean(AtlasRegistryAutoConfiguration.class)
-public class AtlasNacosAutoConfiguration {
+public final class AtlasNacosAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasNacosAutoConfiguration.class);
 
@@ -54,7 +58,7 @@ public class AtlasNacosAutoConfiguration {
 		return new BeanPostProcessor() {
 			@Override
 			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (bean instanceof com.alibaba.cloud.nacos.NacosDiscoveryProperties nacos) {
+				if (bean instanceof NacosDiscoveryProperties nacos) {
 					Integer wait = nacos.getGracefulShutdownWaitTime();
 					if (wait != null && wait > 0) {
 						if (!wait.equals(said.getAndSet(wait))) {
@@ -70,11 +74,10 @@ public class AtlasNacosAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnBean({ com.alibaba.cloud.nacos.NacosServiceManager.class,
-			com.alibaba.cloud.nacos.NacosDiscoveryProperties.class })
+	@ConditionalOnBean({ NacosServiceManager.class, NacosDiscoveryProperties.class })
 	@ConditionalOnBooleanProperty(name = "atlas.registry.refresh-on-events", matchIfMissing = true)
-	NacosInstanceChangeSource atlasNacosInstanceChangeSource(com.alibaba.cloud.nacos.NacosServiceManager nacos,
-			com.alibaba.cloud.nacos.NacosDiscoveryProperties properties) {
+	NacosInstanceChangeSource atlasNacosInstanceChangeSource(NacosServiceManager nacos,
+			NacosDiscoveryProperties properties) {
 		return new NacosInstanceChangeSource(nacos, properties);
 	}
 

@@ -29,6 +29,8 @@ import org.springframework.context.ApplicationListener;
  * old one. So the source remembers its subscriptions, and after each registration
  * ({@link InstanceRegisteredEvent}) it subscribes them again if the naming service is not
  * the one they were made on. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class NacosInstanceChangeSource
 		implements InstanceChangeSource, ApplicationListener<InstanceRegisteredEvent<?>> {
@@ -49,7 +51,7 @@ public class NacosInstanceChangeSource
 
 	/**
 	 * Creates the source.
-	 * @param nacos Spring Cloud Alibaba's naming-service holder
+	 * @param nacos the naming-service holder of Spring Cloud Alibaba
 	 * @param properties gives the group
 	 */
 	public NacosInstanceChangeSource(NacosServiceManager nacos, NacosDiscoveryProperties properties) {

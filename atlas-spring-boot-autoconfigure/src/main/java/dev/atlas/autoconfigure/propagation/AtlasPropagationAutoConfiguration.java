@@ -50,13 +50,15 @@ import org.springframework.web.reactive.function.client.WebClient;
  * call to a fixed URL (a plain client, a {@code @FeignClient} with {@code url}) gets no
  * routing header.</li>
  * </ul>
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnClass({ ContextRegistry.class, LoadBalancerRequestTransformer.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.propagation.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ PropagationProperties.class, GrayProperties.class, AtlasProperties.class })
-public class AtlasPropagationAutoConfiguration {
+public final class AtlasPropagationAutoConfiguration {
 
 	static {
 		ContextRegistry.getInstance().registerThreadLocalAccessor(new RoutingContextAccessor());

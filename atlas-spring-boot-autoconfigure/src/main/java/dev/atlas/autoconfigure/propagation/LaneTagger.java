@@ -17,6 +17,8 @@ import org.jspecify.annotations.Nullable;
  * {@code atlas.gray.rules} and {@code atlas.gray.header} in force, replaced when they
  * change at runtime. Thread-safe: the rules are read once per request from a volatile
  * field.
+ *
+ * @since 0.1.0
  */
 public final class LaneTagger {
 

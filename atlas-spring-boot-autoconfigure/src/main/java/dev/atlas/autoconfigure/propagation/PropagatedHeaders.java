@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
  * The set of header names Atlas carries from inbound requests to outbound calls, with the
  * two operations every adapter needs: capture them from an inbound request, and write the
  * missing ones on an outbound request. Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class PropagatedHeaders {
 

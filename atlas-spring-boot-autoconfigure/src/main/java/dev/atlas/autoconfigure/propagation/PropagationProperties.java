@@ -12,6 +12,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * Propagation of routing headers, {@code atlas.propagation.*}: carrying them from inbound
  * requests to outbound calls, across threads and reactive chains. Mutable while being
  * bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = PropagationProperties.PREFIX)
 public class PropagationProperties {

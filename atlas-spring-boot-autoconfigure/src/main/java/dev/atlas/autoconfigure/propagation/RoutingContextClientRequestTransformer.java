@@ -14,6 +14,8 @@ import org.springframework.web.reactive.function.client.ClientRequest;
  * {@link RoutingContextExchangeFilter} captured into the request's attribute
  * {@link RoutingContextHolder#KEY}. Headers the application set itself win. Stateless and
  * thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RoutingContextClientRequestTransformer implements LoadBalancerClientRequestTransformer {
 

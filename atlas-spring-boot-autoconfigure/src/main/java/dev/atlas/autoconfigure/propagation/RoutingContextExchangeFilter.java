@@ -23,6 +23,8 @@ import org.springframework.web.reactive.function.client.ExchangeFunction;
  * load-balancer filter sees the attribute. The context comes from Reactor's
  * {@code Context} (WebFlux, or automatic context propagation), else from the subscribing
  * thread's {@link RoutingContextHolder}. Stateless and thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RoutingContextExchangeFilter implements ExchangeFilterFunction {
 

@@ -20,6 +20,8 @@ import org.springframework.cloud.openfeign.loadbalancer.LoadBalancerFeignRequest
  * servlet filter or the task decorator set the context. Headers the application set
  * itself (a {@code RequestInterceptor}, a {@code @RequestHeader}) win. Stateless and
  * thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RoutingContextFeignRequestTransformer implements LoadBalancerFeignRequestTransformer {
 

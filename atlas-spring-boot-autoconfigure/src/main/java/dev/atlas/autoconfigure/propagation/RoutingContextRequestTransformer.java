@@ -14,6 +14,8 @@ import org.springframework.http.HttpRequest;
  * interceptor) only to load-balanced calls, after the instance is chosen, whatever the
  * order of the application's own interceptors; the routing decision itself reads the
  * context directly.
+ *
+ * @since 0.1.0
  */
 public class RoutingContextRequestTransformer implements LoadBalancerRequestTransformer {
 

@@ -20,6 +20,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * {@link RoutingContextHolder} for the duration of the request, and restores the thread's
  * previous context afterwards, so nothing leaks into the next request served by the same
  * thread.
+ *
+ * @since 0.1.0
  */
 public class RoutingContextServletFilter extends OncePerRequestFilter {
 

@@ -15,6 +15,8 @@ import org.springframework.web.server.WebFilterChain;
  * {@code Context} under {@link RoutingContextHolder#KEY}, where Atlas's gray stage and
  * WebClient filter read it, and from which context-propagation restores the thread-local
  * holder when automatic propagation is on.
+ *
+ * @since 0.1.0
  */
 public class RoutingContextWebFilter implements WebFilter, Ordered {
 

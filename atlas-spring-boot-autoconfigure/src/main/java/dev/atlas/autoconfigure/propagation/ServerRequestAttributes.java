@@ -11,6 +11,8 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
  * The attributes lane rules read of a WebFlux request (an inbound one, or one Spring
  * Cloud Gateway routes): its headers, cookies and query parameters as Spring parsed them.
  * Used on the thread that handles the request; not thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class ServerRequestAttributes implements RoutingAttributes {
 

@@ -10,6 +10,8 @@ package dev.atlas.autoconfigure.registry;
  * context; Atlas subscribes once per service, when the service is first called (its
  * load-balancer context is created), and an implementation releases its subscriptions
  * when the application context closes.
+ *
+ * @since 0.1.0
  */
 public interface InstanceChangeSource {
 

@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -23,6 +24,7 @@ import org.springframework.context.ApplicationEvent;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.event.SmartApplicationListener;
+import org.springframework.core.Ordered;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
@@ -44,6 +46,8 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * stopping application's own calls (a second hop, a scheduled job) keep following the
  * registry while it drains — for Nacos, its client's local copy, which pushes still
  * update — at the cost of one discovery lookup per service and period. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class RegistryEventRefresher implements SmartApplicationListener, SmartLifecycle, DisposableBean {
 
@@ -95,7 +99,7 @@ public class RegistryEventRefresher implements SmartApplicationListener, SmartLi
 	 */
 	@Override
 	public int getOrder() {
-		return org.springframework.core.Ordered.HIGHEST_PRECEDENCE;
+		return Ordered.HIGHEST_PRECEDENCE;
 	}
 
 	@Override
@@ -230,7 +234,7 @@ public class RegistryEventRefresher implements SmartApplicationListener, SmartLi
 		}
 	}
 
-	private java.util.stream.Stream<Cache> caches() {
+	private Stream<Cache> caches() {
 		return this.beanFactory.getBeansOfType(LoadBalancerCacheManager.class)
 			.values()
 			.stream()

@@ -11,6 +11,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * How callers follow the registry, {@code atlas.registry.*}: event-driven refresh and
  * last-known-good lists. Mutable while being bound, not thread-safe.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties(prefix = RegistryProperties.PREFIX)
 public class RegistryProperties implements InitializingBean {

@@ -16,6 +16,8 @@ import org.springframework.context.annotation.Bean;
  * ZooKeeper-specific support, on when Spring Cloud ZooKeeper discovery is on the
  * classpath and active and Atlas is enabled: every caller, registered or not, hears of
  * the changes of the services it calls ({@link ZookeeperInstanceChangeSource}).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = AtlasRegistryAutoConfiguration.class,
 		afterName = { "org.springframework.cloud.zookeeper.discovery.ZookeeperDiscoveryAutoConfiguration",
@@ -23,11 +25,11 @@ import org.springframework.context.annotation.Bean;
 				"org.springframework.cloud.zookeeper.discovery.dependency.ZookeeperDependenciesAutoConfiguration" })
 @ConditionalOnClass({ CuratorFramework.class, ZookeeperDiscoveryProperties.class })
 @ConditionalOnBean(AtlasRegistryAutoConfiguration.class)
-public class AtlasZookeeperAutoConfiguration {
+public final class AtlasZookeeperAutoConfiguration {
 
 	/**
 	 * The per-service watches.
-	 * @param curator Spring Cloud ZooKeeper's client
+	 * @param curator the client of Spring Cloud ZooKeeper
 	 * @param properties gives the registry root
 	 * @param dependencies maps {@code spring.cloud.zookeeper.dependencies} aliases to
 	 * paths, when configured

@@ -42,13 +42,15 @@ import org.springframework.beans.factory.DisposableBean;
  * <em>server</em> from the client side: against a 3.5 server without that setting the
  * watch fails inside Curator (which logs an ERROR), Atlas logs one WARN per service when
  * it starts the watch again, and the service refreshes at the cache TTL.
+ *
+ * @since 0.1.0
  */
 public class ZookeeperInstanceChangeSource implements InstanceChangeSource, DisposableBean {
 
-	private static final Logger log = LoggerFactory.getLogger(ZookeeperInstanceChangeSource.class);
-
 	/** How long a watch may take to load its nodes before it is started again. */
 	static final Duration RETRY_AFTER = Duration.ofSeconds(30);
+
+	private static final Logger log = LoggerFactory.getLogger(ZookeeperInstanceChangeSource.class);
 
 	private final CuratorFramework curator;
 
@@ -66,7 +68,8 @@ public class ZookeeperInstanceChangeSource implements InstanceChangeSource, Disp
 
 	/**
 	 * Creates the source.
-	 * @param curator Spring Cloud ZooKeeper's client (its lifecycle is Spring Cloud's)
+	 * @param curator the client of Spring Cloud ZooKeeper (its lifecycle is Spring
+	 * Cloud's)
 	 * @param root the registry root ({@code spring.cloud.zookeeper.discovery.root},
 	 * {@code /services} by default)
 	 * @param servicePath the name a service id is registered under below the root (the

@@ -1,5 +1,7 @@
 package dev.atlas.autoconfigure.actuator;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.env.MockEnvironment;
@@ -13,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class EnvironmentEndpointsExposureTest {
 
-	private static java.util.List<String> exposed(String... properties) {
+	private static List<String> exposed(String... properties) {
 		MockEnvironment environment = new MockEnvironment();
 		for (String property : properties) {
 			String[] pair = property.split("=", 2);

@@ -10,6 +10,7 @@ import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -58,9 +59,7 @@ class GatewayRetryAvoidanceTest {
 	private static ServiceInstance choose(ApplicationContext context, RequestDataContext request) {
 		ReactorServiceInstanceLoadBalancer balancer = context.getBean(LoadBalancerClientFactory.class)
 			.getInstance("user-service", ReactorServiceInstanceLoadBalancer.class);
-		Response<ServiceInstance> response = reactor.core.publisher.Mono
-			.from(balancer.choose(new DefaultRequest<>(request)))
-			.block();
+		Response<ServiceInstance> response = Mono.from(balancer.choose(new DefaultRequest<>(request))).block();
 		assertThat(response).isNotNull();
 		assertThat(response.hasServer()).isTrue();
 		return response.getServer();

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -184,7 +185,7 @@ class GracefulShutdownTest {
 	 */
 	@Test
 	void aRunningAutoRegistrationThatNeverRegisteredCountsAsNotRegistered() {
-		RegistrationMetadata metadata = new RegistrationMetadata(java.util.Map.of(), this.clock);
+		RegistrationMetadata metadata = new RegistrationMetadata(Map.of(), this.clock);
 		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(registration(true, Duration.ZERO)), null,
 				Duration.ofSeconds(30), Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
 					this.steps.add("drain " + duration);

@@ -19,6 +19,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -33,6 +34,8 @@ class LosslessRegistrationIT {
 	private static ZooKeeperRegistry zookeeper;
 
 	private static final CountDownLatch releaseRunner = new CountDownLatch(1);
+
+	private static final CountDownLatch eagerRelease = new CountDownLatch(1);
 
 	private static volatile boolean failRunner;
 
@@ -125,14 +128,12 @@ class LosslessRegistrationIT {
 		}
 	}
 
-	private static final CountDownLatch eagerRelease = new CountDownLatch(1);
-
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class SlowApp {
 
 		@Bean
-		ApplicationRunner slowStartup(org.springframework.core.env.Environment environment) {
+		ApplicationRunner slowStartup(Environment environment) {
 			return (args) -> {
 				String name = environment.getProperty("spring.application.name");
 				if (environment.getProperty("slow-app.fail", Boolean.class, false)) {

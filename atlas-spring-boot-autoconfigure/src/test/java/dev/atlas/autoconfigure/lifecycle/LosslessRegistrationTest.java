@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.lifecycle;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,7 +64,7 @@ class LosslessRegistrationTest {
 
 	private GracefulShutdown shutdown(LosslessRegistration lossless, Duration deregisterTimeout) {
 		return new GracefulShutdown(this.context, List.of(this.registration), lossless, Duration.ZERO,
-				deregisterTimeout, new SimpleMeterRegistry(), java.time.Clock.systemUTC(), (duration) -> {
+				deregisterTimeout, new SimpleMeterRegistry(), Clock.systemUTC(), (duration) -> {
 				}, false, null);
 	}
 
@@ -99,7 +100,7 @@ class LosslessRegistrationTest {
 		assertThatThrownBy(() -> ready(lossless)).hasMessage("registry refused on purpose");
 		List<Duration> drains = new CopyOnWriteArrayList<>();
 		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(this.registration), lossless,
-				Duration.ofSeconds(30), Duration.ofSeconds(3), new SimpleMeterRegistry(), java.time.Clock.systemUTC(),
+				Duration.ofSeconds(30), Duration.ofSeconds(3), new SimpleMeterRegistry(), Clock.systemUTC(),
 				drains::add, true, null);
 		shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		assertThat(drains).isEmpty();

@@ -2,7 +2,9 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import java.net.URI;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
 import dev.atlas.loadbalancer.context.RoutingContext;
@@ -110,7 +112,7 @@ class AtlasGrayWiringTest {
 					.getInstance("user-service", ServiceInstanceListSupplier.class)))
 			.isNotNull());
 		this.runner.withPropertyValues("atlas.gray.enabled=false").run((context) -> {
-			java.util.Set<String> hosts = new java.util.HashSet<>();
+			Set<String> hosts = new HashSet<>();
 			for (int i = 0; i < 200; i++) {
 				hosts.add(host(context, request("v2")));
 			}

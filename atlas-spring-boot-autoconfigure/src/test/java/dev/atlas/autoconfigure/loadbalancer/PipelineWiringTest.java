@@ -4,6 +4,8 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Set;
 
+import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
+import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
@@ -13,8 +15,6 @@ import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
-import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
-import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.weighting.SlowStart;

@@ -5,12 +5,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.atlas.autoconfigure.AtlasSettings;
 import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
 import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
+import dev.atlas.loadbalancer.outlier.Outcome;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
-import dev.atlas.loadbalancer.outlier.Outcome;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.pipeline.Pipeline;
@@ -35,9 +36,9 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration;
 import org.springframework.cloud.client.loadbalancer.DefaultRequest;
-import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.commons.util.UtilAutoConfiguration;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.core.env.MapPropertySource;
@@ -320,10 +321,9 @@ class RuntimeRulesTest {
 			assertThat(pipeline(context, "user-service")).isSameAs(before);
 			assertThat(bean(context, "user-service", ServiceRouting.class).settings().strategy())
 				.isEqualTo("weighted-random");
-			assertThat(context.getBean(dev.atlas.autoconfigure.AtlasSettings.class)
-				.settingsFor("user-service")
-				.gray()
-				.canaryPercentages()).as("settings rolled back").containsEntry("v2", 10.0);
+			assertThat(context.getBean(AtlasSettings.class).settingsFor("user-service").gray().canaryPercentages())
+				.as("settings rolled back")
+				.containsEntry("v2", 10.0);
 			assertThat(output.getOut()).contains("cannot create it");
 		});
 	}

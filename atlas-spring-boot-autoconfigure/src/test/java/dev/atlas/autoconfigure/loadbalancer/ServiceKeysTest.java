@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
+import java.util.regex.Pattern;
 
 import dev.atlas.autoconfigure.AtlasProperties;
 import dev.atlas.autoconfigure.AtlasSettings;
@@ -51,7 +52,7 @@ class ServiceKeysTest {
 	}
 
 	private static int occurrences(CapturedOutput output, String text) {
-		return output.getOut().split(java.util.regex.Pattern.quote(text), -1).length - 1;
+		return output.getOut().split(Pattern.quote(text), -1).length - 1;
 	}
 
 	@Test

@@ -275,7 +275,7 @@ final class NacosApps implements AutoCloseable {
 					+ "server's nacos.core.auth.server.identity.key/value) or " + USERNAME_VARIABLE + " and "
 					+ PASSWORD_VARIABLE + ". Answer: " + response.body());
 		}
-		JsonNode body = response.statusCode() == 200 ? json.readTree(response.body()) : null;
+		JsonNode body = (response.statusCode() == 200) ? json.readTree(response.body()) : null;
 		if (body == null || body.path("code").asInt(-1) != 0) {
 			throw new IllegalStateException(
 					built.method() + " " + built.uri() + " answered " + response.statusCode() + ": " + response.body());

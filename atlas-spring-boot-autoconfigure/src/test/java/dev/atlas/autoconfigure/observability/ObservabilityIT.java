@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.HashMap;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -81,7 +82,7 @@ class ObservabilityIT {
 		JsonNode provider = json.readTree(get(caller, "/actuator/atlas/provider"));
 		assertThat(provider.get("strategy").asText()).isEqualTo("weighted-random");
 		assertThat(provider.get("stale").asBoolean()).isFalse();
-		Map<Double, JsonNode> byWeight = new java.util.HashMap<>();
+		Map<Double, JsonNode> byWeight = new HashMap<>();
 		provider.get("instances").forEach((node) -> byWeight.put(node.get("weight").asDouble(), node));
 		assertThat(byWeight).containsOnlyKeys(1.0, 3.0);
 		assertThat(byWeight.get(1.0).get("effectiveWeight").asDouble()).isCloseTo(0.1, within(1e-9));

@@ -71,6 +71,9 @@ import static org.awaitility.Awaitility.await;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class OutlierEjectionForkedIT {
 
+	@TempDir
+	static Path logs;
+
 	private static final String KILL = "outlier-kill";
 
 	private static final String BASELINE = "outlier-kill-baseline";
@@ -99,9 +102,6 @@ class OutlierEjectionForkedIT {
 
 	/** Base ejection time of the freeze scenario's service. */
 	private static final Duration FREEZE_EJECTION = Duration.ofSeconds(2);
-
-	@TempDir
-	static Path logs;
 
 	private static ZooKeeperApps apps;
 

@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -173,7 +174,7 @@ class PropagationScopeIT {
 	}
 
 	private static String[] with(String[] properties, String property) {
-		String[] all = java.util.Arrays.copyOf(properties, properties.length + 1);
+		String[] all = Arrays.copyOf(properties, properties.length + 1);
 		all[properties.length] = property;
 		return all;
 	}

@@ -1,19 +1,25 @@
 package dev.atlas.autoconfigure.propagation;
 
 import java.net.URI;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;
+import feign.RequestInterceptor;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.Cookie;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -24,11 +30,12 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration;
-import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.commons.util.UtilAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.core.task.TaskDecorator;
 import org.springframework.http.HttpCookie;
 import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
 import org.springframework.mock.http.client.MockClientHttpRequest;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.MockFilterChain;
@@ -73,7 +80,7 @@ class PropagationTest {
 		AtomicReference<RoutingContext> seen = new AtomicReference<>();
 		MockFilterChain chain = new MockFilterChain() {
 			@Override
-			public void doFilter(jakarta.servlet.ServletRequest req, jakarta.servlet.ServletResponse res) {
+			public void doFilter(ServletRequest req, ServletResponse res) {
 				seen.set(RoutingContextHolder.get());
 			}
 		};
@@ -138,7 +145,7 @@ class PropagationTest {
 		assertThat(transformer.transformRequest(none, null)).isSameAs(none);
 	}
 
-	private static feign.Request feignRequest(Map<String, java.util.Collection<String>> headers) {
+	private static feign.Request feignRequest(Map<String, Collection<String>> headers) {
 		return feign.Request.create(feign.Request.HttpMethod.GET, "http://10.0.0.1:8080/who", headers, null, null,
 				null);
 	}
@@ -154,7 +161,7 @@ class PropagationTest {
 		ExchangeFunction loadBalanced = (r) -> {
 			filtered.set(r);
 			sent.set(transformer.transformRequest(r, null));
-			return Mono.just(ClientResponse.create(org.springframework.http.HttpStatus.OK).build());
+			return Mono.just(ClientResponse.create(HttpStatus.OK).build());
 		};
 		ClientRequest request = ClientRequest.create(HttpMethod.GET, URI.create("http://user-service/")).build();
 		filter.filter(request, loadBalanced)
@@ -188,19 +195,17 @@ class PropagationTest {
 
 	@Test
 	void headersAreWrittenByLoadBalancerTransformersOnlyNeverByAGlobalFeignInterceptor() {
-		this.runner.run((context) -> {
-			assertThat(context).hasSingleBean(RoutingContextRequestTransformer.class)
-				.hasSingleBean(RoutingContextClientRequestTransformer.class)
-				.hasSingleBean(RoutingContextFeignRequestTransformer.class)
-				.doesNotHaveBean(feign.RequestInterceptor.class);
-		});
+		this.runner.run((context) -> assertThat(context).hasSingleBean(RoutingContextRequestTransformer.class)
+			.hasSingleBean(RoutingContextClientRequestTransformer.class)
+			.hasSingleBean(RoutingContextFeignRequestTransformer.class)
+			.doesNotHaveBean(RequestInterceptor.class));
 	}
 
 	@Test
 	void webClientFilterIsPutFirstOnEveryBuilderBean() {
 		ExchangeFilterFunction users = (request, next) -> next.exchange(request);
 		this.runner.withBean(WebClient.Builder.class, () -> WebClient.builder().filter(users)).run((context) -> {
-			List<ExchangeFilterFunction> filters = new java.util.ArrayList<>();
+			List<ExchangeFilterFunction> filters = new ArrayList<>();
 			context.getBean(WebClient.Builder.class).filters(filters::addAll);
 			assertThat(filters).hasSize(2);
 			assertThat(filters.get(0)).isInstanceOf(RoutingContextExchangeFilter.class);
@@ -245,7 +250,7 @@ class PropagationTest {
 		AtomicReference<RoutingContext> seen = new AtomicReference<>();
 		MockFilterChain chain = new MockFilterChain() {
 			@Override
-			public void doFilter(jakarta.servlet.ServletRequest req, jakarta.servlet.ServletResponse res) {
+			public void doFilter(ServletRequest req, ServletResponse res) {
 				seen.set(RoutingContextHolder.get());
 			}
 		};
@@ -266,8 +271,7 @@ class PropagationTest {
 		assertThat(context.get("X-User-Group")).as("not propagated: the tag says it").isNull();
 
 		MockHttpServletRequest cookie = new MockHttpServletRequest("GET", "/orders/1");
-		cookie.setCookies(new jakarta.servlet.http.Cookie("session", "x"),
-				new jakarta.servlet.http.Cookie("canary", "1"));
+		cookie.setCookies(new Cookie("session", "x"), new Cookie("canary", "1"));
 		assertThat(servletContextOf(cookie, lanes).get("X-Service-Version")).isEqualTo("v3");
 
 		MockHttpServletRequest query = new MockHttpServletRequest("POST", "/orders/1");
@@ -321,11 +325,11 @@ class PropagationTest {
 				RoutingContextServletFilter filter = ((FilterRegistrationBean<RoutingContextServletFilter>) context
 					.getBean("atlasRoutingContextFilter")).getFilter();
 				MockHttpServletRequest request = new MockHttpServletRequest("GET", "/orders/1");
-				request.setCookies(new jakarta.servlet.http.Cookie("canary", "1"));
+				request.setCookies(new Cookie("canary", "1"));
 				AtomicReference<RoutingContext> seen = new AtomicReference<>();
 				filter.doFilter(request, new MockHttpServletResponse(), new MockFilterChain() {
 					@Override
-					public void doFilter(jakarta.servlet.ServletRequest req, jakarta.servlet.ServletResponse res) {
+					public void doFilter(ServletRequest req, ServletResponse res) {
 						seen.set(RoutingContextHolder.get());
 					}
 				});

@@ -5,7 +5,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpClient.Version;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -22,7 +21,9 @@ import java.util.concurrent.atomic.LongAdder;
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
 import dev.atlas.autoconfigure.loadbalancer.RuntimeRules;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.assertj.core.data.Offset;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -81,6 +82,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RuntimeRulesIT {
 
+	@TempDir
+	static Path directory;
+
 	private static final String SERVICE = "canary";
 
 	private static final String WEIGHT = "atlas.services." + SERVICE + ".gray.weights.v2";
@@ -100,9 +104,6 @@ class RuntimeRulesIT {
 	private static RestClient client;
 
 	private static RestClient management;
-
-	@TempDir
-	static Path directory;
 
 	private static Path rules;
 
@@ -154,9 +155,9 @@ class RuntimeRulesIT {
 								+ "%.1f %% of the next %d random calls%n",
 						target, refreshMillis, keyed, KEYED_CALLS, random, RANDOM_CALLS);
 				assertThat(keyed).as("v2 share of %d keyed calls after the change to %.0f %%", KEYED_CALLS, target)
-					.isCloseTo(target, org.assertj.core.data.Offset.offset(TOLERANCE_POINTS));
+					.isCloseTo(target, Offset.offset(TOLERANCE_POINTS));
 				assertThat(random).as("v2 share of %d random calls after the change to %.0f %%", RANDOM_CALLS, target)
-					.isCloseTo(target, org.assertj.core.data.Offset.offset(TOLERANCE_POINTS));
+					.isCloseTo(target, Offset.offset(TOLERANCE_POINTS));
 			}
 			traffic.assertNoFailure();
 		}
@@ -170,7 +171,7 @@ class RuntimeRulesIT {
 		double rejectedBefore = rejected();
 		refresh(Map.of(WEIGHT, "150"));
 		assertThat(share(KEYED_CALLS, true)).as("v2 share after the rejected change")
-			.isCloseTo(50, org.assertj.core.data.Offset.offset(TOLERANCE_POINTS));
+			.isCloseTo(50, Offset.offset(TOLERANCE_POINTS));
 		assertThat(rejected()).as("atlas.config.rejected{service=%s}", SERVICE).isEqualTo(rejectedBefore + 1);
 		assertThat(output.getOut()).contains("Atlas rejected the configuration change for service '" + SERVICE + "'")
 			.contains("atlas.services." + SERVICE + ".gray.weights")
@@ -192,14 +193,14 @@ class RuntimeRulesIT {
 				Map.of(WEIGHT, "50", "atlas.services." + SERVICE + ".loadbalancer.all-zero-weights", "bogus"));
 		System.out.println("RuntimeRulesIT: refresh with an unconvertible value answered " + status);
 		assertThat(share(KEYED_CALLS, true)).as("v2 share after the second rejected change")
-			.isCloseTo(50, org.assertj.core.data.Offset.offset(TOLERANCE_POINTS));
+			.isCloseTo(50, Offset.offset(TOLERANCE_POINTS));
 		assertThat(rejected()).isEqualTo(rejectedBefore + 2);
 		assertThat(output.getOut())
 			.contains("Invalid atlas.services." + SERVICE + ".loadbalancer.all-zero-weights = 'bogus'");
 
 		refresh(Map.of(WEIGHT, "10"));
 		assertThat(share(KEYED_CALLS, true)).as("v2 share after a later valid change")
-			.isCloseTo(10, org.assertj.core.data.Offset.offset(TOLERANCE_POINTS));
+			.isCloseTo(10, Offset.offset(TOLERANCE_POINTS));
 	}
 
 	@SuppressWarnings("unchecked")
@@ -257,9 +258,7 @@ class RuntimeRulesIT {
 
 	private static double rejected() {
 		MeterRegistry meters = caller.getBean(MeterRegistry.class);
-		io.micrometer.core.instrument.Counter counter = meters.find(RuntimeRules.REJECTED_METER)
-			.tag("service", SERVICE)
-			.counter();
+		Counter counter = meters.find(RuntimeRules.REJECTED_METER).tag("service", SERVICE).counter();
 		return (counter != null) ? counter.count() : 0;
 	}
 

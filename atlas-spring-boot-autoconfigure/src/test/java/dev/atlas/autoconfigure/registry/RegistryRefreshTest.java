@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure.registry;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -49,7 +50,7 @@ class RegistryRefreshTest {
 	}
 
 	private static Set<String> picks(ApplicationContext context, int times) {
-		java.util.Set<String> seen = new java.util.HashSet<>();
+		Set<String> seen = new HashSet<>();
 		for (int i = 0; i < times; i++) {
 			seen.add(pick(context));
 		}

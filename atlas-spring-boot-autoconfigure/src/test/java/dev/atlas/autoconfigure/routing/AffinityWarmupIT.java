@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
@@ -73,7 +74,7 @@ class AffinityWarmupIT {
 		a2.close();
 		awaitInstances(caller, 2);
 		await().atMost(Duration.ofSeconds(5))
-			.until(() -> calls(caller, 20).keySet().equals(java.util.Set.of(port(b1), port(b2))));
+			.until(() -> calls(caller, 20).keySet().equals(Set.of(port(b1), port(b2))));
 		assertThat(calls(caller, 100).keySet()).containsExactlyInAnyOrder(port(b1), port(b2));
 		assertThat(meters.counter("atlas.affinity.spillover", "service", "provider").count())
 			.isGreaterThanOrEqualTo(100);

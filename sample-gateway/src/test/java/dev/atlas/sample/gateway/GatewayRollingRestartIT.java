@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -358,7 +359,7 @@ class GatewayRollingRestartIT {
 				.append(" failed; ")
 				.append(this.failedAttempts)
 				.append(" attempts failed inside the gateway; served by port ")
-				.append(new java.util.TreeMap<>(this.servedBy))
+				.append(new TreeMap<>(this.servedBy))
 				.append("; fleet up in ")
 				.append(this.startup.toSeconds())
 				.append(" s, ")

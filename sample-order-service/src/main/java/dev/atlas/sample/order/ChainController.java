@@ -39,7 +39,7 @@ public class ChainController {
 	@GetMapping("/chain/{id}")
 	public ChainService.Chain chain(@PathVariable long id) throws InterruptedException {
 		try {
-			return chains.chain(id).get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+			return this.chains.chain(id).get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
 		}
 		catch (ExecutionException ex) {
 			if (ex.getCause() instanceof RuntimeException cause) {

@@ -30,7 +30,7 @@ public class ChainService {
 	@Async
 	public CompletableFuture<Chain> chain(long id) {
 		String asyncThread = Thread.currentThread().getName();
-		return CompletableFuture.completedFuture(Chain.of(asyncThread, feign.next(id)));
+		return CompletableFuture.completedFuture(Chain.of(asyncThread, this.feign.next(id)));
 	}
 
 	/**
@@ -64,7 +64,7 @@ public class ChainService {
 		 * @return the tag of the instance that answered, {@code ""} when untagged
 		 */
 		public String tag() {
-			return (servedBy == null || servedBy.tag() == null) ? "" : servedBy.tag();
+			return (this.servedBy == null || this.servedBy.tag() == null) ? "" : this.servedBy.tag();
 		}
 
 	}

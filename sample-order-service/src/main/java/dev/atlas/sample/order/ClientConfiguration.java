@@ -23,7 +23,7 @@ public class ClientConfiguration {
 	static final Duration READ_TIMEOUT = Duration.ofSeconds(5);
 
 	/**
-	 * @param builder Boot's RestTemplate builder
+	 * @param builder the RestTemplate builder of Spring Boot
 	 * @return a RestTemplate that resolves {@code http://<service-id>/…} through the
 	 * balancer; its own {@link CallerInterceptor} runs before the load-balancer
 	 * interceptor

@@ -31,7 +31,7 @@ public enum ClientType {
 	 * @return the name used in requests, e.g. {@code rest-template}
 	 */
 	public String id() {
-		return id;
+		return this.id;
 	}
 
 	/**

@@ -32,7 +32,7 @@ public class DiscoveryController {
 	 */
 	@GetMapping("/discovery/{serviceId}")
 	public Discovered discovered(@PathVariable String serviceId) {
-		List<Instance> instances = discoveryClient.getInstances(serviceId).stream().map(Instance::of).toList();
+		List<Instance> instances = this.discoveryClient.getInstances(serviceId).stream().map(Instance::of).toList();
 		return new Discovered(serviceId, instances.size(), instances);
 	}
 

@@ -52,9 +52,9 @@ public class ExpectedShares {
 	 * given
 	 */
 	public Map<String, Double> untagged(String serviceId, List<Candidate> instances) {
-		Binder binder = Binder.get(environment);
+		Binder binder = Binder.get(this.environment);
 		Map<String, Double> shares = new HashMap<>();
-		instances.forEach(instance -> shares.put(instance.address(), 0.0));
+		instances.forEach((instance) -> shares.put(instance.address(), 0.0));
 		boolean grayOn = binder.bind("atlas.enabled", Boolean.class).orElse(true)
 				&& binder.bind("atlas.gray.enabled", Boolean.class).orElse(true);
 		if (!grayOn) {
@@ -75,13 +75,13 @@ public class ExpectedShares {
 		double canaryShare = 0;
 		for (Map.Entry<String, Double> rule : canary.entrySet()) {
 			String tag = normalize(rule.getKey());
-			List<Candidate> lane = lane(instances, c -> c.tag().equals(tag));
+			List<Candidate> lane = lane(instances, (c) -> c.tag().equals(tag));
 			if (!lane.isEmpty() && rule.getValue() != null && rule.getValue() > 0) {
 				spread(lane, rule.getValue() / 100.0, shares);
 				canaryShare += rule.getValue() / 100.0;
 			}
 		}
-		List<Candidate> baseline = lane(instances, c -> c.tag().isEmpty() || baselineTags.contains(c.tag()));
+		List<Candidate> baseline = lane(instances, (c) -> c.tag().isEmpty() || baselineTags.contains(c.tag()));
 		spread((isolate && !baseline.isEmpty()) ? baseline : instances, Math.max(0, 1.0 - canaryShare), shares);
 		return shares;
 	}
@@ -91,12 +91,12 @@ public class ExpectedShares {
 	 * @return the tags that count as baseline for it besides "untagged", lower-cased
 	 */
 	public Set<String> baselineTags(String serviceId) {
-		Binder binder = Binder.get(environment);
+		Binder binder = Binder.get(this.environment);
 		Set<String> tags = binder
 			.bind("atlas.services." + serviceId + ".gray.baseline-tags", Bindable.setOf(String.class))
 			.orElseGet(() -> binder.bind("atlas.gray.baseline-tags", Bindable.setOf(String.class)).orElse(Set.of()));
 		Set<String> normalized = new LinkedHashSet<>();
-		tags.forEach(tag -> {
+		tags.forEach((tag) -> {
 			if (!normalize(tag).isEmpty()) {
 				normalized.add(normalize(tag));
 			}
@@ -108,7 +108,7 @@ public class ExpectedShares {
 	 * @return the instance metadata key holding the tag ({@code atlas.gray.metadata-key})
 	 */
 	public String tagMetadataKey() {
-		return environment.getProperty("atlas.gray.metadata-key", "version");
+		return this.environment.getProperty("atlas.gray.metadata-key", "version");
 	}
 
 	/**
@@ -116,7 +116,7 @@ public class ExpectedShares {
 	 * @return the tag trimmed and lower-cased, {@code ""} for none
 	 */
 	static String normalize(String tag) {
-		return (tag == null) ? "" : tag.trim().toLowerCase(Locale.ROOT);
+		return (tag != null) ? tag.trim().toLowerCase(Locale.ROOT) : "";
 	}
 
 	private static List<Candidate> lane(List<Candidate> instances, Predicate<Candidate> in) {

@@ -1,5 +1,7 @@
 package dev.atlas.sample.order;
 
+import java.util.Locale;
+
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
@@ -49,7 +51,7 @@ public class GrayController {
 			@RequestParam(required = false) String expect,
 			@RequestParam(name = "expect-share", required = false) String expectShare,
 			@RequestParam(required = false) String scenario) throws InterruptedException {
-		return report.run(scenario(version, path, client, calls, concurrency, expect, expectShare, scenario));
+		return this.report.run(scenario(version, path, client, calls, concurrency, expect, expectShare, scenario));
 	}
 
 	/**
@@ -89,7 +91,7 @@ public class GrayController {
 	static GrayReport.Scenario scenario(String version, String path, String client, int calls, int concurrency,
 			String expect, String expectShare, String label) {
 		String sent = (version == null || version.isBlank()) ? null : version.trim();
-		boolean chain = switch (path.trim().toLowerCase(java.util.Locale.ROOT)) {
+		boolean chain = switch (path.trim().toLowerCase(Locale.ROOT)) {
 			case "chain" -> true;
 			case "orders" -> false;
 			default -> throw new IllegalArgumentException("path must be chain or orders, was '" + path + "'");
@@ -101,8 +103,8 @@ public class GrayController {
 		}
 		GrayReport.ShareExpectation share = (expectShare == null || expectShare.isBlank()) ? null
 				: GrayReport.ShareExpectation.parse(expectShare.trim());
-		String name = (label != null && !label.isBlank()) ? label.trim() : (sent == null)
-				? "no " + GrayReport.VERSION_HEADER + " header" : GrayReport.VERSION_HEADER + ": " + sent;
+		String name = (label != null && !label.isBlank()) ? label.trim() : (sent != null)
+				? GrayReport.VERSION_HEADER + ": " + sent : "no " + GrayReport.VERSION_HEADER + " header";
 		return new GrayReport.Scenario(name, sent, chain, ClientType.of(client), calls, concurrency, expectTag, share);
 	}
 

@@ -36,10 +36,10 @@ public class GrayReport {
 	/** The gray header (Atlas's default {@code atlas.gray.header}). */
 	public static final String VERSION_HEADER = "X-Service-Version";
 
-	private static final Duration TIMEOUT = Duration.ofSeconds(20);
-
 	/** Atlas's counter of calls whose wanted tag had no instance. */
 	static final String FALLBACK_METER = "atlas.gray.fallback";
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(20);
 
 	private final DiscoveryClient discoveryClient;
 
@@ -86,13 +86,13 @@ public class GrayReport {
 		// a plain client, not the @LoadBalanced one: the header is this app's inbound
 		// header
 		RestClient http = RestClient.builder()
-			.baseUrl("http://127.0.0.1:" + port)
+			.baseUrl("http://127.0.0.1:" + this.port)
 			.requestFactory(requestFactory)
 			.build();
 		boolean chain = scenario.chain();
 		List<Map<String, LongAdder>> counts = List.of(new ConcurrentHashMap<>(), new ConcurrentHashMap<>());
 		double fallbacksBefore = fallbacks();
-		Burst.Failures failures = Burst.run(scenario.calls(), scenario.concurrency(), i -> {
+		Burst.Failures failures = Burst.run(scenario.calls(), scenario.concurrency(), (i) -> {
 			RestClient.RequestHeadersSpec<?> request = chain ? http.get().uri("/chain/{id}", i)
 					: http.get().uri("/orders/{id}?client={client}", i, scenario.client().id());
 			if (scenario.version() != null) {
@@ -115,7 +115,7 @@ public class GrayReport {
 			}
 		});
 		TreeSet<String> tags = new TreeSet<>(knownTags());
-		counts.forEach(hop -> tags.addAll(hop.keySet()));
+		counts.forEach((hop) -> tags.addAll(hop.keySet()));
 		List<HopTally> hops = new ArrayList<>();
 		hops.add(tally(1, chain ? "order-service -> user-service (Feign from @Async)"
 				: "order-service -> user-service (" + scenario.client().id() + ")", counts.get(0)));
@@ -131,7 +131,7 @@ public class GrayReport {
 	 * policies
 	 */
 	private double fallbacks() {
-		MeterRegistry registry = meterRegistry.getIfUnique();
+		MeterRegistry registry = this.meterRegistry.getIfUnique();
 		if (registry == null) {
 			return 0;
 		}
@@ -144,7 +144,7 @@ public class GrayReport {
 	}
 
 	private static void count(Map<String, LongAdder> counts, String tag) {
-		counts.computeIfAbsent(ExpectedShares.normalize(tag), key -> new LongAdder()).increment();
+		counts.computeIfAbsent(ExpectedShares.normalize(tag), (key) -> new LongAdder()).increment();
 	}
 
 	private static HopTally tally(int hop, String via, Map<String, LongAdder> counts) {
@@ -154,9 +154,9 @@ public class GrayReport {
 	}
 
 	private List<String> knownTags() {
-		String key = expectedShares.tagMetadataKey();
+		String key = this.expectedShares.tagMetadataKey();
 		List<String> tags = new ArrayList<>();
-		for (ServiceInstance instance : discoveryClient.getInstances(TrafficService.USER_SERVICE)) {
+		for (ServiceInstance instance : this.discoveryClient.getInstances(TrafficService.USER_SERVICE)) {
 			Map<String, String> metadata = instance.getMetadata();
 			tags.add(ExpectedShares.normalize((metadata != null) ? metadata.get(key) : null));
 		}
@@ -226,12 +226,12 @@ public class GrayReport {
 
 		String describeExpectation() {
 			List<String> parts = new ArrayList<>();
-			if (expectTag != null) {
-				parts.add("every hop on " + tagLabel(expectTag));
+			if (this.expectTag != null) {
+				parts.add("every hop on " + tagLabel(this.expectTag));
 			}
-			if (expectShare != null) {
+			if (this.expectShare != null) {
 				parts.add(String.format(Locale.ROOT, "hop 1 on %s for %.1f %% ± %.1f points",
-						tagLabel(expectShare.tag()), expectShare.percent(), expectShare.tolerance()));
+						tagLabel(this.expectShare.tag()), this.expectShare.percent(), this.expectShare.tolerance()));
 			}
 			parts.add("no failed call");
 			return String.join(", ", parts);
@@ -284,7 +284,7 @@ public class GrayReport {
 		 * @return the calls of this hop that succeeded
 		 */
 		public long total() {
-			return counts.values().stream().mapToLong(Long::longValue).sum();
+			return this.counts.values().stream().mapToLong(Long::longValue).sum();
 		}
 
 		/**
@@ -293,7 +293,7 @@ public class GrayReport {
 		 */
 		public double share(String tag) {
 			long total = total();
-			return (total == 0) ? 0 : counts.getOrDefault(tag, 0L) / (double) total;
+			return (total == 0) ? 0 : this.counts.getOrDefault(tag, 0L) / (double) total;
 		}
 
 	}
@@ -318,25 +318,25 @@ public class GrayReport {
 		 */
 		public List<String> problems() {
 			List<String> problems = new ArrayList<>();
-			if (failures > 0) {
-				problems.add(failures + " failed call(s)");
+			if (this.failures > 0) {
+				problems.add(this.failures + " failed call(s)");
 			}
-			if (hops.isEmpty() || hops.get(0).total() == 0) {
+			if (this.hops.isEmpty() || this.hops.get(0).total() == 0) {
 				problems.add("no successful call");
 				return problems;
 			}
-			if (scenario.expectTag() != null) {
-				for (HopTally hop : hops) {
-					long off = hop.total() - hop.counts().getOrDefault(scenario.expectTag(), 0L);
+			if (this.scenario.expectTag() != null) {
+				for (HopTally hop : this.hops) {
+					long off = hop.total() - hop.counts().getOrDefault(this.scenario.expectTag(), 0L);
 					if (off > 0) {
 						problems.add(String.format(Locale.ROOT, "hop %d: %d call(s) not on %s", hop.hop(), off,
-								tagLabel(scenario.expectTag())));
+								tagLabel(this.scenario.expectTag())));
 					}
 				}
 			}
-			ShareExpectation share = scenario.expectShare();
+			ShareExpectation share = this.scenario.expectShare();
 			if (share != null) {
-				double observed = hops.get(0).share(share.tag()) * 100;
+				double observed = this.hops.get(0).share(share.tag()) * 100;
 				if (Math.abs(observed - share.percent()) > share.tolerance()) {
 					problems.add(String.format(Locale.ROOT, "hop 1: %.1f %% on %s, expected %.1f %% ± %.1f", observed,
 							tagLabel(share.tag()), share.percent(), share.tolerance()));

@@ -30,7 +30,7 @@ public class OrderController {
 	@GetMapping("/orders/{id}")
 	public Order order(@PathVariable long id, @RequestParam(defaultValue = "rest-template") String client) {
 		ClientType type = ClientType.of(client);
-		return new Order(id, type.id(), userCalls.user(type, id));
+		return new Order(id, type.id(), this.userCalls.user(type, id));
 	}
 
 	/**

@@ -39,7 +39,7 @@ public class TrafficController {
 	public TrafficService.Traffic traffic(@RequestParam(defaultValue = "rest-template") String client,
 			@RequestParam(defaultValue = "1000") int calls, @RequestParam(defaultValue = "4") int concurrency)
 			throws InterruptedException {
-		return traffic.send(ClientType.of(client), calls, concurrency);
+		return this.traffic.send(ClientType.of(client), calls, concurrency);
 	}
 
 	/**
@@ -55,7 +55,7 @@ public class TrafficController {
 	public String report(@RequestParam(defaultValue = "rest-template") String client,
 			@RequestParam(defaultValue = "1000") int calls, @RequestParam(defaultValue = "4") int concurrency,
 			@RequestParam(defaultValue = "3") double tolerance) throws InterruptedException {
-		return render(traffic.send(ClientType.of(client), calls, concurrency), tolerance);
+		return render(this.traffic.send(ClientType.of(client), calls, concurrency), tolerance);
 	}
 
 	/**

@@ -57,13 +57,13 @@ public class TrafficService {
 	public Traffic send(ClientType client, int calls, int concurrency) throws InterruptedException {
 		Map<String, LongAdder> counts = new ConcurrentHashMap<>();
 		Map<String, User.ServedBy> servedBy = new ConcurrentHashMap<>();
-		Burst.Failures failures = Burst.run(calls, concurrency, i -> {
-			User user = userCalls.user(client, i);
+		Burst.Failures failures = Burst.run(calls, concurrency, (i) -> {
+			User user = this.userCalls.user(client, i);
 			User.ServedBy by = (user != null) ? user.servedBy() : null;
 			if (by == null) {
 				throw new IllegalStateException("response without servedBy: " + user);
 			}
-			counts.computeIfAbsent(by.address(), key -> new LongAdder()).increment();
+			counts.computeIfAbsent(by.address(), (key) -> new LongAdder()).increment();
 			servedBy.putIfAbsent(by.address(), by);
 		});
 		return tally(client, calls, failures, counts, servedBy);
@@ -75,24 +75,24 @@ public class TrafficService {
 		Map<String, InstanceShare> rows = new LinkedHashMap<>();
 		servedBy.forEach((address, by) -> rows.put(address, new InstanceShare(by.instanceId(), by.host(), by.port(),
 				ExpectedShares.normalize(by.tag()), by.weight(), counts.get(address).longValue(), 0, 0)));
-		String tagKey = expectedShares.tagMetadataKey();
-		for (ServiceInstance instance : discoveryClient.getInstances(USER_SERVICE)) {
+		String tagKey = this.expectedShares.tagMetadataKey();
+		for (ServiceInstance instance : this.discoveryClient.getInstances(USER_SERVICE)) {
 			String address = instance.getHost() + ":" + instance.getPort();
 			String tag = (instance.getMetadata() != null) ? instance.getMetadata().get(tagKey) : null;
 			rows.putIfAbsent(address, new InstanceShare(instance.getInstanceId(), instance.getHost(),
 					instance.getPort(), ExpectedShares.normalize(tag), weightOf(instance), 0, 0, 0));
 		}
-		Map<String, Double> expected = expectedShares.untagged(USER_SERVICE,
+		Map<String, Double> expected = this.expectedShares.untagged(USER_SERVICE,
 				rows.values()
 					.stream()
-					.map(row -> new ExpectedShares.Candidate(row.host() + ":" + row.port(), row.tag(), row.weight()))
+					.map((row) -> new ExpectedShares.Candidate(row.host() + ":" + row.port(), row.tag(), row.weight()))
 					.toList());
 		long successes = calls - failures.count();
 		List<InstanceShare> instances = rows.values()
 			.stream()
-			.map(row -> new InstanceShare(row.instanceId(), row.host(), row.port(), row.tag(), row.weight(),
+			.map((row) -> new InstanceShare(row.instanceId(), row.host(), row.port(), row.tag(), row.weight(),
 					row.count(), expected.getOrDefault(row.host() + ":" + row.port(), 0.0),
-					successes > 0 ? (double) row.count() / successes : 0))
+					(successes > 0) ? (double) row.count() / successes : 0))
 			.sorted(Comparator.comparing(InstanceShare::host).thenComparingInt(InstanceShare::port))
 			.toList();
 		return new Traffic(client.id(), calls, failures.count(), failures.first(), instances);

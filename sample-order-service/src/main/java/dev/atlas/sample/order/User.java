@@ -28,7 +28,7 @@ public record User(long id, String name, ServedBy servedBy, Received received) {
 		 * registries
 		 */
 		public String address() {
-			return host + ":" + port;
+			return this.host + ":" + this.port;
 		}
 
 	}

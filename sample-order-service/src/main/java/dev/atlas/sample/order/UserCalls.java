@@ -44,11 +44,11 @@ public class UserCalls {
 	 */
 	public User user(ClientType client, long id) {
 		return switch (client) {
-			case REST_TEMPLATE -> restTemplate.getForObject(USER_URL, User.class, id);
-			case REST_CLIENT -> restClient.get().uri(USER_URL, id).retrieve().body(User.class);
+			case REST_TEMPLATE -> this.restTemplate.getForObject(USER_URL, User.class, id);
+			case REST_CLIENT -> this.restClient.get().uri(USER_URL, id).retrieve().body(User.class);
 			case WEB_CLIENT ->
-				webClient.get().uri(USER_URL, id).retrieve().bodyToMono(User.class).block(Duration.ofSeconds(10));
-			case FEIGN -> feign.user(id);
+				this.webClient.get().uri(USER_URL, id).retrieve().bodyToMono(User.class).block(Duration.ofSeconds(10));
+			case FEIGN -> this.feign.user(id);
 		};
 	}
 

@@ -24,7 +24,7 @@ class GrayReportTest {
 	}
 
 	static Result result(Scenario scenario, int failures, Map<String, Long> hop1, Map<String, Long> hop2) {
-		return new Result(scenario, failures, failures > 0 ? "boom" : null, List.of("v1", "v2"),
+		return new Result(scenario, failures, (failures > 0) ? "boom" : null, List.of("v1", "v2"),
 				List.of(new HopTally(1, "order-service -> user-service", hop1),
 						new HopTally(2, "user-service -> user-service", hop2)),
 				0);

@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.ToDoubleFunction;
 
 import dev.atlas.sample.order.ChainService.Chain;
 import dev.atlas.sample.order.OrderController.Order;
@@ -193,7 +194,7 @@ class GrayRoutingIT {
 		List<ClientHttpRequestInterceptor> interceptors = orders.getBean(RestTemplate.class).getInterceptors();
 		assertThat(interceptors.get(0)).isInstanceOf(CallerInterceptor.class);
 		assertThat(interceptors.subList(1, interceptors.size())).as("interceptors after the user's")
-			.anySatisfy(interceptor -> assertThat(interceptor.getClass().getSimpleName())
+			.anySatisfy((interceptor) -> assertThat(interceptor.getClass().getSimpleName())
 				.endsWith("LoadBalancerInterceptor"));
 
 		for (int i = 0; i < REPEAT; i++) {
@@ -261,7 +262,7 @@ class GrayRoutingIT {
 
 		assertThat(result.problems()).isEmpty();
 		assertThat(result.hops()).hasSize(2)
-			.allSatisfy(hop -> assertThat(hop.counts()).containsOnly(Map.entry("v1", 20L)));
+			.allSatisfy((hop) -> assertThat(hop.counts()).containsOnly(Map.entry("v1", 20L)));
 		assertThat(result.fallbacks()).isEqualTo(20);
 	}
 
@@ -317,15 +318,15 @@ class GrayRoutingIT {
 					.header(USER_KEY, userKey)
 					.retrieve()
 					.body(Order.class);
-				lanesByKey.computeIfAbsent(userKey, k -> new HashSet<>()).add(order.user().servedBy().tag());
+				lanesByKey.computeIfAbsent(userKey, (k) -> new HashSet<>()).add(order.user().servedBy().tag());
 			}
 		}
 		assertThat(lanesByKey).allSatisfy((key, lanes) -> assertThat(lanes).as("lanes of %s", key).hasSize(1));
 		assertThat(lanesByKey.values().stream().flatMap(Set::stream).distinct()).containsExactlyInAnyOrder("v1", "v2");
 	}
 
-	private static double share(Traffic traffic, String tag, java.util.function.ToDoubleFunction<InstanceShare> share) {
-		return traffic.instances().stream().filter(instance -> tag.equals(instance.tag())).mapToDouble(share).sum();
+	private static double share(Traffic traffic, String tag, ToDoubleFunction<InstanceShare> share) {
+		return traffic.instances().stream().filter((instance) -> tag.equals(instance.tag())).mapToDouble(share).sum();
 	}
 
 	private static double fallbacks(ConfigurableApplicationContext context, String policy) {
@@ -338,7 +339,7 @@ class GrayRoutingIT {
 	}
 
 	private static Chain chain(RestClient http, long id, String version) {
-		Chain chain = http.get().uri("/chain/{id}", id).headers(headers -> {
+		Chain chain = http.get().uri("/chain/{id}", id).headers((headers) -> {
 			if (version != null) {
 				headers.set(VERSION, version);
 			}
@@ -348,7 +349,7 @@ class GrayRoutingIT {
 	}
 
 	private static ResponseEntity<Order> order(RestClient http, long id, ClientType client, String version) {
-		return http.get().uri("/orders/{id}?client={client}", id, client.id()).headers(headers -> {
+		return http.get().uri("/orders/{id}?client={client}", id, client.id()).headers((headers) -> {
 			if (version != null) {
 				headers.set(VERSION, version);
 			}

@@ -43,7 +43,7 @@ class OwnTaskDecoratorIT {
 
 		@Bean
 		TaskDecorator mdcTaskDecorator() {
-			return runnable -> {
+			return (runnable) -> {
 				Map<String, String> mdc = MDC.getCopyOfContextMap();
 				return () -> {
 					Map<String, String> previous = MDC.getCopyOfContextMap();

@@ -69,7 +69,7 @@ class RollingRestartIT {
 
 		assertThat(result.sent).as("requests sent").isGreaterThan(1_000);
 		assertThat(result.failures).as("failed requests; first ones: %s", result.firstFailures()).isEmpty();
-		assertThat(result.stopped).hasSize(USER_SERVICES).allSatisfy(stopped -> {
+		assertThat(result.stopped).hasSize(USER_SERVICES).allSatisfy((stopped) -> {
 			assertThat(stopped.deregisteredAt()).as("%s deregistered", stopped.instanceId()).isPositive();
 			assertThat(stopped.served()).as("requests served by %s", stopped.instanceId()).isPositive();
 			assertThat(stopped.lastServedAt() - stopped.deregisteredAt())
@@ -152,7 +152,7 @@ class RollingRestartIT {
 			// registry
 			// (closing it first would make every application wait for its deregistration
 			// to time out)
-			contexts.stream().filter(c -> isOrderService(c)).forEach(ConfigurableApplicationContext::close);
+			contexts.stream().filter((c) -> isOrderService(c)).forEach(ConfigurableApplicationContext::close);
 			contexts.parallelStream().forEach(ConfigurableApplicationContext::close);
 			registry.close();
 		}
@@ -165,7 +165,7 @@ class RollingRestartIT {
 			.pollInterval(Duration.ofMillis(100))
 			.until(() -> discovery.getInstances(TrafficService.USER_SERVICE)
 				.stream()
-				.map(instance -> instance.getPort())
+				.map((instance) -> instance.getPort())
 				.sorted()
 				.toList()
 				.equals(ports));
@@ -304,7 +304,7 @@ class RollingRestartIT {
 			}
 			this.failures.stream()
 				.limit(10)
-				.forEach(f -> out.append(label).append("   failed: ").append(f).append('\n'));
+				.forEach((f) -> out.append(label).append("   failed: ").append(f).append('\n'));
 			System.out.print(out);
 		}
 

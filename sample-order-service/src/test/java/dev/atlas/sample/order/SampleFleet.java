@@ -76,7 +76,7 @@ final class SampleFleet implements AutoCloseable {
 				this.contexts.get(i).close();
 			}
 			catch (RuntimeException ex) {
-				failure = (failure == null) ? ex : failure;
+				failure = (failure != null) ? failure : ex;
 			}
 		}
 		this.contexts.clear();

@@ -99,7 +99,7 @@ class WeightedRoutingIT {
 		Traffic traffic = send(roundRobinOrders, ClientType.REST_TEMPLATE);
 
 		assertThat(traffic.failures()).isZero();
-		assertThat(traffic.instances()).hasSize(2).allSatisfy(instance -> {
+		assertThat(traffic.instances()).hasSize(2).allSatisfy((instance) -> {
 			// round robin: an even split, far outside the tolerance around 25 % / 75 %
 			assertThat(instance.observedShare()).isCloseTo(0.5, within(TOLERANCE));
 			assertThat(Math.abs(instance.observedShare() - instance.expectedShare())).isGreaterThan(TOLERANCE);
@@ -118,7 +118,7 @@ class WeightedRoutingIT {
 			.retrieve()
 			.body(Traffic.class);
 		assertThat(traffic).isNotNull();
-		System.out.print((orders == atlasOrders ? "[atlas] " : "[atlas.enabled=false] ")
+		System.out.print(((orders == atlasOrders) ? "[atlas] " : "[atlas.enabled=false] ")
 				+ TrafficController.render(traffic, TOLERANCE * 100));
 		assertThat(traffic.calls()).isEqualTo(CALLS);
 		return traffic;

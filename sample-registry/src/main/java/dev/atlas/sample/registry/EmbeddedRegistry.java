@@ -56,7 +56,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
 		File data = home.resolve("data").toFile();
 		// -1 = let Curator pick (election/quorum ports, server id, tick time, max
 		// connections)
-		InstanceSpec spec = new InstanceSpec(data, port > 0 ? port : -1, -1, -1, true, -1, -1, -1, null, HOST);
+		InstanceSpec spec = new InstanceSpec(data, (port > 0) ? port : -1, -1, -1, true, -1, -1, -1, null, HOST);
 		try {
 			return new EmbeddedRegistry(new TestingServer(spec, true), home);
 		}
@@ -70,24 +70,24 @@ public final class EmbeddedRegistry implements AutoCloseable {
 	 * @return the client port
 	 */
 	public int port() {
-		return server.getPort();
+		return this.server.getPort();
 	}
 
 	/**
 	 * @return the connect string, {@code 127.0.0.1:<port>}
 	 */
 	public String connectString() {
-		return HOST + ":" + server.getPort();
+		return HOST + ":" + this.server.getPort();
 	}
 
 	/** Stops the server and deletes its temporary data directory. */
 	@Override
 	public void close() throws IOException {
 		try {
-			server.close();
+			this.server.close();
 		}
 		finally {
-			deleteRecursively(home);
+			deleteRecursively(this.home);
 		}
 	}
 
@@ -96,7 +96,7 @@ public final class EmbeddedRegistry implements AutoCloseable {
 			return;
 		}
 		try (Stream<Path> paths = Files.walk(root)) {
-			paths.sorted(Comparator.reverseOrder()).forEach(path -> {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> {
 				try {
 					Files.deleteIfExists(path);
 				}

@@ -3,6 +3,7 @@ package dev.atlas.sample.user;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -121,7 +122,7 @@ public class UserController {
 	 * @throws InterruptedException if interrupted while delaying the answer
 	 */
 	@GetMapping(path = "/users/{id}/next", params = "block=true")
-	public NextUser nextBlocking(@PathVariable long id,
+	public @Nullable NextUser nextBlocking(@PathVariable long id,
 			@RequestHeader(name = VERSION_HEADER, required = false) String version,
 			@RequestHeader(name = CALLER_HEADER, required = false) String caller) throws InterruptedException {
 		return nextHop(user(id, version, caller)).block();
@@ -129,32 +130,33 @@ public class UserController {
 
 	private Mono<NextUser> nextHop(User self) {
 		long id = self.id();
-		return Mono.fromCallable(() -> id).subscribeOn(Schedulers.boundedElastic()).flatMap(userId -> {
+		return Mono.fromCallable(() -> id).subscribeOn(Schedulers.boundedElastic()).flatMap((userId) -> {
 			// runs on the boundedElastic thread that makes the second hop
 			String thread = Thread.currentThread().getName();
 			return this.webClient.get()
 				.uri(USER_URL, userId)
 				.retrieve()
 				.bodyToMono(User.class)
-				.map(next -> new NextUser(self.id(), self.name(), self.servedBy(), self.received(), thread, next));
+				.map((next) -> new NextUser(self.id(), self.name(), self.servedBy(), self.received(), thread, next));
 		}).timeout(NEXT_HOP_TIMEOUT);
 	}
 
 	/** Waits {@code sample.delay}, if positive, on the serving thread. */
 	private void delay() throws InterruptedException {
-		Duration delay = sample.delay();
+		Duration delay = this.sample.delay();
 		if (delay != null && !delay.isNegative() && !delay.isZero()) {
 			TimeUnit.NANOSECONDS.sleep(delay.toNanos());
 		}
 	}
 
 	private ServedBy servedBy() {
-		return new ServedBy(instanceId(), sample.host(), port, sample.tag(), sample.cluster(), sample.weight());
+		return new ServedBy(instanceId(), this.sample.host(), this.port, this.sample.tag(), this.sample.cluster(),
+				this.sample.weight());
 	}
 
 	private String instanceId() {
-		String id = sample.instanceId();
-		return (id == null || id.isBlank()) ? sample.host() + ":" + port : id;
+		String id = this.sample.instanceId();
+		return (id == null || id.isBlank()) ? this.sample.host() + ":" + this.port : id;
 	}
 
 	/**

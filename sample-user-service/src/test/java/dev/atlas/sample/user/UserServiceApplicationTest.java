@@ -3,6 +3,7 @@ package dev.atlas.sample.user;
 import java.time.Duration;
 import java.util.Map;
 
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -36,13 +37,13 @@ class UserServiceApplicationTest {
 			});
 
 			assertThat(user).containsEntry("id", 42).containsEntry("name", "user-42");
-			assertThat(user.get("servedBy")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+			assertThat(user.get("servedBy")).asInstanceOf(InstanceOfAssertFactories.MAP)
 				.containsEntry("host", "127.0.0.1")
 				.containsEntry("port", port)
 				.containsEntry("tag", "v2")
 				.containsEntry("cluster", "hz")
 				.containsEntry("weight", 3.0)
-				.hasEntrySatisfying("instanceId", id -> assertThat((String) id).startsWith("user-service-"));
+				.hasEntrySatisfying("instanceId", (id) -> assertThat((String) id).startsWith("user-service-"));
 			// the actuator answers on the management port only, never on the
 			// application's
 			int managementPort = context.getEnvironment().getRequiredProperty("local.management.port", Integer.class);
