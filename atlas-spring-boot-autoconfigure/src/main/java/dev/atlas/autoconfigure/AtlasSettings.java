@@ -43,8 +43,8 @@ import org.springframework.core.env.ConfigurableEnvironment;
  * the service id (its own spelling last, so it wins); properties that only exist per
  * service (the canary {@code gray.weights}) are never read from the global section. The
  * result is cached per service id. Every service configured under {@code atlas.services}
- * (or under the deprecated {@code atlas.gray.weights}) is resolved at startup, so an
- * invalid value fails startup with a message naming the property.
+ * is resolved at startup, so an invalid value fails startup with a message naming the
+ * property.
  *
  * <p>
  * <strong>Runtime changes.</strong> {@link #reload()} reads the environment again (after
@@ -289,8 +289,7 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * The services with settings of their own: under {@code atlas.services}, or with
-	 * canary weights under the deprecated {@code atlas.gray.weights}.
+	 * The services with settings of their own, under {@code atlas.services}.
 	 * @return service ids, in configuration order
 	 */
 	public Set<String> configuredServiceIds() {
@@ -314,16 +313,10 @@ public class AtlasSettings {
 	/**
 	 * How a configured key is written, for messages.
 	 * @param key a key of {@link #configuredServiceIds()}
-	 * @return e.g. {@code atlas.services.user-service},
-	 * {@code atlas.services[user.service]} or (deprecated canary weights only)
-	 * {@code atlas.gray.weights.user-service}
+	 * @return e.g. {@code atlas.services.user-service} or
+	 * {@code atlas.services[user.service]}
 	 */
 	public String propertyPrefix(String key) {
-		Caller current = this.caller;
-		if (!current.atlas().getServices().containsKey(key)
-				&& current.gray().deprecatedWeightsServiceIds().contains(key)) {
-			return GrayProperties.PREFIX + "." + ServiceGrayProperties.WEIGHTS + "." + key;
-		}
 		String name = ServiceOverlay.propertyName(key, "x");
 		return name.substring(0, name.length() - 2);
 	}
@@ -510,9 +503,7 @@ public class AtlasSettings {
 		}
 
 		Set<String> configuredServiceIds() {
-			Set<String> ids = new LinkedHashSet<>(this.atlas.getServices().keySet());
-			ids.addAll(this.gray.deprecatedWeightsServiceIds());
-			return ids;
+			return new LinkedHashSet<>(this.atlas.getServices().keySet());
 		}
 
 	}

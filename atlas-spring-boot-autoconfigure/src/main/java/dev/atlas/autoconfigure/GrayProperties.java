@@ -1,21 +1,16 @@
 package dev.atlas.autoconfigure;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 /**
  * Gray-tag routing, {@code atlas.gray.*}: which lane (tagged instances) each request goes
@@ -29,8 +24,6 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 
 	/** Prefix of this section. */
 	public static final String PREFIX = AtlasProperties.PREFIX + ".gray";
-
-	private static final Logger log = LoggerFactory.getLogger(GrayProperties.class);
 
 	private static final String PERCENTAGES = " (each value is a percentage 0..100 of untagged requests, adding up to at most 100)";
 
@@ -57,13 +50,6 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	 * none, so that a canary caller calls canary providers. Empty (the default) for none.
 	 */
 	private @Nullable String ownTag;
-
-	/**
-	 * Percentage canary per service and tag. Deprecated alias of
-	 * atlas.services.[service-id].gray.weights.[tag], read for a service only when that
-	 * is not set.
-	 */
-	private Map<String, Map<String, Double>> weights = new LinkedHashMap<>();
 
 	/**
 	 * Lane rules, evaluated in order before the gray header: the first whose attribute
@@ -144,75 +130,19 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	}
 
 	/**
-	 * The percentage canaries written as {@code atlas.gray.weights.<serviceId>.<tag>}.
-	 * @return service id to tag to percentage
-	 * @deprecated since 0.1.0 for removal: write
-	 * {@code atlas.services.<serviceId>.gray.weights.<tag>}
-	 * ({@link ServiceGrayProperties#getWeights()}); a service's canonical weights win
-	 * over these
-	 */
-	@Deprecated(since = "0.1.0", forRemoval = true)
-	@DeprecatedConfigurationProperty(since = "0.1.0",
-			reason = "One spelling for per-service settings: per-service canary weights live under "
-					+ "atlas.services.<service-id>.gray.weights.<tag>, which wins when both are set.",
-			replacement = "atlas.services.*.gray.weights")
-	public Map<String, Map<String, Double>> getWeights() {
-		return this.weights;
-	}
-
-	/**
-	 * Sets the deprecated per-service canary percentages.
-	 * @param weights service id to tag to percentage
-	 * @deprecated since 0.1.0 for removal: see {@link #getWeights()}
-	 */
-	@Deprecated(since = "0.1.0", forRemoval = true)
-	public void setWeights(Map<String, Map<String, Double>> weights) {
-		this.weights = weights;
-	}
-
-	/**
-	 * The services that have canary weights under the deprecated spelling.
-	 * @return service ids
-	 */
-	Set<String> deprecatedWeightsServiceIds() {
-		return this.weights.keySet();
-	}
-
-	/**
 	 * The gray rules of one service: this caller's header and own tag with the service's
-	 * lane settings and canary percentages. The percentages are
-	 * {@code atlas.services.<serviceId>.gray.weights} when set, else the deprecated
-	 * {@code atlas.gray.weights.<serviceId>} (the key matched as
-	 * {@link AtlasSettings#matches(String, String)} does); reading or ignoring the
-	 * deprecated spelling logs a WARN naming the replacement, once per call (callers
-	 * resolve each service once).
+	 * lane settings and canary percentages
+	 * ({@code atlas.services.<serviceId>.gray.weights}).
 	 * @param serviceId the service id; empty for the rules of no service in particular
 	 * @param lanes the service's lane settings, {@code atlas.gray.*} overlaid by
 	 * {@code atlas.services.<serviceId>.gray.*}
 	 * @return the rules
-	 * @throws IllegalArgumentException naming the weights property used when a percentage
-	 * is invalid
+	 * @throws IllegalArgumentException naming the weights property when a percentage is
+	 * invalid
 	 */
 	GrayRules rulesFor(String serviceId, ServiceGrayProperties lanes) {
-		String canonical = ServiceOverlay.propertyName(serviceId, "gray." + ServiceGrayProperties.WEIGHTS);
-		Map.@Nullable Entry<String, Map<String, Double>> entry = serviceId.isEmpty() ? null
-				: ServiceOverlay.lookup(this.weights, serviceId);
-		String alias = PREFIX + "." + ServiceGrayProperties.WEIGHTS + "."
-				+ ((entry != null) ? entry.getKey() : serviceId);
-		@Nullable Map<String, Double> deprecated = (entry != null) ? entry.getValue() : null;
+		String property = ServiceOverlay.propertyName(serviceId, "gray." + ServiceGrayProperties.WEIGHTS);
 		Map<String, Double> weights = lanes.getWeights();
-		String property = canonical;
-		if (deprecated != null && !deprecated.isEmpty()) {
-			if (weights.isEmpty()) {
-				log.warn("{} is deprecated: write {}.<tag> instead", alias, canonical);
-				weights = deprecated;
-				property = alias;
-			}
-			else {
-				log.warn("{} is deprecated and ignored: {} is set for this service. Remove {}.", alias, canonical,
-						alias);
-			}
-		}
 		try {
 			return new GrayRules(this.header, this.ownTag, lanes.getFallback(), lanes.isIsolateBaseline(),
 					lanes.getBaselineTags(), weights, lanes.getHashKeyHeader(), this.laneRules);

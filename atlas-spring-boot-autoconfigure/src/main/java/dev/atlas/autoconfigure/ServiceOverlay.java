@@ -80,14 +80,14 @@ final class ServiceOverlay {
 	}
 
 	/**
-	 * Whether the settings written under a key of {@code atlas.services} (or of the
-	 * deprecated {@code atlas.gray.weights}) apply to a service: when the key equals the
-	 * service id ignoring case (Eureka upper-cases ids; ids are case-insensitive in
-	 * Eureka and DNS), or, for ids without dots, when Spring Boot's relaxed names are
-	 * equal (case, {@code -} and {@code _} ignored: the environment variable
-	 * {@code ATLAS_SERVICES_USERSERVICE_...} gives the key {@code userservice}). Spring
-	 * Cloud LoadBalancer itself matches {@code spring.cloud.loadbalancer.clients.<id>}
-	 * only by the exact key; every id it matches, this matches too.
+	 * Whether the settings written under a key of {@code atlas.services} apply to a
+	 * service: when the key equals the service id ignoring case (Eureka upper-cases ids;
+	 * ids are case-insensitive in Eureka and DNS), or, for ids without dots, when Spring
+	 * Boot's relaxed names are equal (case, {@code -} and {@code _} ignored: the
+	 * environment variable {@code ATLAS_SERVICES_USERSERVICE_...} gives the key
+	 * {@code userservice}). Spring Cloud LoadBalancer itself matches
+	 * {@code spring.cloud.loadbalancer.clients.<id>} only by the exact key; every id it
+	 * matches, this matches too.
 	 * @param key a configured key, as bound (e.g. {@code user.service} from
 	 * {@code atlas.services[user.service]})
 	 * @param serviceId the service id a client calls
@@ -150,9 +150,9 @@ final class ServiceOverlay {
 	/**
 	 * The property name of something of one service, for messages.
 	 * @param serviceId the service id; empty for the global property
-	 * @param path the path under the service, e.g. {@code gray.weights}
+	 * @param path the path under the service, e.g. {@code warmup.duration}
 	 * @return e.g. {@code atlas.services.user-service.gray.weights} (with the id in
-	 * brackets when it has a dot), or {@code atlas.gray.weights} for the empty id
+	 * brackets when it has a dot), or {@code atlas.warmup.duration} for the empty id
 	 */
 	static String propertyName(String serviceId, String path) {
 		if (serviceId.isEmpty()) {

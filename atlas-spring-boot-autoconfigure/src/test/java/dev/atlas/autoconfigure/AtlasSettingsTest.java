@@ -37,8 +37,6 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 @ExtendWith(OutputCaptureExtension.class)
 class AtlasSettingsTest {
 
-	private static final String DEPRECATED = "atlas.gray.weights.user-service is deprecated";
-
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class));
 
@@ -170,29 +168,31 @@ class AtlasSettingsTest {
 	}
 
 	@Test
-	void deprecatedCanaryWeightsStillWorkAndWarnOncePerService(CapturedOutput output) {
-		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=10").run((context) -> {
-			assertThat(settings(context, "user-service").gray().canaryPercentages())
-				.containsExactly(Map.entry("v2", 10.0));
-			settings(context, "user-service");
-			assertThat(settings(context, "order-service").gray().canaryPercentages())
-				.as("atlas.gray.weights is never read as the weights of every service")
-				.isEmpty();
-			assertThat(output).containsOnlyOnce(DEPRECATED)
-				.contains("write atlas.services.user-service.gray.weights.<tag> instead");
-		});
+	void canaryWeightsAreReadPerServiceOnly(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("atlas.services.user-service.gray.weights.v2=10", "atlas.gray.weights.v2=30",
+					"atlas.gray.weights.order-service.v2=30")
+			.run((context) -> {
+				assertThat(settings(context, "user-service").gray().canaryPercentages())
+					.containsExactly(Map.entry("v2", 10.0));
+				settings(context, "user-service");
+				assertThat(settings(context, "order-service").gray().canaryPercentages())
+					.as("atlas.gray.weights is never read as the weights of every service, nor of one")
+					.isEmpty();
+				assertThat(output).doesNotContain("deprecated")
+					.doesNotContain("write atlas.services.user-service.gray.weights.<tag> instead");
+			});
 	}
 
 	@Test
-	void canonicalCanaryWeightsWinOverTheDeprecatedOnes(CapturedOutput output) {
+	void theCanaryWeightsOfAServiceAreOnlyThoseUnderItsOwnKey(CapturedOutput output) {
 		this.runner
 			.withPropertyValues("atlas.gray.weights.user-service.v2=50", "atlas.gray.weights.user-service.v3=150",
 					"atlas.services.user-service.gray.weights.v2=20")
 			.run((context) -> {
 				assertThat(settings(context, "user-service").gray().canaryPercentages())
 					.containsExactly(Map.entry("v2", 20.0));
-				assertThat(output).containsOnlyOnce(DEPRECATED)
-					.contains("ignored: atlas.services.user-service.gray.weights is set");
+				assertThat(output).doesNotContain("deprecated").doesNotContain("ignored");
 			});
 	}
 
@@ -204,15 +204,15 @@ class AtlasSettingsTest {
 				.contains("Invalid atlas.services.user-service.gray.weights: the percentage of tag 'v2' must be "
 						+ "between 0 and 100, was 120.0");
 		});
-		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=120").run((context) -> {
+		this.runner.withPropertyValues("atlas.services.USER-SERVICE.gray.weights.v2=120").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(messages(context.getStartupFailure()))
-				.contains("Invalid atlas.gray.weights.user-service: the percentage of tag 'v2'")
-				.doesNotContain("atlas.services.user-service.gray.weights");
+				.contains("Invalid atlas.services.USER-SERVICE.gray.weights: the percentage of tag 'v2'")
+				.doesNotContain("atlas.gray.weights");
 		});
 		this.runner
-			.withPropertyValues("atlas.gray.weights.user-service.v2=10",
-					"atlas.services.user-service.gray.weights.v2=60", "atlas.services.user-service.gray.weights.v3=60")
+			.withPropertyValues("atlas.services.user-service.gray.weights.v2=60",
+					"atlas.services.user-service.gray.weights.v3=60")
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				assertThat(messages(context.getStartupFailure())).contains(

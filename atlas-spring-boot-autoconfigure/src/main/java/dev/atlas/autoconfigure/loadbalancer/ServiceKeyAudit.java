@@ -35,10 +35,10 @@ import org.springframework.scheduling.concurrent.ConcurrentTaskScheduler;
  * ({@code atlas.services.user.service.loadbalancer.strategy} instead of
  * {@code atlas.services[user.service].loadbalancer.strategy}).</li>
  * <li>{@link #GRACE} after the first service is called (its load-balancer context is
- * created): one WARN per configured key ({@code atlas.services.<key>}, or the deprecated
- * {@code atlas.gray.weights.<key>}) that {@link AtlasSettings#matches(String, String)
- * matches} none of the services called so far. Checked once: a key first matched later is
- * not reported again (its settings do apply from then on).</li>
+ * created): one WARN per configured key ({@code atlas.services.<key>}) that
+ * {@link AtlasSettings#matches(String, String) matches} none of the services called so
+ * far. Checked once: a key first matched later is not reported again (its settings do
+ * apply from then on).</li>
  * </ul>
  * Time and the one delayed check come from an injected {@link Clock} and
  * {@link TaskScheduler}. Thread-safe.

@@ -77,8 +77,8 @@ class ServiceKeysTest {
 	}
 
 	@Test
-	void theDeprecatedCanaryWeightsMatchIgnoringCaseToo() {
-		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=10")
+	void theCanaryWeightsMatchIgnoringCaseToo() {
+		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=10")
 			.run((context) -> assertThat(
 					context.getBean(AtlasSettings.class).settingsFor("USER-SERVICE").gray().canaryPercentages())
 				.isEqualTo(Map.of("v2", 10.0)));
@@ -113,7 +113,7 @@ class ServiceKeysTest {
 		scheduler.tasks.clear();
 		this.runner.withUserConfiguration(AuditWithManualTime.class)
 			.withPropertyValues("atlas.services.user-service.loadbalancer.strategy=smooth-round-robin",
-					"atlas.services.user-servce.warmup.enabled=false", "atlas.gray.weights.billing.v2=5")
+					"atlas.services.user-servce.warmup.enabled=false", "atlas.services.billing.gray.weights.v2=5")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(scheduler.tasks).as("nothing before the first call").isEmpty();
@@ -127,7 +127,7 @@ class ServiceKeysTest {
 				String unused = " matches no service this application called in the 120 s after its first "
 						+ "load-balanced call (called: [USER-SERVICE, order-service]): these settings are not used.";
 				assertThat(occurrences(output, "atlas.services.user-servce.*" + unused)).isEqualTo(1);
-				assertThat(occurrences(output, "atlas.gray.weights.billing.*" + unused)).isEqualTo(1);
+				assertThat(occurrences(output, "atlas.services.billing.*" + unused)).isEqualTo(1);
 				assertThat(output).doesNotContain("atlas.services.user-service.* matches");
 				assertThat(occurrences(output, "matches no service")).isEqualTo(2);
 
