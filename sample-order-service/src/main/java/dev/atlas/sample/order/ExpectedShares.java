@@ -20,8 +20,9 @@ import org.springframework.stereotype.Component;
  * check Atlas rather than echo it:
  * <ul>
  * <li>Atlas or its gray stage off: every instance, by weight;</li>
- * <li>a percentage canary ({@code atlas.services.<service>.gray.weights.<tag>}) sends its percentage to the instances
- * with that tag, by weight (a tag without instances sends nothing);</li>
+ * <li>a percentage canary ({@code atlas.services.<service>.gray.weights.<tag>}) sends its
+ * percentage to the instances with that tag, by weight (a tag without instances sends
+ * nothing);</li>
  * <li>the rest goes to the baseline lane — untagged instances and those tagged with one
  * of {@code atlas.gray.baseline-tags} (or the per-service override) — by weight; all
  * instances when there is no baseline instance or {@code isolate-baseline} is off.</li>

@@ -286,8 +286,8 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * C15: {@code atlas.services.user-service.gray.weights.v2=10} sends 10 % ± 2 points of 10,000
-	 * untagged calls to v2; the traffic report expects exactly that split.
+	 * C15: {@code atlas.services.user-service.gray.weights.v2=10} sends 10 % ± 2 points
+	 * of 10,000 untagged calls to v2; the traffic report expects exactly that split.
 	 */
 	@Test
 	void case15_percentageCanarySendsTenPercentOfUntaggedTrafficToV2() {
