@@ -26,7 +26,7 @@ public final class AtlasValueConverters {
 	 * A conversion service with Spring Boot's application converters and Atlas's.
 	 * @return a new conversion service
 	 */
-	static ConversionService conversionService() {
+	public static ConversionService conversionService() {
 		ApplicationConversionService conversion = new ApplicationConversionService();
 		conversion.addConverter(new ToAllZeroWeightsPolicy());
 		conversion.addConverter(new ToGrayFallback());

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.atlas.autoconfigure.settings.ServiceOverlay;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;
@@ -140,7 +141,7 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	 * @throws IllegalArgumentException naming the weights property when a percentage is
 	 * invalid
 	 */
-	GrayRules rulesFor(String serviceId, ServiceGrayProperties lanes) {
+	public GrayRules rulesFor(String serviceId, ServiceGrayProperties lanes) {
 		String property = ServiceOverlay.propertyName(serviceId, "gray." + ServiceGrayProperties.WEIGHTS);
 		Map<String, Double> weights = lanes.getWeights();
 		try {

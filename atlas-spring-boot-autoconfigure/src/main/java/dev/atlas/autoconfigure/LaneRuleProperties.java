@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
 public class LaneRuleProperties {
 
 	/** The keys a rule may have, in the order the documentation lists them. */
-	static final String ALLOWED_KEYS = "tag, header | cookie | query, equals | in | regex";
+	public static final String ALLOWED_KEYS = "tag, header | cookie | query, equals | in | regex";
 
 	/** The tag a matching request wants, e.g. v2. */
 	private @Nullable String tag;

@@ -69,7 +69,7 @@ public class LoadBalancerProperties implements InitializingBean {
 	 * @return the rules
 	 * @throws IllegalArgumentException naming the property and the allowed values
 	 */
-	LeastRequestRules leastRequestRules(String prefix) {
+	public LeastRequestRules leastRequestRules(String prefix) {
 		try {
 			return new LeastRequestRules(this.leastRequest.choiceCount, this.leastRequest.activeRequestBias);
 		}
@@ -84,7 +84,7 @@ public class LoadBalancerProperties implements InitializingBean {
 	 * @return the rules
 	 * @throws IllegalArgumentException naming the property and the allowed values
 	 */
-	PeakEwmaRules peakEwmaRules(String prefix) {
+	public PeakEwmaRules peakEwmaRules(String prefix) {
 		try {
 			return new PeakEwmaRules(this.peakEwma.choiceCount, this.peakEwma.decayTime);
 		}
@@ -99,7 +99,7 @@ public class LoadBalancerProperties implements InitializingBean {
 	 * @return the rules
 	 * @throws IllegalArgumentException naming the property and the allowed values
 	 */
-	HashRules hashRules(String prefix) {
+	public HashRules hashRules(String prefix) {
 		try {
 			return new HashRules(this.hash.header, this.hash.cookie, this.hash.virtualNodes, this.hash.boundedLoad,
 					this.hash.loadFactor);

@@ -83,7 +83,7 @@ public class OutlierProperties implements InitializingBean {
 	 * @throws IllegalArgumentException naming the property when a value is out of range,
 	 * with the allowed values
 	 */
-	OutlierRules toRules(String prefix) {
+	public OutlierRules toRules(String prefix) {
 		try {
 			return new OutlierRules(this.enabled, this.consecutive5xx, this.consecutiveGatewayFailure,
 					this.baseEjectionTime, this.maxEjectionTime, this.maxEjectionPercent, this.panicThresholdPercent,

@@ -13,7 +13,7 @@ import java.util.Map;
 public class ServiceGrayProperties extends GrayLaneProperties {
 
 	/** Name of {@link #getWeights()} under the section, which is per service only. */
-	static final String WEIGHTS = "weights";
+	public static final String WEIGHTS = "weights";
 
 	/**
 	 * Percentage canary for requests to this service that want no tag: tag to the

@@ -56,7 +56,7 @@ public class WarmupProperties implements InitializingBean {
 	 * @throws IllegalArgumentException naming the property when a value is out of range
 	 * (checked even when disabled)
 	 */
-	WarmupRules toRules(String prefix) {
+	public WarmupRules toRules(String prefix) {
 		try {
 			WarmupRules rules = new WarmupRules(this.duration, this.aggression, this.minWeightPercent);
 			return this.enabled ? rules : WarmupRules.OFF;

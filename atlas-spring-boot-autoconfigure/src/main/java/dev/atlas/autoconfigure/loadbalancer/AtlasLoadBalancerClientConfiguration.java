@@ -4,8 +4,18 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.atlas.autoconfigure.AtlasSettings;
-import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.autoconfigure.affinity.AffinityStep;
+import dev.atlas.autoconfigure.gray.GraySettings;
+import dev.atlas.autoconfigure.gray.GrayStep;
+import dev.atlas.autoconfigure.outlier.OutlierSection;
+import dev.atlas.autoconfigure.outlier.OutlierStep;
+import dev.atlas.autoconfigure.outlier.StaleCheckStep;
+import dev.atlas.autoconfigure.runtime.RuntimeRules;
+import dev.atlas.autoconfigure.runtime.RuntimeStep;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.ServiceSettings;
+import dev.atlas.autoconfigure.warmup.WarmupSection;
+import dev.atlas.autoconfigure.warmup.WarmupStep;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
@@ -115,7 +125,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new InstanceAttributesParser(serviceId(environment), settings.metadataKey(), meters(meterRegistry));
+		return new InstanceAttributesParser(serviceId(environment),
+				settings.atStartup(GraySettings.CALLER).getMetadataKey(), meters(meterRegistry));
 	}
 
 	/**
@@ -129,7 +140,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	SlowStart atlasSlowStart(ServiceSettings settings) {
-		return new SlowStart(settings.warmup(), Clock.systemUTC());
+		return new SlowStart(settings.get(WarmupSection.SECTION), Clock.systemUTC());
 	}
 
 	/**
@@ -146,7 +157,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	GrayRouter atlasGrayRouter(Environment environment, ServiceSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		return new GrayRouter(serviceId, settings.gray(), meters(meterRegistry));
+		return new GrayRouter(serviceId, settings.get(GraySettings.SECTION).gray(), meters(meterRegistry));
 	}
 
 	/**
@@ -196,7 +207,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	OutlierDetector atlasOutlierDetector(Environment environment, ServiceSettings settings, ProbeScheduler scheduler,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		OutlierRules rules = settings.outlier();
+		OutlierRules rules = settings.get(OutlierSection.SECTION);
 		return new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()), scheduler,
 				meters(meterRegistry));
 	}
@@ -241,7 +252,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	LastKnownGood atlasLastKnownGood(Environment environment, AtlasSettings atlasSettings, ServiceSettings settings,
 			ProbeScheduler scheduler, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		ProbeRules probe = settings.outlier().probe();
+		ProbeRules probe = settings.get(OutlierSection.SECTION).probe();
 		return new LastKnownGood(serviceId, atlasSettings.staleLimit(), Clock.systemUTC(), meters(meterRegistry),
 				new LastKnownGood.StaleCheck(Probes.tcp(probe.timeout()), scheduler, probe.interval()));
 	}
@@ -318,7 +329,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceStats atlasInstanceStats(ServiceSettings settings) {
-		return new InstanceStats(settings.peakEwma().decayTime(), System::nanoTime);
+		return new InstanceStats(settings.get(StrategyRules.SECTION).peakEwma().decayTime(), System::nanoTime);
 	}
 
 	@Bean
@@ -364,12 +375,13 @@ public class AtlasLoadBalancerClientConfiguration {
 			ObjectProvider<CandidateFilter> filters, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		MeterRegistry meters = meters(meterRegistry);
-		LoadBalancingStrategy strategy = strategies.create(settings.strategy(),
-				new StrategySettings(serviceId, parser, settings.allZeroWeights(), meters));
+		StrategyRules choice = settings.get(StrategyRules.SECTION);
+		LoadBalancingStrategy strategy = strategies.create(choice.strategy(),
+				new StrategySettings(serviceId, parser, choice.allZeroWeights(), meters));
 		ServicePipeline pipeline = new ServicePipeline(
 				new Pipeline(new SnapshotCache(parser), adjusters.orderedStream().toList(),
-						retryAvoidanceLast(filters.orderedStream().toList()), settings.strategy(), strategy));
-		Gauge.builder(WARMING_METER, pipeline, ServiceRouting::warmingInstances)
+						retryAvoidanceLast(filters.orderedStream().toList()), choice.strategy(), strategy));
+		Gauge.builder(WARMING_METER, pipeline, AtlasLoadBalancerClientConfiguration::warmingInstances)
 			.description("Instances of the service still ramping up their weight (warmup)")
 			.tag("service", serviceId)
 			.register(meters);
@@ -377,24 +389,103 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	/**
-	 * Puts runtime changes of the rules in force for this service (registered with
-	 * {@link RuntimeRules} while the context lives).
+	 * Instances still warming up in the version in force (the {@value #WARMING_METER}
+	 * gauge).
+	 * @param pipeline a service's routing
+	 * @return {@code 0} when warmup is not in the pipeline
+	 */
+	static double warmingInstances(ServicePipeline pipeline) {
+		for (WeightAdjuster adjuster : pipeline.current().adjusters()) {
+			if (adjuster instanceof SlowStart warmup) {
+				return warmup.warmingInstances();
+			}
+		}
+		return 0;
+	}
+
+	/**
+	 * The strategy under new rules, and the picks counter.
 	 */
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	ServiceRouting atlasServiceRouting(Environment environment, ConfigurableListableBeanFactory beanFactory,
-			ServiceSettings settings, ServicePipeline pipeline, RuntimeRules rules, StrategyRegistry strategies,
-			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<OutlierDetector> detector,
-			ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler,
+	StrategyStep atlasStrategyStep(Environment environment, ServiceSettings settings, StrategyRegistry strategies,
+			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
+		return new StrategyStep(serviceId(environment), settings.get(StrategyRules.SECTION).strategy(), strategies,
+				parser, stats, meters(meterRegistry));
+	}
+
+	/**
+	 * The statistics' decay time under new rules.
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	StatsDecayStep atlasStatsDecayStep(InstanceStats stats) {
+		return new StatsDecayStep(stats);
+	}
+
+	/**
+	 * Atlas's gray router under new rules.
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	GrayStep atlasGrayStep(Environment environment, ConfigurableListableBeanFactory beanFactory,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		String serviceId = serviceId(environment);
-		ServiceRouting.Parts parts = new ServiceRouting.Parts(parser, strategies, meters(meterRegistry), stats,
-				detector.getIfAvailable(), lastKnownGood.getIfAvailable(), scheduler, Clock.systemUTC(),
-				localBean(beanFactory, "atlasGrayRouter", GrayRouter.class),
-				localBean(beanFactory, "atlasSlowStart", SlowStart.class),
-				localBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class),
-				localBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class));
-		return new ServiceRouting(serviceId, pipeline, settings, parts, rules);
+		return new GrayStep(serviceId(environment), localBean(beanFactory, "atlasGrayRouter", GrayRouter.class),
+				meters(meterRegistry));
+	}
+
+	/**
+	 * Atlas's warmup under new rules.
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	WarmupStep atlasWarmupStep(ConfigurableListableBeanFactory beanFactory) {
+		return new WarmupStep(localBean(beanFactory, "atlasSlowStart", SlowStart.class));
+	}
+
+	/**
+	 * Outlier detection and Atlas's ejection filter under new rules.
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	OutlierStep atlasOutlierStep(ConfigurableListableBeanFactory beanFactory,
+			ObjectProvider<OutlierDetector> detector) {
+		return new OutlierStep(detector.getIfAvailable(),
+				localBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class));
+	}
+
+	/**
+	 * The stale-list check under new rules.
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	StaleCheckStep atlasStaleCheckStep(ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler) {
+		return new StaleCheckStep(lastKnownGood.getIfAvailable(), scheduler);
+	}
+
+	/**
+	 * Atlas's affinity filter under new caller-level rules.
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	AffinityStep atlasAffinityStep(Environment environment, ConfigurableListableBeanFactory beanFactory,
+			CallerCluster callerCluster, ObjectProvider<MeterRegistry> meterRegistry) {
+		return new AffinityStep(serviceId(environment),
+				localBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class), callerCluster::nextRules,
+				meters(meterRegistry), Clock.systemUTC());
+	}
+
+	/**
+	 * Puts runtime changes of the rules in force for this service, through every
+	 * {@link RuntimeStep} bean of its context (registered with {@link RuntimeRules} while
+	 * the context lives).
+	 */
+	@Bean
+	@Conditional(OnNoApplicationLoadBalancerCondition.class)
+	ServiceRouting atlasServiceRouting(Environment environment, ServiceSettings settings, ServicePipeline pipeline,
+			RuntimeRules rules, InstanceAttributesParser parser, ObjectProvider<RuntimeStep> steps) {
+		return new ServiceRouting(serviceId(environment), pipeline, settings, steps.orderedStream().toList(), parser,
+				rules);
 	}
 
 	/** Atlas's own bean of that name in this context, or {@code null}. */

@@ -2,7 +2,11 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.Objects;
 
-import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.AffinityProperties;
+import dev.atlas.autoconfigure.affinity.AffinitySection;
+import dev.atlas.autoconfigure.runtime.ReloadListener;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.CallerSettings;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -33,11 +37,18 @@ import org.springframework.core.env.Environment;
  * comes from the bean, one INFO line says so.
  *
  * <p>
+ * On a runtime change ({@link ReloadListener}) the rules are resolved again by the same
+ * precedence once the caller-level settings are valid ({@link #nextRules()} gives them to
+ * each service's affinity filter meanwhile), and kept once every service took them, if
+ * they were resolved before (before the first request they stay unresolved: a registry
+ * integration may still set the zone).
+ *
+ * <p>
  * Thread-safe: the first resolution is synchronized, every later call reads a volatile
  * field ({@link dev.atlas.loadbalancer.routing.ClusterAffinity} keeps the rules itself,
  * so a request does not even do that).
  */
-final class CallerCluster {
+public final class CallerCluster implements ReloadListener {
 
 	private static final Logger log = LoggerFactory.getLogger(CallerCluster.class);
 
@@ -52,6 +63,9 @@ final class CallerCluster {
 	private final ObjectProvider<LoadBalancerZoneConfig> zoneConfig;
 
 	private volatile @Nullable AffinityRules rules;
+
+	/** The rules of a runtime change being applied, until it is. */
+	private volatile @Nullable AffinityRules pending;
 
 	/**
 	 * Creates the caller's cluster; reads nothing yet.
@@ -69,7 +83,7 @@ final class CallerCluster {
 	 * The affinity rules of this caller, resolved at the first call and kept.
 	 * @return without a cluster (affinity off) when disabled or when nothing names one
 	 */
-	AffinityRules rules() {
+	public AffinityRules rules() {
 		AffinityRules resolved = this.rules;
 		if (resolved == null) {
 			synchronized (this) {
@@ -87,7 +101,7 @@ final class CallerCluster {
 	 * Whether the rules are known (the first call resolved them).
 	 * @return {@code false} before the first call
 	 */
-	boolean isResolved() {
+	public boolean isResolved() {
 		return this.rules != null;
 	}
 
@@ -109,6 +123,57 @@ final class CallerCluster {
 	 */
 	synchronized void put(AffinityRules rules) {
 		this.rules = rules;
+	}
+
+	/**
+	 * The rules a service's affinity filter should hold now: those of the runtime change
+	 * being applied, else those resolved at the first request.
+	 * @return {@code null} before the first request when no change is being applied (the
+	 * filter then resolves them at its first request)
+	 */
+	public @Nullable AffinityRules nextRules() {
+		AffinityRules next = this.pending;
+		return (next != null) ? next : this.rules;
+	}
+
+	@Override
+	public void callerChanged(CallerSettings caller) {
+		this.pending = resolveNow();
+	}
+
+	@Override
+	public void changed(AtlasSettings.Reload reload) {
+		AffinityRules next = this.pending;
+		if (next != null && isResolved()) {
+			// Before the first request, the rules stay unresolved: a registry integration
+			// may still set the zone.
+			put(next);
+		}
+		this.pending = null;
+	}
+
+	/**
+	 * The affinity rules of this caller by the settings in force, the same for every
+	 * service it calls, with {@code atlas.affinity.enabled} as at startup (it is read
+	 * only then).
+	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
+	 * set, may be {@code null}
+	 * @return without a cluster (affinity off) when disabled or when there is none
+	 * @throws IllegalArgumentException naming the property when a threshold is out of
+	 * range
+	 */
+	public AffinityRules affinity(@Nullable String defaultCluster) {
+		AffinityProperties current = this.settings.caller(AffinitySection.CALLER);
+		boolean enabled = this.settings.atStartup(AffinitySection.CALLER).isEnabled();
+		if (current.isEnabled() == enabled) {
+			return current.toRules(defaultCluster);
+		}
+		AffinityProperties asAtStartup = new AffinityProperties();
+		asAtStartup.setEnabled(enabled);
+		asAtStartup.setCluster(current.getCluster());
+		asAtStartup.setMinHealthyRatio(current.getMinHealthyRatio());
+		asAtStartup.setMinInstances(current.getMinInstances());
+		return asAtStartup.toRules(defaultCluster);
 	}
 
 	private AffinityRules resolve() {
@@ -150,16 +215,16 @@ final class CallerCluster {
 	 */
 	private Resolution resolution() {
 		String named = namedByProperty();
-		if (named != null || !this.settings.affinityEnabled()) {
-			return new Resolution(this.settings.affinity(named), named, false);
+		if (named != null || !this.settings.atStartup(AffinitySection.CALLER).isEnabled()) {
+			return new Resolution(affinity(named), named, false);
 		}
 		LoadBalancerZoneConfig bean = zoneBean();
 		if (bean == null) {
 			String zone = text(this.environment.getProperty(LOADBALANCER_ZONE));
-			return new Resolution(this.settings.affinity(zone), zone, false);
+			return new Resolution(affinity(zone), zone, false);
 		}
 		String zone = text(bean.getZone());
-		return new Resolution(this.settings.affinity(zone), zone, true);
+		return new Resolution(affinity(zone), zone, true);
 	}
 
 	/**
@@ -190,7 +255,7 @@ final class CallerCluster {
 	 * neither.
 	 */
 	private @Nullable String namedByProperty() {
-		String own = text(this.settings.affinityProperties().getCluster());
+		String own = text(this.settings.caller(AffinitySection.CALLER).getCluster());
 		return (own != null) ? own : text(this.environment.getProperty(NACOS_CLUSTER));
 	}
 

@@ -10,7 +10,8 @@ import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 
 import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.gray.GraySettings;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -79,9 +80,11 @@ class ServiceKeysTest {
 	@Test
 	void theCanaryWeightsMatchIgnoringCaseToo() {
 		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=10")
-			.run((context) -> assertThat(
-					context.getBean(AtlasSettings.class).settingsFor("USER-SERVICE").gray().canaryPercentages())
-				.isEqualTo(Map.of("v2", 10.0)));
+			.run((context) -> assertThat(context.getBean(AtlasSettings.class)
+				.settingsFor("USER-SERVICE")
+				.get(GraySettings.SECTION)
+				.gray()
+				.canaryPercentages()).isEqualTo(Map.of("v2", 10.0)));
 	}
 
 	@Test

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.runtime;
 
 import java.lang.reflect.RecordComponent;
 import java.time.Duration;
@@ -11,8 +11,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 
-import dev.atlas.autoconfigure.ServiceSettings;
-import dev.atlas.loadbalancer.routing.AffinityRules;
+import dev.atlas.autoconfigure.settings.Section;
+import dev.atlas.autoconfigure.settings.ServiceSettings;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.convert.DurationStyle;
@@ -20,7 +20,7 @@ import org.springframework.boot.convert.DurationStyle;
 /**
  * The rules of a service as a tree of plain values, for {@code /actuator/atlas} and for
  * the log line of a change: each rules record becomes a map of its components under
- * kebab-case names ({@code gray.canary-percentages}, {@code outlier.probe.interval}),
+ * kebab-case names (e.g. {@code section.some-limit}, {@code section.probe.interval}),
  * durations are written as in properties ({@code 10s}), enumerations by their property
  * value. Stateless.
  */
@@ -30,15 +30,25 @@ final class RulesView {
 	}
 
 	/**
-	 * The view of a service's rules.
+	 * The view of a service's rules: each section's rules under the section's name (or,
+	 * for a section with a flat view, each component of its rules at the top level), then
+	 * what the steps add.
 	 * @param settings the service's settings
-	 * @param affinity the caller's affinity rules as the service's requests see them, or
-	 * {@code null} when not resolved yet (before the first request)
+	 * @param steps what the service's steps add ({@link RuntimeStep#view()}), in order
 	 * @return an ordered map of plain values (strings, numbers, booleans, lists, maps)
 	 */
-	static Map<String, @Nullable Object> of(ServiceSettings settings, @Nullable AffinityRules affinity) {
-		Map<String, @Nullable Object> view = record(settings);
-		view.put("affinity", (affinity != null) ? record(affinity) : null);
+	static Map<String, @Nullable Object> of(ServiceSettings settings, List<Map<String, @Nullable Object>> steps) {
+		Map<String, @Nullable Object> view = new LinkedHashMap<>();
+		for (Section<?, ?> section : settings.sections()) {
+			Object rules = settings.get(section);
+			if (section.isFlatView() && rules instanceof Record record) {
+				view.putAll(record(record));
+			}
+			else {
+				view.put(section.name(), value(rules));
+			}
+		}
+		steps.forEach((entries) -> entries.forEach((name, value) -> view.put(name, value(value))));
 		return view;
 	}
 
@@ -46,7 +56,7 @@ final class RulesView {
 	 * What differs between two views, one entry per changed leaf.
 	 * @param before the view before
 	 * @param after the view after
-	 * @return e.g. {@code gray.canary-percentages {v2=10.0} → {v2=50.0}}, in name order;
+	 * @return e.g. {@code section.percentages {v2=10.0} → {v2=50.0}}, in name order;
 	 * empty when nothing differs
 	 */
 	static List<String> changes(Map<String, @Nullable Object> before, Map<String, @Nullable Object> after) {

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.runtime;
 
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ApplicationListener;
@@ -11,11 +11,15 @@ import org.springframework.core.Ordered;
  * {@code @ConfigurationProperties} beans: that rebinding throws on an invalid value and
  * stops the event there, and Atlas must still reject the change, say why and count it.
  */
-final class RulesRefreshListener implements ApplicationListener<EnvironmentChangeEvent>, Ordered {
+public final class RulesRefreshListener implements ApplicationListener<EnvironmentChangeEvent>, Ordered {
 
 	private final RuntimeRules rules;
 
-	RulesRefreshListener(RuntimeRules rules) {
+	/**
+	 * Creates the listener.
+	 * @param rules where changes are applied
+	 */
+	public RulesRefreshListener(RuntimeRules rules) {
 		this.rules = rules;
 	}
 

@@ -1,10 +1,9 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.runtime;
 
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -13,13 +12,8 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasSettings;
-import dev.atlas.autoconfigure.ServiceSettings;
-import dev.atlas.autoconfigure.propagation.LaneTagger;
-import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
-import dev.atlas.loadbalancer.routing.AffinityRules;
-import dev.atlas.loadbalancer.routing.GrayRules;
-import dev.atlas.loadbalancer.routing.LaneRule;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.ServiceSettings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
@@ -38,17 +32,17 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  * For each service resolved so far (every configured one and every one called), the
  * settings are resolved again from the environment and checked as at startup. A valid
  * change is put in force as a whole (a new version of the service's routing, see
- * {@link ServiceRouting}) and logged at INFO with what changed (old → new); an invalid
- * one is rejected for that service as a whole: its previous rules stay in force, one
- * ERROR names the property, the value and the allowed values, and
- * {@value #REJECTED_METER} counts it. Services are independent: one's invalid value does
- * not hold back another's valid change; an invalid value every service reads (a global
- * one, or a caller-level one such as {@code atlas.affinity.*}) rejects the change for
- * every service.
+ * {@link ServiceRules}) and logged at INFO with what changed (old → new); an invalid one
+ * is rejected for that service as a whole: its previous rules stay in force, one ERROR
+ * names the property, the value and the allowed values, and {@value #REJECTED_METER}
+ * counts it. Services are independent: one's invalid value does not hold back another's
+ * valid change; an invalid value every service reads (a global one, or a caller-level
+ * one) rejects the change for every service. Caller-level consumers hear of each change
+ * through the {@link ReloadListener} beans.
  *
  * <p>
- * Properties read only at startup ({@link #RESTART_ONLY}) are not applied; a change to
- * one logs one WARN saying a restart is needed.
+ * Properties read only at startup ({@link AtlasSettings#restartOnly()}) are not applied;
+ * a change to one logs one WARN saying a restart is needed.
  *
  * <p>
  * Thread-safe: changes and registrations are serialized.
@@ -63,35 +57,15 @@ public final class RuntimeRules {
 	/** Counter of runtime changes put in force; tags {@code service}. */
 	public static final String CHANGES_METER = "atlas.config.changes";
 
-	/**
-	 * Properties (and sections) that take effect only at startup: they decide which beans
-	 * exist ({@code enabled} switches), how instances are parsed ({@code metadata-key}),
-	 * the application's own registration and shutdown ({@code lifecycle}), and the
-	 * registry's cache handling ({@code registry}).
-	 */
-	public static final List<String> RESTART_ONLY = List.of("atlas.enabled", "atlas.gray.enabled",
-			"atlas.gray.metadata-key", "atlas.affinity.enabled", "atlas.propagation.enabled",
-			"atlas.propagation.reactor-automatic", "atlas.lifecycle", "atlas.registry");
-
-	private static final List<ConfigurationPropertyName> RESTART_ONLY_NAMES = RESTART_ONLY.stream()
-		.map(ConfigurationPropertyName::of)
-		.toList();
-
 	private final AtlasSettings settings;
-
-	private final StrategyRegistry strategies;
-
-	private final CallerCluster callerCluster;
 
 	private final MeterRegistry meters;
 
 	private final Clock clock;
 
-	private final ObjectProvider<PropagatedHeaders> propagatedHeaders;
+	private final ObjectProvider<ReloadListener> listeners;
 
-	private final ObjectProvider<LaneTagger> laneTagger;
-
-	private final Map<String, ServiceRouting> routings = new ConcurrentHashMap<>();
+	private final Map<String, ServiceRules> routings = new ConcurrentHashMap<>();
 
 	/**
 	 * The last rejected attempt reported per service, so that the same one is not
@@ -102,26 +76,17 @@ public final class RuntimeRules {
 	/**
 	 * Creates the applier.
 	 * @param settings the settings in force
-	 * @param strategies the registered strategies (a change must name one)
-	 * @param callerCluster the caller's cluster (affinity rules)
 	 * @param meters where {@value #REJECTED_METER} and {@value #CHANGES_METER} are
 	 * registered
 	 * @param clock the time of changes
-	 * @param propagatedHeaders the headers carried from inbound requests, updated as the
-	 * rules in force need (when propagation is on)
-	 * @param laneTagger the lane rules where requests enter, updated to the rules in
-	 * force
+	 * @param listeners told of every change, in order
 	 */
-	public RuntimeRules(AtlasSettings settings, StrategyRegistry strategies, CallerCluster callerCluster,
-			MeterRegistry meters, Clock clock, ObjectProvider<PropagatedHeaders> propagatedHeaders,
-			ObjectProvider<LaneTagger> laneTagger) {
+	public RuntimeRules(AtlasSettings settings, MeterRegistry meters, Clock clock,
+			ObjectProvider<ReloadListener> listeners) {
 		this.settings = settings;
-		this.strategies = strategies;
-		this.callerCluster = callerCluster;
 		this.meters = meters;
 		this.clock = clock;
-		this.propagatedHeaders = propagatedHeaders;
-		this.laneTagger = laneTagger;
+		this.listeners = listeners;
 	}
 
 	/**
@@ -133,10 +98,14 @@ public final class RuntimeRules {
 	 * {@code EnvironmentChangeEvent} gives them
 	 */
 	public synchronized void refresh(Collection<String> changedKeys) {
+		List<ConfigurationPropertyName> restartOnlyNames = this.settings.restartOnly()
+			.stream()
+			.map(ConfigurationPropertyName::of)
+			.toList();
 		List<String> restartOnly = new ArrayList<>();
 		for (String key : changedKeys) {
 			ConfigurationPropertyName name = ConfigurationPropertyName.adapt(key.toLowerCase(Locale.ROOT), '.');
-			if (RESTART_ONLY_NAMES.stream().anyMatch((other) -> other.equals(name) || other.isAncestorOf(name))) {
+			if (restartOnlyNames.stream().anyMatch((other) -> other.equals(name) || other.isAncestorOf(name))) {
 				restartOnly.add(key);
 			}
 		}
@@ -148,10 +117,10 @@ public final class RuntimeRules {
 	}
 
 	private void apply(AtlasSettings.Reload reload, Collection<String> changedKeys) {
-		AffinityRules affinity = null;
-		if (reload.caller() != null) {
+		boolean callerValid = reload.caller() != null;
+		if (callerValid) {
 			this.settings.acceptCaller(reload);
-			affinity = this.callerCluster.resolveNow();
+			this.listeners.orderedStream().forEach((listener) -> listener.callerChanged(reload.caller()));
 		}
 		// rejections grouped by message, so that one invalid value many services read
 		// gives one ERROR line
@@ -163,14 +132,14 @@ public final class RuntimeRules {
 			RuntimeException error = outcome.error();
 			if (error == null && next != null) {
 				try {
-					this.strategies.check(this.settings.prefixFor(serviceId), next);
+					this.settings.check(this.settings.prefixFor(serviceId), next);
 				}
 				catch (RuntimeException ex) {
 					error = ex;
 				}
 			}
-			if (error == null && next != null && affinity != null) {
-				error = change(serviceId, outcome.previous(), next, affinity);
+			if (error == null && next != null && callerValid) {
+				error = change(serviceId, outcome.previous(), next);
 			}
 			if (error == null) {
 				this.lastRejection.remove(serviceId);
@@ -203,12 +172,7 @@ public final class RuntimeRules {
 							: "services " + services + ", whose previous rules stay");
 			log.error("Atlas rejected the configuration change for {} in force: {}", which, message);
 		});
-		if (affinity != null && this.callerCluster.isResolved()) {
-			// Before the first request, the rules stay unresolved: a registry integration
-			// may still set the zone.
-			this.callerCluster.put(affinity);
-		}
-		updatePropagatedHeaders(reload);
+		this.listeners.orderedStream().forEach((listener) -> listener.changed(reload));
 	}
 
 	private static Set<String> atlasKeys(Collection<String> changedKeys) {
@@ -225,20 +189,18 @@ public final class RuntimeRules {
 	 * Puts a service's valid new settings in force.
 	 * @return why they could not be, or {@code null}
 	 */
-	private @Nullable RuntimeException change(String serviceId, ServiceSettings previous, ServiceSettings next,
-			AffinityRules affinity) {
-		ServiceRouting routing = this.routings.get(serviceId);
-		// null: the service has no affinity filter of Atlas's, or it has not resolved its
-		// rules yet (it then resolves them at its first request)
-		AffinityRules before = (routing != null) ? routing.affinity() : null;
-		boolean affinityChanges = before != null && !affinity.equals(before);
-		if (next.equals(previous) && !affinityChanges) {
+	private @Nullable RuntimeException change(String serviceId, ServiceSettings previous, ServiceSettings next) {
+		ServiceRules routing = this.routings.get(serviceId);
+		if (routing == null && next.equals(previous)) {
 			return null;
 		}
+		List<Map<String, @Nullable Object>> stepsBefore = (routing != null) ? routing.stepViews() : List.of();
 		this.settings.accept(serviceId, next);
 		if (routing != null) {
 			try {
-				routing.apply(next, affinity, this.clock.instant());
+				if (!routing.apply(next, this.clock.instant())) {
+					return null;
+				}
 			}
 			catch (RuntimeException ex) {
 				this.settings.accept(serviceId, previous);
@@ -253,8 +215,8 @@ public final class RuntimeRules {
 			.tag("service", serviceId)
 			.register(this.meters)
 			.increment();
-		List<String> changes = RulesView.changes(RulesView.of(previous, before),
-				RulesView.of(next, affinityChanges ? affinity : before));
+		List<String> changes = RulesView.changes(RulesView.of(previous, stepsBefore),
+				RulesView.of(next, (routing != null) ? routing.stepViews() : List.of()));
 		log.info("Atlas rules of service '{}' changed: {}", serviceId,
 				changes.isEmpty() ? "(no visible difference)" : String.join("; ", changes));
 		return null;
@@ -275,67 +237,16 @@ public final class RuntimeRules {
 	}
 
 	/**
-	 * The lane rules where requests enter: the caller-level ones of a reload whose
-	 * caller-level settings are valid (lane rules and the gray header are caller-level,
-	 * checked when the caller is bound); a reload with an invalid caller-level value
-	 * changes nothing. A service whose own change is rejected keeps its previous rules
-	 * for its calls.
-	 */
-	private void updateLaneTagger(AtlasSettings.Reload reload) {
-		LaneTagger lanes = this.laneTagger.getIfAvailable();
-		AtlasSettings.Caller caller = reload.caller();
-		if (lanes == null || caller == null || !this.settings.grayEnabled()) {
-			return;
-		}
-		List<LaneRule> rules = caller.gray().laneRules();
-		String header = caller.gray().getHeader().trim();
-		if (!rules.equals(lanes.rules()) || !header.equals(lanes.header())) {
-			log.info("Atlas lane rules where requests enter: {} (was {})", rules, lanes.rules());
-		}
-		lanes.update(header, rules);
-	}
-
-	/**
-	 * The propagated headers as the rules in force need them: the configured ones, and
-	 * the gray and hash-key headers of every service's rules in force (not those of a
-	 * change that was rejected).
-	 */
-	private void updatePropagatedHeaders(AtlasSettings.Reload reload) {
-		updateLaneTagger(reload);
-		PropagatedHeaders headers = this.propagatedHeaders.getIfAvailable();
-		AtlasSettings.Caller caller = reload.caller();
-		if (headers == null || caller == null) {
-			return;
-		}
-		Set<String> names = new LinkedHashSet<>();
-		caller.propagation().getHeaders().forEach((header) -> PropagatedHeaders.add(names, header));
-		for (String serviceId : reload.outcomes().keySet()) {
-			ServiceSettings inForce = this.settings.inForce(serviceId);
-			if (inForce != null) {
-				PropagatedHeaders.add(names, inForce.gray().header());
-				PropagatedHeaders.add(names, inForce.gray().hashKeyHeader());
-			}
-		}
-		if (!names.equals(new LinkedHashSet<>(headers.names()))) {
-			log.info("Atlas propagates the headers {} (was {})", names, headers.names());
-			headers.names(names);
-		}
-	}
-
-	/**
 	 * Registers a service's routing; when the settings in force changed while its context
 	 * was being created, they are applied to it at once.
 	 * @param routing the routing
 	 */
-	synchronized void register(ServiceRouting routing) {
+	public synchronized void register(ServiceRules routing) {
 		this.routings.put(routing.serviceId(), routing);
 		ServiceSettings inForce = this.settings.settingsFor(routing.serviceId());
 		if (!inForce.equals(routing.settings())) {
 			try {
-				// the caller's cluster is not resolved here: a registry integration may
-				// still set the zone while this context is created
-				routing.apply(inForce, this.callerCluster.isResolved() ? this.callerCluster.rules() : null,
-						this.clock.instant());
+				routing.apply(inForce, this.clock.instant());
 			}
 			catch (RuntimeException ex) {
 				log.error(
@@ -349,7 +260,7 @@ public final class RuntimeRules {
 	 * Unregisters a service's routing (its context closed).
 	 * @param routing the routing
 	 */
-	synchronized void unregister(ServiceRouting routing) {
+	public synchronized void unregister(ServiceRules routing) {
 		this.routings.remove(routing.serviceId(), routing);
 	}
 

@@ -1,6 +1,7 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.settings;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -9,51 +10,48 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
-import dev.atlas.autoconfigure.ServiceOverlay.Section;
-import dev.atlas.loadbalancer.routing.AffinityRules;
+import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.AtlasValueConverters;
+import dev.atlas.autoconfigure.RegistryProperties;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.context.properties.bind.BindException;
-import org.springframework.boot.context.properties.bind.BindHandler;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
-import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
-import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.ConfigurableEnvironment;
 
 /**
  * The settings as the load-balancer wiring uses them: per service
- * ({@link #settingsFor(String)}) and per caller ({@link #affinity(String)}).
+ * ({@link #settingsFor(String)}) and per caller ({@link #caller(CallerSection)}).
  *
  * <p>
- * A service's settings are resolved once, generically, for every section a service can
- * override ({@code loadbalancer}, {@code gray}, {@code warmup}, {@code outlier}): the
- * global section {@code atlas.<section>} is bound into a fresh object, then
- * {@code atlas.services.<key>.<section>} onto the same instance, with Spring Boot's
- * {@link Binder}, for every configured key that {@link #matches(String, String) matches}
- * the service id (its own spelling last, so it wins); properties that only exist per
- * service (the canary {@code gray.weights}) are never read from the global section. The
- * result is cached per service id. Every service configured under {@code atlas.services}
- * is resolved at startup, so an invalid value fails startup with a message naming the
- * property.
+ * A service's settings are resolved once, generically, for every registered
+ * {@link Section}: the global section {@code atlas.<section>} is bound into a fresh
+ * object, then {@code atlas.services.<key>.<section>} onto the same instance, with Spring
+ * Boot's {@link Binder}, for every configured key that {@link #matches(String, String)
+ * matches} the service id (its own spelling last, so it wins); properties that only exist
+ * per service are never read from the global section. Each section turns what was bound
+ * into its rules. The result is cached per service id. Every service configured under
+ * {@code atlas.services} is resolved at startup, so an invalid value fails startup with a
+ * message naming the property.
  *
  * <p>
  * <strong>Runtime changes.</strong> {@link #reload()} reads the environment again (after
  * Spring Cloud's refresh changed it) and resolves every service known so far, without
  * applying anything; {@link #accept} puts one service's new settings in force. The
- * caller-level sections ({@code atlas.gray.*} caller settings, {@code atlas.affinity.*},
- * the configured keys) are bound here, from the environment, into objects of this class's
- * own: Spring Cloud rebinds the application's {@code @ConfigurationProperties} beans in
- * place, and a rejected change must not reach the rules in force through them.
+ * caller-level sections ({@link CallerSection}) and the configured keys are bound here,
+ * from the environment, into objects of this class's own: Spring Cloud rebinds the
+ * application's {@code @ConfigurationProperties} beans in place, and a rejected change
+ * must not reach the rules in force through them.
  *
  * <p>
  * Thread-safe.
@@ -62,46 +60,76 @@ public class AtlasSettings {
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasSettings.class);
 
-	private static final Section<LoadBalancerProperties> LOADBALANCER = new Section<>("loadbalancer",
-			LoadBalancerProperties::new);
-
-	private static final Section<ServiceGrayProperties> GRAY = new Section<>("gray", ServiceGrayProperties::new,
-			Set.of(ServiceGrayProperties.WEIGHTS));
-
-	private static final Section<WarmupProperties> WARMUP = new Section<>("warmup", WarmupProperties::new);
-
-	private static final Section<OutlierProperties> OUTLIER = new Section<>("outlier", OutlierProperties::new);
+	/**
+	 * Properties (and sections) read only at startup whoever declares sections: the
+	 * on/off switch, propagation's switches, the application's own registration and
+	 * shutdown, the registry's cache handling.
+	 */
+	private static final List<String> RESTART_ONLY = List.of("atlas.enabled", "atlas.propagation.enabled",
+			"atlas.propagation.reactor-automatic", "atlas.lifecycle", "atlas.registry");
 
 	private final Supplier<Binder> binders;
 
-	private volatile Caller caller;
+	private final List<Section<?, ?>> sections;
+
+	private final List<CallerSection<?>> callerSections;
+
+	private final CallerSettings atStartup;
+
+	private volatile CallerSettings caller;
 
 	private final ConcurrentMap<String, ServiceSettings> resolved = new ConcurrentHashMap<>();
 
 	private volatile boolean reloaded;
 
-	private final String metadataKey;
-
-	private final boolean grayEnabled;
-
-	private final boolean affinityEnabled;
-
 	private final Duration staleLimit;
 
-	private volatile BiConsumer<String, ServiceSettings> check = (prefix, settings) -> {
-	};
+	private final List<BiConsumer<String, ServiceSettings>> checks = new CopyOnWriteArrayList<>();
 
 	/**
 	 * Creates the settings and resolves every configured service.
 	 * @param environment where {@code atlas.*} is read from, at startup and on every
 	 * {@link #reload()} (into objects of this class's own, never the application's
 	 * {@code @ConfigurationProperties} beans)
+	 * @param sections the per-service sections, in order
+	 * @param callerSections the caller-level sections
 	 * @throws IllegalArgumentException or
 	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
 	 * property when a configured service has an invalid value
 	 */
-	public AtlasSettings(ConfigurableEnvironment environment) {
-		this((Supplier<Binder>) () -> binder(environment));
+	public AtlasSettings(ConfigurableEnvironment environment, List<Section<?, ?>> sections,
+			List<CallerSection<?>> callerSections) {
+		this(() -> binder(environment), sections, callerSections);
+	}
+
+	/**
+	 * Creates the settings from one binder (tests, tools).
+	 * @param binder binds {@code atlas.*}
+	 * @param sections the per-service sections, in order
+	 * @param callerSections the caller-level sections
+	 * @throws IllegalArgumentException or
+	 * {@link org.springframework.boot.context.properties.bind.BindException} naming the
+	 * property when a configured service has an invalid value
+	 */
+	public AtlasSettings(Binder binder, List<Section<?, ?>> sections, List<CallerSection<?>> callerSections) {
+		this(() -> binder, sections, callerSections);
+	}
+
+	private AtlasSettings(Supplier<Binder> binders, List<Section<?, ?>> sections,
+			List<CallerSection<?>> callerSections) {
+		this.binders = binders;
+		this.sections = List.copyOf(sections);
+		this.callerSections = List.copyOf(callerSections);
+		Binder binder = binders.get();
+		this.atStartup = CallerSettings.bind(binder, this.callerSections, null);
+		this.caller = this.atStartup;
+		RegistryProperties registry = binder
+			.bind(RegistryProperties.PREFIX, Bindable.ofInstance(new RegistryProperties()))
+			.orElseGet(RegistryProperties::new);
+		registry.afterPropertiesSet();
+		this.staleLimit = registry.getStaleLimit();
+		settingsFor("");
+		configuredServiceIds().forEach(this::settingsFor);
 	}
 
 	/**
@@ -112,30 +140,6 @@ public class AtlasSettings {
 	public static Binder binder(ConfigurableEnvironment environment) {
 		return new Binder(ConfigurationPropertySources.get(environment),
 				new PropertySourcesPlaceholdersResolver(environment), AtlasValueConverters.conversionService());
-	}
-
-	AtlasSettings(Binder binder) {
-		this((Supplier<Binder>) () -> binder);
-	}
-
-	AtlasSettings(Supplier<Binder> binders) {
-		this.binders = binders;
-		Binder binder = binders.get();
-		// Copies of the beans, bound the same way: Spring Cloud rebinds the beans in
-		// place
-		// on a refresh, rejected values included.
-		this.caller = Caller.bind(binder, null);
-		// read only at startup
-		this.metadataKey = this.caller.gray().getMetadataKey();
-		this.grayEnabled = this.caller.gray().isEnabled();
-		this.affinityEnabled = this.caller.affinity().isEnabled();
-		RegistryProperties registry = binder
-			.bind(RegistryProperties.PREFIX, Bindable.ofInstance(new RegistryProperties()))
-			.orElseGet(RegistryProperties::new);
-		registry.afterPropertiesSet();
-		this.staleLimit = registry.getStaleLimit();
-		settingsFor("");
-		configuredServiceIds().forEach(this::settingsFor);
 	}
 
 	/**
@@ -164,7 +168,7 @@ public class AtlasSettings {
 		}
 		try {
 			ServiceSettings settings = resolve(this.caller, serviceId);
-			this.check.accept(prefixFor(serviceId), settings);
+			check(prefixFor(serviceId), settings);
 			return settings;
 		}
 		catch (RuntimeException ex) {
@@ -196,61 +200,52 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * The affinity rules of this caller, the same for every service it calls.
-	 * @param defaultCluster the cluster to use when {@code atlas.affinity.cluster} is not
-	 * set (the Nacos cluster name, else the zone of Spring Cloud's
-	 * {@code LoadBalancerZoneConfig}), may be {@code null}
-	 * @return without a cluster (affinity off) when disabled or when there is none
-	 * @throws IllegalArgumentException naming the property when a threshold is out of
-	 * range
-	 */
-	public AffinityRules affinity(@Nullable String defaultCluster) {
-		AffinityProperties current = this.caller.affinity();
-		if (current.isEnabled() == this.affinityEnabled) {
-			return current.toRules(defaultCluster);
-		}
-		// atlas.affinity.enabled is read only at startup
-		AffinityProperties asAtStartup = new AffinityProperties();
-		asAtStartup.setEnabled(this.affinityEnabled);
-		asAtStartup.setCluster(current.getCluster());
-		asAtStartup.setMinHealthyRatio(current.getMinHealthyRatio());
-		asAtStartup.setMinInstances(current.getMinInstances());
-		return asAtStartup.toRules(defaultCluster);
-	}
-
-	/**
-	 * The affinity settings in force ({@code atlas.affinity.*}).
+	 * A caller-level section as it is in force.
+	 * @param section a registered caller-level section
+	 * @param <C> its properties class
 	 * @return do not modify
+	 * @throws IllegalArgumentException if the section is not registered
 	 */
-	public AffinityProperties affinityProperties() {
-		return this.caller.affinity();
+	public <C> C caller(CallerSection<C> section) {
+		return this.caller.get(section);
 	}
 
 	/**
-	 * The instance metadata key of gray tags, as at startup
-	 * ({@code atlas.gray.metadata-key} is read only at startup).
-	 * @return not blank
+	 * A caller-level section as it was at startup, for switches read only then.
+	 * @param section a registered caller-level section
+	 * @param <C> its properties class
+	 * @return do not modify
+	 * @throws IllegalArgumentException if the section is not registered
 	 */
-	public String metadataKey() {
-		return this.metadataKey;
+	public <C> C atStartup(CallerSection<C> section) {
+		return this.atStartup.get(section);
 	}
 
 	/**
-	 * Whether gray routing is on ({@code atlas.gray.enabled}), as at startup: read only
-	 * at startup.
-	 * @return the startup value
+	 * The per-service sections, in order.
+	 * @return never {@code null}
 	 */
-	public boolean grayEnabled() {
-		return this.grayEnabled;
+	public List<Section<?, ?>> sections() {
+		return this.sections;
 	}
 
 	/**
-	 * Whether cluster affinity is on ({@code atlas.affinity.enabled}), as at startup:
-	 * read only at startup.
-	 * @return the startup value
+	 * The names a service's section can have under {@code atlas.services.<service-id>}.
+	 * @return e.g. {@code [loadbalancer, gray, warmup]}, in order
 	 */
-	public boolean affinityEnabled() {
-		return this.affinityEnabled;
+	public List<String> sectionNames() {
+		return this.sections.stream().map(Section::name).toList();
+	}
+
+	/**
+	 * Properties (or prefixes) read only at startup: a runtime change of one needs a
+	 * restart.
+	 * @return full names, e.g. {@code atlas.enabled}
+	 */
+	public List<String> restartOnly() {
+		List<String> names = new ArrayList<>(RESTART_ONLY);
+		this.callerSections.forEach((section) -> names.addAll(section.restartOnly()));
+		return names;
 	}
 
 	/**
@@ -263,16 +258,37 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * Sets the check that the settings of a service resolved for the first time after a
-	 * runtime change must pass (the strategy is registered, and so on), as the startup
-	 * checks do for the configured services; one that fails gets the global settings in
-	 * force instead, with one ERROR.
+	 * Adds a check that the settings of a service must pass beyond what binding checks
+	 * (e.g. the strategy is registered): run at once for the global settings and every
+	 * configured service (startup), on every runtime change before it is put in force,
+	 * and for a service resolved for the first time after a runtime change (one that
+	 * fails gets the settings in force of its key, else the global ones, with one ERROR).
 	 * @param check given where the service's settings are written (e.g.
 	 * {@code atlas.services.user-service}, or {@code atlas}) and the settings; throws
 	 * {@link IllegalArgumentException} naming the property when they are invalid
+	 * @throws IllegalArgumentException when the settings in force fail it
 	 */
-	public void check(BiConsumer<String, ServiceSettings> check) {
-		this.check = Objects.requireNonNull(check, "check");
+	public void addCheck(BiConsumer<String, ServiceSettings> check) {
+		Objects.requireNonNull(check, "check");
+		check.accept(AtlasProperties.PREFIX, settingsFor(""));
+		this.caller.atlas()
+			.getServices()
+			.keySet()
+			.forEach((serviceId) -> check.accept(propertyPrefix(serviceId), settingsFor(serviceId)));
+		this.checks.add(check);
+	}
+
+	/**
+	 * Runs every added check.
+	 * @param prefix where the service's settings are written, e.g.
+	 * {@code atlas.services.user-service}
+	 * @param settings the settings
+	 * @throws IllegalArgumentException naming the property when they are invalid
+	 */
+	public void check(String prefix, ServiceSettings settings) {
+		for (BiConsumer<String, ServiceSettings> check : this.checks) {
+			check.accept(prefix, settings);
+		}
 	}
 
 	/**
@@ -332,9 +348,9 @@ public class AtlasSettings {
 		Set<String> ids = new LinkedHashSet<>();
 		ids.add("");
 		ids.addAll(this.resolved.keySet());
-		Caller fresh;
+		CallerSettings fresh;
 		try {
-			fresh = Caller.bind(this.binders.get(), this.metadataKey);
+			fresh = CallerSettings.bind(this.binders.get(), this.callerSections, this.atStartup);
 		}
 		catch (RuntimeException ex) {
 			ids.forEach((id) -> outcomes.put(id, new Outcome(previous(id), null, ex)));
@@ -362,13 +378,13 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * Puts the caller-level settings of a reload in force (affinity, configured keys, the
-	 * caller's gray settings), for services resolved from now on; each service's own
-	 * settings are put in force by {@link #accept}.
+	 * Puts the caller-level settings of a reload in force (the caller-level sections, the
+	 * configured keys), for services resolved from now on; each service's own settings
+	 * are put in force by {@link #accept}.
 	 * @param reload a reload whose caller-level settings are valid
 	 */
 	public void acceptCaller(Reload reload) {
-		Caller fresh = reload.caller;
+		CallerSettings fresh = reload.caller;
 		if (fresh != null) {
 			this.caller = fresh;
 		}
@@ -403,20 +419,39 @@ public class AtlasSettings {
 		return String.valueOf(ex.getMessage());
 	}
 
-	private ServiceSettings resolve(Caller caller, String serviceId) {
+	private ServiceSettings resolve(CallerSettings caller, String serviceId) {
 		ServiceOverlay overlay = new ServiceOverlay(caller.binder());
 		List<String> keys = ServiceOverlay.keysFor(caller.atlas().getServices().keySet(), serviceId);
-		LoadBalancerProperties loadbalancer = overlay.bind(LOADBALANCER, keys);
-		String loadbalancerPrefix = ServiceOverlay.propertyName(serviceId, LOADBALANCER.name());
-		ServiceGrayProperties lanes = overlay.bind(GRAY, keys);
-		WarmupProperties warmup = overlay.bind(WARMUP, keys);
-		OutlierProperties outlier = overlay.bind(OUTLIER, keys);
-		return new ServiceSettings(loadbalancer.getStrategy(), loadbalancer.getAllZeroWeights(), this.grayEnabled,
-				caller.gray().rulesFor(serviceId, lanes),
-				warmup.toRules(ServiceOverlay.propertyName(serviceId, WARMUP.name())),
-				outlier.toRules(ServiceOverlay.propertyName(serviceId, OUTLIER.name())),
-				loadbalancer.leastRequestRules(loadbalancerPrefix), loadbalancer.peakEwmaRules(loadbalancerPrefix),
-				loadbalancer.hashRules(loadbalancerPrefix));
+		SectionContext context = new Context(serviceId, caller, this.atStartup);
+		Map<Section<?, ?>, Object> rules = new LinkedHashMap<>();
+		for (Section<?, ?> section : this.sections) {
+			rules.put(section, rulesOf(section, overlay, keys, context));
+		}
+		return new ServiceSettings(rules);
+	}
+
+	private static <P, R> R rulesOf(Section<P, R> section, ServiceOverlay overlay, List<String> keys,
+			SectionContext context) {
+		return section.rules(overlay.bind(section, keys), context);
+	}
+
+	private record Context(String serviceId, CallerSettings caller, CallerSettings startup) implements SectionContext {
+
+		@Override
+		public String propertyName(String path) {
+			return ServiceOverlay.propertyName(this.serviceId, path);
+		}
+
+		@Override
+		public <C> C caller(CallerSection<C> section) {
+			return this.caller.get(section);
+		}
+
+		@Override
+		public <C> C atStartup(CallerSection<C> section) {
+			return this.startup.get(section);
+		}
+
 	}
 
 	/**
@@ -426,7 +461,7 @@ public class AtlasSettings {
 	 * (then every outcome is an error)
 	 * @param outcomes by service id (the empty id for the global settings), in order
 	 */
-	public record Reload(@Nullable Caller caller, Map<String, Outcome> outcomes) {
+	public record Reload(@Nullable CallerSettings caller, Map<String, Outcome> outcomes) {
 	}
 
 	/**
@@ -437,75 +472,6 @@ public class AtlasSettings {
 	 * @param error why the new settings are invalid, or {@code null}
 	 */
 	public record Outcome(ServiceSettings previous, @Nullable ServiceSettings next, @Nullable RuntimeException error) {
-	}
-
-	/**
-	 * The caller-level settings, bound from the environment.
-	 *
-	 * @param binder binds from the environment at the time
-	 * @param atlas the configured keys
-	 * @param gray the caller's gray settings
-	 * @param affinity the caller's affinity settings
-	 * @param propagation the propagated headers
-	 */
-	public record Caller(Binder binder, AtlasProperties atlas, GrayProperties gray, AffinityProperties affinity,
-			PropagationProperties propagation) {
-
-		/**
-		 * Binds the caller-level sections.
-		 * @param metadataKey the startup value of {@code atlas.gray.metadata-key}, which
-		 * is read only at startup (so a value changed later is not checked), or
-		 * {@code null} at startup
-		 */
-		static Caller bind(Binder binder, @Nullable String metadataKey) {
-			AtlasProperties atlas = binder.bind(AtlasProperties.PREFIX, Bindable.ofInstance(new AtlasProperties()))
-				.orElseGet(AtlasProperties::new);
-			checkLaneRuleKeys(binder);
-			GrayProperties gray = binder.bind(GrayProperties.PREFIX, Bindable.ofInstance(new GrayProperties()))
-				.orElseGet(GrayProperties::new);
-			AffinityProperties affinity = binder
-				.bind(AffinityProperties.PREFIX, Bindable.ofInstance(new AffinityProperties()))
-				.orElseGet(AffinityProperties::new);
-			PropagationProperties propagation = binder
-				.bind(PropagationProperties.PREFIX, Bindable.ofInstance(new PropagationProperties()))
-				.orElseGet(PropagationProperties::new);
-			if (metadataKey != null) {
-				gray.setMetadataKey(metadataKey);
-			}
-			gray.afterPropertiesSet();
-			affinity.afterPropertiesSet();
-			return new Caller(binder, atlas, gray, affinity, propagation);
-		}
-
-		/**
-		 * Fails on a key a lane rule does not have (e.g. {@code contains}), which binding
-		 * alone would ignore, so that a misspelt matcher does not make a rule that never
-		 * matches.
-		 */
-		private static void checkLaneRuleKeys(Binder binder) {
-			String prefix = GrayProperties.PREFIX + ".rules";
-			try {
-				binder.bind(prefix, Bindable.listOf(LaneRuleProperties.class),
-						new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
-			}
-			catch (BindException ex) {
-				if (ex.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
-					String names = unbound.getUnboundProperties()
-						.stream()
-						.map((property) -> property.getName().toString())
-						.sorted()
-						.collect(Collectors.joining(", "));
-					throw new IllegalArgumentException("Invalid " + names + ": unknown key of a lane rule (a rule has "
-							+ LaneRuleProperties.ALLOWED_KEYS + ")", ex);
-				}
-				throw ex;
-			}
-		}
-
-		Set<String> configuredServiceIds() {
-			return new LinkedHashSet<>(this.atlas.getServices().keySet());
-		}
-
 	}
 
 }

@@ -1,13 +1,12 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.settings;
 
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
+import dev.atlas.autoconfigure.AtlasProperties;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
@@ -27,7 +26,7 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  * {@code spring.cloud.loadbalancer} at bind time ({@code DefaultsBindHandlerAdvisor}).
  * Thread-safe (each call binds a new object).
  */
-final class ServiceOverlay {
+public final class ServiceOverlay {
 
 	private static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName
 		.of(AtlasProperties.PREFIX + ".services");
@@ -38,21 +37,8 @@ final class ServiceOverlay {
 	 * Creates the overlay.
 	 * @param binder binds from the application's environment, with Atlas's converters
 	 */
-	ServiceOverlay(Binder binder) {
+	public ServiceOverlay(Binder binder) {
 		this.binder = binder;
-	}
-
-	/**
-	 * Binds a section for one service.
-	 * @param section the section
-	 * @param serviceId the service id; empty for the global values alone
-	 * @param <T> the section's type
-	 * @return a new object
-	 * @throws org.springframework.boot.context.properties.bind.BindException naming the
-	 * property when a value cannot be converted
-	 */
-	<T> T bind(Section<T> section, String serviceId) {
-		return bind(section, List.of(serviceId));
 	}
 
 	/**
@@ -66,8 +52,8 @@ final class ServiceOverlay {
 	 * @throws org.springframework.boot.context.properties.bind.BindException naming the
 	 * property when a value cannot be converted
 	 */
-	<T> T bind(Section<T> section, List<String> keys) {
-		T target = section.factory().get();
+	public <T> T bind(Section<T, ?> section, List<String> keys) {
+		T target = section.newProperties();
 		Bindable<T> bindable = Bindable.ofInstance(target);
 		ConfigurationPropertyName global = ConfigurationPropertyName.of(AtlasProperties.PREFIX).append(section.name());
 		this.binder.bind(global, bindable, skipping(global, section.perServiceOnly()));
@@ -93,7 +79,7 @@ final class ServiceOverlay {
 	 * @param serviceId the service id a client calls
 	 * @return whether the key's settings apply to the service
 	 */
-	static boolean matches(String key, String serviceId) {
+	public static boolean matches(String key, String serviceId) {
 		if (key.isEmpty() || serviceId.isEmpty()) {
 			return false;
 		}
@@ -112,7 +98,7 @@ final class ServiceOverlay {
 	 * @param serviceId the service id; empty for none
 	 * @return empty for the empty id
 	 */
-	static List<String> keysFor(Collection<String> configured, String serviceId) {
+	public static List<String> keysFor(Collection<String> configured, String serviceId) {
 		if (serviceId.isEmpty()) {
 			return List.of();
 		}
@@ -127,34 +113,13 @@ final class ServiceOverlay {
 	}
 
 	/**
-	 * The value of a map keyed by service id for one service: under the id itself, else
-	 * under the first key that {@link #matches matches} it.
-	 * @param map keyed by configured keys
-	 * @param serviceId the service id
-	 * @param <V> the value type
-	 * @return the key and its value, or {@code null} when no key matches
-	 */
-	static <V> Map.@Nullable Entry<String, V> lookup(Map<String, V> map, String serviceId) {
-		V exact = map.get(serviceId);
-		if (exact != null) {
-			return Map.entry(serviceId, exact);
-		}
-		for (Map.Entry<String, V> entry : map.entrySet()) {
-			if (matches(entry.getKey(), serviceId)) {
-				return entry;
-			}
-		}
-		return null;
-	}
-
-	/**
 	 * The property name of something of one service, for messages.
 	 * @param serviceId the service id; empty for the global property
 	 * @param path the path under the service, e.g. {@code warmup.duration}
 	 * @return e.g. {@code atlas.services.user-service.gray.weights} (with the id in
 	 * brackets when it has a dot), or {@code atlas.warmup.duration} for the empty id
 	 */
-	static String propertyName(String serviceId, String path) {
+	public static String propertyName(String serviceId, String path) {
 		if (serviceId.isEmpty()) {
 			return AtlasProperties.PREFIX + "." + path;
 		}
@@ -206,24 +171,6 @@ final class ServiceOverlay {
 				return skipped.contains(name) ? null : super.onStart(name, target, context);
 			}
 		};
-	}
-
-	/**
-	 * A section of {@code atlas.*} that a service can override.
-	 *
-	 * @param name the section's name under {@code atlas} and under
-	 * {@code atlas.services.<serviceId>}, e.g. {@code gray}
-	 * @param factory a new object with the class defaults
-	 * @param perServiceOnly properties of the section read only from the service's
-	 * section, never from the global one (where they may mean something else or nothing)
-	 * @param <T> the section's type
-	 */
-	record Section<T>(String name, Supplier<T> factory, Set<String> perServiceOnly) {
-
-		Section(String name, Supplier<T> factory) {
-			this(name, factory, Set.of());
-		}
-
 	}
 
 }

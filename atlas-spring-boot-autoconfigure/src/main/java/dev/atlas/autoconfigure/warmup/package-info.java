@@ -1,0 +1,8 @@
+/**
+ * Warmup (slow start): the per-service {@code warmup} section and the runtime step that
+ * gives Atlas's warmup new rules while it keeps the instances' ages.
+ */
+@NullMarked
+package dev.atlas.autoconfigure.warmup;
+
+import org.jspecify.annotations.NullMarked;
