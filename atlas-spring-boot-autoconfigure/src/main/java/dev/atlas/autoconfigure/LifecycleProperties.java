@@ -2,6 +2,9 @@ package dev.atlas.autoconfigure;
 
 import java.time.Duration;
 
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.PropertyChecks;
+
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 

@@ -3,6 +3,7 @@ package dev.atlas.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.loadbalancer.routing.GrayRules;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;

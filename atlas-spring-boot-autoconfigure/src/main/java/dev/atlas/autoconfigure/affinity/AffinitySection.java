@@ -2,7 +2,6 @@ package dev.atlas.autoconfigure.affinity;
 
 import java.util.List;
 
-import dev.atlas.autoconfigure.AffinityProperties;
 import dev.atlas.autoconfigure.settings.CallerSection;
 
 /**

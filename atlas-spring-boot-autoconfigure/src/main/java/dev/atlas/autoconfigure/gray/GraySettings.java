@@ -4,9 +4,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.stream.Collectors;
 
-import dev.atlas.autoconfigure.GrayProperties;
-import dev.atlas.autoconfigure.LaneRuleProperties;
-import dev.atlas.autoconfigure.ServiceGrayProperties;
 import dev.atlas.autoconfigure.settings.CallerSection;
 import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.loadbalancer.routing.GrayRules;

@@ -2,10 +2,10 @@ package dev.atlas.autoconfigure.gray;
 
 import java.util.List;
 
-import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.CallerSettings;
 import dev.atlas.loadbalancer.routing.LaneRule;
 import org.slf4j.Logger;
@@ -37,7 +37,7 @@ public final class LaneRulesListener implements ReloadListener {
 	}
 
 	@Override
-	public void changed(AtlasSettings.Reload reload) {
+	public void changed(Reload reload) {
 		CallerSettings caller = reload.caller();
 		if (caller == null || !this.settings.atStartup(GraySettings.CALLER).isEnabled()) {
 			return;

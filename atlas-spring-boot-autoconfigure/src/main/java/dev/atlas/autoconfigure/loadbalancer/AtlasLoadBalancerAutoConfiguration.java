@@ -6,33 +6,30 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-import dev.atlas.autoconfigure.AffinityProperties;
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasValueConverters;
-import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
-import dev.atlas.autoconfigure.LoadBalancerProperties;
-import dev.atlas.autoconfigure.OutlierProperties;
 import dev.atlas.autoconfigure.RegistryProperties;
-import dev.atlas.autoconfigure.WarmupProperties;
+import dev.atlas.autoconfigure.affinity.AffinityProperties;
 import dev.atlas.autoconfigure.affinity.AffinitySection;
+import dev.atlas.autoconfigure.affinity.CallerCluster;
+import dev.atlas.autoconfigure.gray.GrayProperties;
 import dev.atlas.autoconfigure.gray.GraySettings;
-import dev.atlas.autoconfigure.gray.LaneRulesListener;
+import dev.atlas.autoconfigure.outlier.OutlierProperties;
 import dev.atlas.autoconfigure.outlier.OutlierSection;
-import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
 import dev.atlas.autoconfigure.runtime.RulesRefreshListener;
 import dev.atlas.autoconfigure.runtime.RuntimeRules;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.AtlasValueConverters;
 import dev.atlas.autoconfigure.settings.CallerSection;
 import dev.atlas.autoconfigure.settings.Section;
+import dev.atlas.autoconfigure.warmup.WarmupProperties;
 import dev.atlas.autoconfigure.warmup.WarmupSection;
 import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
 import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
 import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
-import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
@@ -266,34 +263,6 @@ public class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	static CallerSection<?> atlasAffinityCallerSection() {
 		return AffinitySection.CALLER;
-	}
-
-	/**
-	 * The lane rules ({@code atlas.gray.rules}) where requests enter this application:
-	 * inbound requests (Atlas's propagation filters) and requests Spring Cloud Gateway
-	 * routes; none when gray routing is off.
-	 * @param settings the settings
-	 * @return the tagger, which {@link RuntimeRules} updates
-	 */
-	@Bean
-	LaneTagger atlasLaneTagger(AtlasSettings settings) {
-		GrayRules gray = settings.settingsFor("").get(GraySettings.SECTION).gray();
-		boolean enabled = settings.atStartup(GraySettings.CALLER).isEnabled();
-		if (!enabled && !gray.laneRules().isEmpty()) {
-			log.warn("atlas.gray.rules are ignored: gray routing is off (atlas.gray.enabled=false)");
-		}
-		return new LaneTagger(enabled ? gray : GrayRules.DEFAULTS);
-	}
-
-	/**
-	 * Keeps the lane rules where requests enter on the rules in force.
-	 * @param lanes the lane rules where requests enter
-	 * @param settings the settings
-	 * @return the listener
-	 */
-	@Bean
-	LaneRulesListener atlasLaneRulesListener(LaneTagger lanes, AtlasSettings settings) {
-		return new LaneRulesListener(lanes, settings);
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.atlas.autoconfigure.affinity.AffinityStep;
+import dev.atlas.autoconfigure.affinity.CallerCluster;
 import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.gray.GrayStep;
 import dev.atlas.autoconfigure.outlier.OutlierSection;

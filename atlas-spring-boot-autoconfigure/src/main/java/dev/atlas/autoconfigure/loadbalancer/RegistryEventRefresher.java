@@ -8,6 +8,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
+import dev.atlas.autoconfigure.lifecycle.DeferredRegistryClose;
+import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

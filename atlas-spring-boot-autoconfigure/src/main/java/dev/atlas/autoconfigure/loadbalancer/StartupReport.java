@@ -10,12 +10,13 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.GrayProperties;
 import dev.atlas.autoconfigure.LifecycleProperties;
 import dev.atlas.autoconfigure.RegistryProperties;
+import dev.atlas.autoconfigure.affinity.CallerCluster;
+import dev.atlas.autoconfigure.gray.GrayProperties;
 import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.outlier.OutlierSection;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.autoconfigure.warmup.WarmupSection;

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;

@@ -2,7 +2,6 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.Objects;
 
-import dev.atlas.autoconfigure.LoadBalancerProperties;
 import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;

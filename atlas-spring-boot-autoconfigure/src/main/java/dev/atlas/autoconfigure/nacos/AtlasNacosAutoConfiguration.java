@@ -3,6 +3,7 @@ package dev.atlas.autoconfigure.nacos;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerClientConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

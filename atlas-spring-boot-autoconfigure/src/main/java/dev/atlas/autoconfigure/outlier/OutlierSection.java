@@ -1,6 +1,5 @@
 package dev.atlas.autoconfigure.outlier;
 
-import dev.atlas.autoconfigure.OutlierProperties;
 import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
 

@@ -4,10 +4,10 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.gray.GrayProperties;
 import dev.atlas.autoconfigure.PropagationProperties;
-import dev.atlas.autoconfigure.ServiceProperties;
+import dev.atlas.autoconfigure.settings.ServiceProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;

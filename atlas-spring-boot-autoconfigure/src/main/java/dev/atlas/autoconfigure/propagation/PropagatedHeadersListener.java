@@ -7,6 +7,7 @@ import dev.atlas.autoconfigure.PropagationProperties;
 import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.CallerSettings;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import org.slf4j.Logger;
@@ -41,7 +42,7 @@ public final class PropagatedHeadersListener implements ReloadListener {
 	}
 
 	@Override
-	public void changed(AtlasSettings.Reload reload) {
+	public void changed(Reload reload) {
 		CallerSettings caller = reload.caller();
 		if (caller == null) {
 			return;

@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure.runtime;
 
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.CallerSettings;
 
 /**
@@ -25,7 +26,7 @@ public interface ReloadListener {
 	 * nothing changed then) and each service's outcome (read the rules in force with
 	 * {@link AtlasSettings#inForce(String)})
 	 */
-	default void changed(AtlasSettings.Reload reload) {
+	default void changed(Reload reload) {
 	}
 
 }

@@ -120,7 +120,7 @@ final class RulesView {
 			return copy;
 		}
 		if (value instanceof List<?> list) {
-			// in order: lane rules are evaluated in order
+			// in order: a list of rules may be evaluated in order
 			return list.stream().map((element) -> String.valueOf(value(element))).toList();
 		}
 		if (value instanceof Collection<?> collection) {

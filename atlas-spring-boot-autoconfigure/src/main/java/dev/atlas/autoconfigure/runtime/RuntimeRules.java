@@ -11,8 +11,9 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
-import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -92,8 +93,8 @@ public final class RuntimeRules {
 	/**
 	 * Applies a change of the environment. Every change is looked at, not only one under
 	 * {@code atlas}: an {@code atlas.*} value may come from a placeholder
-	 * ({@code atlas.affinity.cluster=${sample.cluster:}}); when the resolved rules are
-	 * the same, nothing happens.
+	 * ({@code atlas.x.y=${sample.value:}}); when the resolved rules are the same, nothing
+	 * happens.
 	 * @param changedKeys the names of the properties that changed, as Spring Cloud's
 	 * {@code EnvironmentChangeEvent} gives them
 	 */
@@ -116,7 +117,7 @@ public final class RuntimeRules {
 		apply(this.settings.reload(), changedKeys);
 	}
 
-	private void apply(AtlasSettings.Reload reload, Collection<String> changedKeys) {
+	private void apply(Reload reload, Collection<String> changedKeys) {
 		boolean callerValid = reload.caller() != null;
 		if (callerValid) {
 			this.settings.acceptCaller(reload);
@@ -125,9 +126,9 @@ public final class RuntimeRules {
 		// rejections grouped by message, so that one invalid value many services read
 		// gives one ERROR line
 		Map<String, List<String>> rejected = new LinkedHashMap<>();
-		for (Map.Entry<String, AtlasSettings.Outcome> entry : reload.outcomes().entrySet()) {
+		for (Map.Entry<String, Reload.Outcome> entry : reload.outcomes().entrySet()) {
 			String serviceId = entry.getKey();
-			AtlasSettings.Outcome outcome = entry.getValue();
+			Reload.Outcome outcome = entry.getValue();
 			ServiceSettings next = outcome.next();
 			RuntimeException error = outcome.error();
 			if (error == null && next != null) {
@@ -145,7 +146,7 @@ public final class RuntimeRules {
 				this.lastRejection.remove(serviceId);
 				continue;
 			}
-			String message = AtlasSettings.describe(error);
+			String message = Reload.describe(error);
 			// Reported (logged and counted) once per attempt: the rules tried, or the
 			// atlas
 			// keys changed when the rules cannot even be resolved; a refresh that changed
@@ -251,7 +252,7 @@ public final class RuntimeRules {
 			catch (RuntimeException ex) {
 				log.error(
 						"Atlas could not put the rules in force for service '{}', which keeps those it started with: {}",
-						routing.serviceId(), AtlasSettings.describe(ex));
+						routing.serviceId(), Reload.describe(ex));
 			}
 		}
 	}

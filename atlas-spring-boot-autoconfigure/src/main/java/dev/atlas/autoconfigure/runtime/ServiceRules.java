@@ -25,8 +25,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * A new version keeps every step no {@link RuntimeStep} replaces (the application's own
  * adjusters and filters, and every step whose rules did not change, with its state); what
- * a step learnt lives outside it (statistics, ejections, ages) or is carried into its
- * replacement.
+ * a step learnt lives outside it (statistics, failure counts, ages) or is carried into
+ * its replacement.
  *
  * <p>
  * Thread-safe: changes are serialized; reads are lock-free.

@@ -14,18 +14,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasValueConverters;
 import dev.atlas.autoconfigure.RegistryProperties;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
-import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.ConfigurableEnvironment;
 
@@ -178,14 +174,16 @@ public class AtlasSettings {
 			for (int i = keys.size() - 1; i >= 0; i--) {
 				ServiceSettings configured = this.resolved.get(keys.get(i));
 				if (configured != null) {
-					log.error("Atlas rules of service '{}': {}; it gets the rules in force for {} until the "
-							+ "configuration is fixed", serviceId, describe(ex), propertyPrefix(keys.get(i)));
+					log.error(
+							"Atlas rules of service '{}': {}; it gets the rules in force for {} until the "
+									+ "configuration is fixed",
+							serviceId, Reload.describe(ex), propertyPrefix(keys.get(i)));
 					return configured;
 				}
 			}
 			ServiceSettings global = Objects.requireNonNull(this.resolved.get(""), "global settings");
 			log.error("Atlas rules of service '{}': {}; it gets the global rules in force until the configuration is "
-					+ "fixed", serviceId, describe(ex));
+					+ "fixed", serviceId, Reload.describe(ex));
 			return global;
 		}
 	}
@@ -344,7 +342,7 @@ public class AtlasSettings {
 	 */
 	public Reload reload() {
 		this.reloaded = true;
-		Map<String, Outcome> outcomes = new LinkedHashMap<>();
+		Map<String, Reload.Outcome> outcomes = new LinkedHashMap<>();
 		Set<String> ids = new LinkedHashSet<>();
 		ids.add("");
 		ids.addAll(this.resolved.keySet());
@@ -353,17 +351,17 @@ public class AtlasSettings {
 			fresh = CallerSettings.bind(this.binders.get(), this.callerSections, this.atStartup);
 		}
 		catch (RuntimeException ex) {
-			ids.forEach((id) -> outcomes.put(id, new Outcome(previous(id), null, ex)));
+			ids.forEach((id) -> outcomes.put(id, new Reload.Outcome(previous(id), null, ex)));
 			return new Reload(null, outcomes);
 		}
 		ids.addAll(fresh.configuredServiceIds());
 		for (String id : ids) {
 			ServiceSettings previous = previous(id);
 			try {
-				outcomes.put(id, new Outcome(previous, resolve(fresh, id), null));
+				outcomes.put(id, new Reload.Outcome(previous, resolve(fresh, id), null));
 			}
 			catch (RuntimeException ex) {
-				outcomes.put(id, new Outcome(previous, null, ex));
+				outcomes.put(id, new Reload.Outcome(previous, null, ex));
 			}
 		}
 		return new Reload(fresh, outcomes);
@@ -384,7 +382,7 @@ public class AtlasSettings {
 	 * @param reload a reload whose caller-level settings are valid
 	 */
 	public void acceptCaller(Reload reload) {
-		CallerSettings fresh = reload.caller;
+		CallerSettings fresh = reload.caller();
 		if (fresh != null) {
 			this.caller = fresh;
 		}
@@ -398,25 +396,6 @@ public class AtlasSettings {
 	 */
 	public void accept(String serviceId, ServiceSettings settings) {
 		this.resolved.put(Objects.requireNonNull(serviceId, "serviceId"), Objects.requireNonNull(settings, "settings"));
-	}
-
-	/**
-	 * A message for a rejected value: the property, the value, and what is allowed.
-	 * @param ex what resolving threw
-	 * @return one line
-	 */
-	public static String describe(Throwable ex) {
-		if (ex instanceof BindException bind) {
-			ConfigurationProperty property = bind.getProperty();
-			Throwable root = bind;
-			while (root.getCause() != null && root.getCause() != root) {
-				root = root.getCause();
-			}
-			String name = (property != null) ? property.getName().toString() : bind.getName().toString();
-			String value = (property != null) ? " = '" + property.getValue() + "'" : "";
-			return "Invalid " + name + value + ": " + root.getMessage();
-		}
-		return String.valueOf(ex.getMessage());
 	}
 
 	private ServiceSettings resolve(CallerSettings caller, String serviceId) {
@@ -452,26 +431,6 @@ public class AtlasSettings {
 			return this.startup.get(section);
 		}
 
-	}
-
-	/**
-	 * The result of {@link #reload()}.
-	 *
-	 * @param caller the caller-level settings read, or {@code null} when they are invalid
-	 * (then every outcome is an error)
-	 * @param outcomes by service id (the empty id for the global settings), in order
-	 */
-	public record Reload(@Nullable CallerSettings caller, Map<String, Outcome> outcomes) {
-	}
-
-	/**
-	 * What one service's settings would become.
-	 *
-	 * @param previous the settings in force
-	 * @param next the new settings, or {@code null} when {@code error} is set
-	 * @param error why the new settings are invalid, or {@code null}
-	 */
-	public record Outcome(ServiceSettings previous, @Nullable ServiceSettings next, @Nullable RuntimeException error) {
 	}
 
 }

@@ -1,6 +1,5 @@
 package dev.atlas.autoconfigure.warmup;
 
-import dev.atlas.autoconfigure.WarmupProperties;
 import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 

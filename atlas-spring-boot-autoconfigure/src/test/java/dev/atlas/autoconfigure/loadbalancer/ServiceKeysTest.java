@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 
-import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;

@@ -1,11 +1,11 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.settings;
 
 import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
-/** Checks shared by the property classes. */
-final class PropertyChecks {
+/** Checks shared by the property classes. Stateless. */
+public final class PropertyChecks {
 
 	private PropertyChecks() {
 	}
@@ -17,7 +17,7 @@ final class PropertyChecks {
 	 * @throws IllegalArgumentException naming the property when {@code value} is
 	 * {@code null} or negative
 	 */
-	static void requireNonNegative(String property, @Nullable Duration value) {
+	public static void requireNonNegative(String property, @Nullable Duration value) {
 		if (value == null || value.isNegative()) {
 			throw new IllegalArgumentException("Invalid " + property + ": must be a duration >= 0, was " + value);
 		}

@@ -1,11 +1,10 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.affinity;
 
 import java.util.Objects;
 
-import dev.atlas.autoconfigure.AffinityProperties;
-import dev.atlas.autoconfigure.affinity.AffinitySection;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.CallerSettings;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
@@ -52,9 +51,9 @@ public final class CallerCluster implements ReloadListener {
 
 	private static final Logger log = LoggerFactory.getLogger(CallerCluster.class);
 
-	static final String NACOS_CLUSTER = "spring.cloud.nacos.discovery.cluster-name";
+	public static final String NACOS_CLUSTER = "spring.cloud.nacos.discovery.cluster-name";
 
-	static final String LOADBALANCER_ZONE = "spring.cloud.loadbalancer.zone";
+	public static final String LOADBALANCER_ZONE = "spring.cloud.loadbalancer.zone";
 
 	private final AtlasSettings settings;
 
@@ -73,7 +72,8 @@ public final class CallerCluster implements ReloadListener {
 	 * @param environment where the Nacos cluster name and the load-balancer zone are read
 	 * @param zoneConfig Spring Cloud's zone bean, if any
 	 */
-	CallerCluster(AtlasSettings settings, Environment environment, ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
+	public CallerCluster(AtlasSettings settings, Environment environment,
+			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
 		this.settings = settings;
 		this.environment = environment;
 		this.zoneConfig = zoneConfig;
@@ -112,7 +112,7 @@ public final class CallerCluster implements ReloadListener {
 	 * @throws IllegalArgumentException naming the property when a threshold is out of
 	 * range
 	 */
-	AffinityRules resolveNow() {
+	public AffinityRules resolveNow() {
 		return resolution().rules();
 	}
 
@@ -142,7 +142,7 @@ public final class CallerCluster implements ReloadListener {
 	}
 
 	@Override
-	public void changed(AtlasSettings.Reload reload) {
+	public void changed(Reload reload) {
 		AffinityRules next = this.pending;
 		if (next != null && isResolved()) {
 			// Before the first request, the rules stay unresolved: a registry integration
@@ -192,7 +192,7 @@ public final class CallerCluster implements ReloadListener {
 	 * it holds (a registry integration may still set it before the first call).
 	 * @return e.g. {@code cluster 'a'}
 	 */
-	String describe() {
+	public String describe() {
 		AffinityRules known = this.rules;
 		if (known != null) {
 			return describe(known);

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.settings;
 
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.routing.GrayFallback;

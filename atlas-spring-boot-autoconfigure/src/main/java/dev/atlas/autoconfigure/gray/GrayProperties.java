@@ -1,9 +1,10 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.gray;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.ServiceOverlay;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import dev.atlas.loadbalancer.routing.GrayRules;

@@ -1,5 +1,6 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.affinity;
 
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
 

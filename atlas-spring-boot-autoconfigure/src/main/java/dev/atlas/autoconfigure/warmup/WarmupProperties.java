@@ -1,7 +1,8 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.warmup;
 
 import java.time.Duration;
 
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 
 import org.springframework.beans.factory.InitializingBean;

@@ -1,4 +1,9 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.settings;
+
+import dev.atlas.autoconfigure.gray.ServiceGrayProperties;
+import dev.atlas.autoconfigure.loadbalancer.LoadBalancerProperties;
+import dev.atlas.autoconfigure.outlier.OutlierProperties;
+import dev.atlas.autoconfigure.warmup.WarmupProperties;
 
 /**
  * The sections a service can override under {@code atlas.services.<serviceId>}. Each is
@@ -6,6 +11,12 @@ package dev.atlas.autoconfigure;
  * {@code atlas.gray}, {@code atlas.warmup}, {@code atlas.outlier}) by
  * {@link AtlasSettings}: what the service does not set is the global value. Mutable while
  * being bound, not thread-safe.
+ *
+ * <p>
+ * This class only describes {@code atlas.services.<service-id>.*} for the configuration
+ * metadata (IDE completion and the reference): {@link AtlasSettings} binds every
+ * registered {@link Section} generically and uses only its keys. It is the one class of
+ * this package that names the built-in sections' properties classes.
  */
 public class ServiceProperties {
 

@@ -1,8 +1,9 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Duration;
 import java.util.Locale;
 
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.gray;
 
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.settings;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -8,11 +8,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * The root of Atlas's configuration, {@code atlas.*}: the on/off switch and the
  * per-service overrides. Every other section has its own class, bound from its own prefix
- * and validated there: {@link LoadBalancerProperties} ({@code atlas.loadbalancer}),
- * {@link GrayProperties} ({@code atlas.gray}), {@link AffinityProperties}
- * ({@code atlas.affinity}), {@link WarmupProperties} ({@code atlas.warmup}),
- * {@link PropagationProperties} ({@code atlas.propagation}), {@link LifecycleProperties}
- * ({@code atlas.lifecycle}) and {@link RegistryProperties} ({@code atlas.registry}).
+ * and validated there: {@code LoadBalancerProperties} ({@code atlas.loadbalancer}),
+ * {@code GrayProperties} ({@code atlas.gray}), {@code AffinityProperties}
+ * ({@code atlas.affinity}), {@code WarmupProperties} ({@code atlas.warmup}),
+ * {@code PropagationProperties} ({@code atlas.propagation}), {@code LifecycleProperties}
+ * ({@code atlas.lifecycle}) and {@code RegistryProperties} ({@code atlas.registry}).
  *
  * <p>
  * What applies to one service is resolved by {@link AtlasSettings#settingsFor(String)}:

@@ -1,7 +1,8 @@
-package dev.atlas.autoconfigure;
+package dev.atlas.autoconfigure.outlier;
 
 import java.time.Duration;
 
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.outlier.ProbeRules;
 import dev.atlas.loadbalancer.outlier.ProbeType;
