@@ -55,6 +55,7 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 
@@ -84,6 +85,7 @@ import org.springframework.core.env.Environment;
  * says so.
  */
 @Configuration(proxyBeanMethods = false)
+@Import(AtlasRuntimeStepsConfiguration.class)
 public class AtlasLoadBalancerClientConfiguration {
 
 	/** Gauge of instances still warming up; tags {@code service}. */
@@ -405,78 +407,6 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	/**
-	 * The strategy under new rules, and the picks counter.
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	StrategyStep atlasStrategyStep(Environment environment, ServiceSettings settings, StrategyRegistry strategies,
-			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
-		return new StrategyStep(serviceId(environment), settings.get(StrategyRules.SECTION).strategy(), strategies,
-				parser, stats, meters(meterRegistry));
-	}
-
-	/**
-	 * The statistics' decay time under new rules.
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	StatsDecayStep atlasStatsDecayStep(InstanceStats stats) {
-		return new StatsDecayStep(stats);
-	}
-
-	/**
-	 * Atlas's gray router under new rules.
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	GrayStep atlasGrayStep(Environment environment, ConfigurableListableBeanFactory beanFactory,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new GrayStep(serviceId(environment), localBean(beanFactory, "atlasGrayRouter", GrayRouter.class),
-				meters(meterRegistry));
-	}
-
-	/**
-	 * Atlas's warmup under new rules.
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	WarmupStep atlasWarmupStep(ConfigurableListableBeanFactory beanFactory) {
-		return new WarmupStep(localBean(beanFactory, "atlasSlowStart", SlowStart.class));
-	}
-
-	/**
-	 * Outlier detection and Atlas's ejection filter under new rules.
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	OutlierStep atlasOutlierStep(ConfigurableListableBeanFactory beanFactory,
-			ObjectProvider<OutlierDetector> detector) {
-		return new OutlierStep(detector.getIfAvailable(),
-				localBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class));
-	}
-
-	/**
-	 * The stale-list check under new rules.
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	StaleCheckStep atlasStaleCheckStep(ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler) {
-		return new StaleCheckStep(lastKnownGood.getIfAvailable(), scheduler);
-	}
-
-	/**
-	 * Atlas's affinity filter under new caller-level rules.
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	AffinityStep atlasAffinityStep(Environment environment, ConfigurableListableBeanFactory beanFactory,
-			CallerCluster callerCluster, ObjectProvider<MeterRegistry> meterRegistry) {
-		return new AffinityStep(serviceId(environment),
-				localBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class), callerCluster::nextRules,
-				meters(meterRegistry), Clock.systemUTC());
-	}
-
-	/**
 	 * Puts runtime changes of the rules in force for this service, through every
 	 * {@link RuntimeStep} bean of its context (registered with {@link RuntimeRules} while
 	 * the context lives).
@@ -487,12 +417,6 @@ public class AtlasLoadBalancerClientConfiguration {
 			RuntimeRules rules, InstanceAttributesParser parser, ObjectProvider<RuntimeStep> steps) {
 		return new ServiceRouting(serviceId(environment), pipeline, settings, steps.orderedStream().toList(), parser,
 				rules);
-	}
-
-	/** Atlas's own bean of that name in this context, or {@code null}. */
-	private static <T> @Nullable T localBean(ConfigurableListableBeanFactory beanFactory, String name, Class<T> type) {
-		return (beanFactory.containsLocalBean(name) && beanFactory.isTypeMatch(name, type))
-				? beanFactory.getBean(name, type) : null;
 	}
 
 	@Bean
