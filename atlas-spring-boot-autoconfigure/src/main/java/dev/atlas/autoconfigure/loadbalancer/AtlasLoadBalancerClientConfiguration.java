@@ -4,19 +4,14 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.atlas.autoconfigure.affinity.AffinityStep;
 import dev.atlas.autoconfigure.affinity.CallerCluster;
 import dev.atlas.autoconfigure.gray.GraySettings;
-import dev.atlas.autoconfigure.gray.GrayStep;
 import dev.atlas.autoconfigure.outlier.OutlierSection;
-import dev.atlas.autoconfigure.outlier.OutlierStep;
-import dev.atlas.autoconfigure.outlier.StaleCheckStep;
 import dev.atlas.autoconfigure.runtime.RuntimeRules;
 import dev.atlas.autoconfigure.runtime.RuntimeStep;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.autoconfigure.warmup.WarmupSection;
-import dev.atlas.autoconfigure.warmup.WarmupStep;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
@@ -41,7 +36,6 @@ import dev.atlas.loadbalancer.weighting.SlowStart;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
