@@ -7,6 +7,8 @@ import dev.atlas.autoconfigure.settings.CallerSection;
 /**
  * The caller-level section of cluster affinity, the same for every service called. Not
  * instantiable.
+ *
+ * @since 0.1.0
  */
 public final class AffinitySection {
 

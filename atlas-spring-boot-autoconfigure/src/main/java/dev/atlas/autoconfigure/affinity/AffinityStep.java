@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  * resolved its rules yet (before its first request) is kept: it resolves the rules in
  * force then. Adds {@code affinity} to a service's view: the rules its filter holds, or
  * {@code null} before they are resolved (or without Atlas's filter). Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class AffinityStep implements RuntimeStep {
 

@@ -15,6 +15,8 @@ import org.springframework.context.annotation.Bean;
  * (inbound requests through Atlas's propagation filters, requests Spring Cloud Gateway
  * routes), kept on the rules in force when they change at runtime. Active with Atlas's
  * load balancer (its {@link AtlasSettings}).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(afterName = "dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration",
 		beforeName = { "dev.atlas.autoconfigure.gateway.AtlasGatewayAutoConfiguration",

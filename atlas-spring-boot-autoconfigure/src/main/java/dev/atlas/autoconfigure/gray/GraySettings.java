@@ -25,6 +25,7 @@ import org.springframework.boot.context.properties.bind.handler.NoUnboundElement
  * ({@code atlas.gray.enabled}, read only at startup); when {@code false}, {@link #gray()}
  * is not applied
  * @param gray the gray rules
+ * @since 0.1.0
  */
 public record GraySettings(boolean grayEnabled, GrayRules gray) {
 

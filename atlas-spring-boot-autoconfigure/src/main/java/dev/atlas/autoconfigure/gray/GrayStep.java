@@ -11,6 +11,8 @@ import org.jspecify.annotations.Nullable;
  * Atlas's gray router under new rules: a new router when the service's gray rules change
  * (it keeps no state of its own). An application's bean that replaced Atlas's router is
  * kept as it is. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class GrayStep implements RuntimeStep {
 

@@ -17,6 +17,8 @@ import org.slf4j.LoggerFactory;
  * rules and the gray header are caller-level, checked when bound); a change with an
  * invalid caller-level value changes nothing. Nothing when gray routing is off (read only
  * at startup). Thread-safe (called under the runtime rules' lock).
+ *
+ * @since 0.1.0
  */
 public final class LaneRulesListener implements ReloadListener {
 

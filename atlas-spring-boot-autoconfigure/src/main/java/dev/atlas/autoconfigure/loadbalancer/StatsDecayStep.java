@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
  * The decay time of a service's live statistics under new rules
  * ({@code loadbalancer.peak-ewma.decay-time}, whichever strategy is in use): set in
  * place, keeping the statistics. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class StatsDecayStep implements RuntimeStep {
 

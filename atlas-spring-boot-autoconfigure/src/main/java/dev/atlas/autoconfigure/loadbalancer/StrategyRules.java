@@ -20,6 +20,7 @@ import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
  * @param peakEwma the rules of {@code peak-ewma}; its decay time applies to the service's
  * statistics whichever strategy is in use
  * @param hash the rules of {@code ring-hash}
+ * @since 0.1.0
  */
 public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights, LeastRequestRules leastRequest,
 		PeakEwmaRules peakEwma, HashRules hash) {

@@ -17,6 +17,8 @@ import org.jspecify.annotations.Nullable;
  * strategy in force is kept with its state. Owns the
  * {@value AtlasLoadBalancerClientConfiguration#PICKS_METER} counter, tagged with the
  * strategy in force. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class StrategyStep implements RuntimeStep {
 

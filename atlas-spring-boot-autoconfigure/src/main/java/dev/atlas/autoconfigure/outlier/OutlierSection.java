@@ -5,6 +5,8 @@ import dev.atlas.loadbalancer.outlier.OutlierRules;
 
 /**
  * The outlier detection section of a service's rules. Not instantiable.
+ *
+ * @since 0.1.0
  */
 public final class OutlierSection {
 

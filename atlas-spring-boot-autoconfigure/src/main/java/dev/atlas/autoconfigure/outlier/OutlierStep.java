@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
  * its failure counts and ejections ({@link OutlierDetector#update}), with a new probe; a
  * new ejection filter applies them (Atlas's, when it is in the service's routing).
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class OutlierStep implements RuntimeStep {
 

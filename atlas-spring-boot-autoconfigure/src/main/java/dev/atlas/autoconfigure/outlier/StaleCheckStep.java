@@ -13,6 +13,8 @@ import org.jspecify.annotations.Nullable;
  * The connect check of stale lists under new rules: the last-known-good guard gets a new
  * check when the outlier probe's timeout or interval changes, keeping the list it holds.
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class StaleCheckStep implements RuntimeStep {
 

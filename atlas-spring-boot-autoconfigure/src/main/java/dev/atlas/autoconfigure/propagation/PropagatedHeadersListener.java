@@ -22,6 +22,8 @@ import org.springframework.boot.context.properties.bind.Bindable;
  * of every service's rules in force (not those of a change that was rejected); a change
  * with an invalid caller-level value changes nothing. Thread-safe (called under the
  * runtime rules' lock).
+ *
+ * @since 0.1.0
  */
 public final class PropagatedHeadersListener implements ReloadListener {
 

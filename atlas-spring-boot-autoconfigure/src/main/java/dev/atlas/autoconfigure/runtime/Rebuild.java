@@ -9,6 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A change of one {@link RuntimeStep} prepared under new rules (phase one), waiting to be
  * committed (phase two). Immutable; {@link #commit()} is called at most once.
+ *
+ * @since 0.1.0
  */
 public final class Rebuild {
 

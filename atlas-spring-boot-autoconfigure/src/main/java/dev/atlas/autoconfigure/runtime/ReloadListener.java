@@ -9,6 +9,8 @@ import dev.atlas.autoconfigure.settings.CallerSettings;
  * than per service (rules where requests enter, propagated headers, rules resolved at the
  * first request). Declare one as a bean of the application context; every one is called,
  * in order, under {@link RuntimeRules}' lock.
+ *
+ * @since 0.1.0
  */
 public interface ReloadListener {
 

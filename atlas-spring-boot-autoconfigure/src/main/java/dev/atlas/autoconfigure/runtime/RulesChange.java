@@ -14,6 +14,7 @@ import org.jspecify.annotations.Nullable;
  * @param previous the rules in force
  * @param next the new rules, valid
  * @param inForce the version of the service's routing in force
+ * @since 0.1.0
  */
 public record RulesChange(String serviceId, ServiceSettings previous, ServiceSettings next, Pipeline inForce) {
 

@@ -24,6 +24,8 @@ import org.jspecify.annotations.Nullable;
  * what is kept and gives the replacement step; it must not throw. Implementations are
  * called under the service's lock, one change at a time, and must be thread-safe towards
  * requests.
+ *
+ * @since 0.1.0
  */
 public interface RuntimeStep {
 

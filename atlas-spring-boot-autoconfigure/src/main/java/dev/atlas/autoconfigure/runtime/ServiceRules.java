@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>
  * Thread-safe: changes are serialized; reads are lock-free.
+ *
+ * @since 0.1.0
  */
 public final class ServiceRules {
 

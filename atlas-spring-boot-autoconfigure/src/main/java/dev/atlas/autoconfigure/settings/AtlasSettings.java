@@ -51,6 +51,8 @@ import org.springframework.core.env.ConfigurableEnvironment;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class AtlasSettings {
 

@@ -19,6 +19,7 @@ import org.springframework.boot.context.properties.bind.Binder;
  * thread-safe.
  *
  * @param <C> the properties class
+ * @since 0.1.0
  */
 public final class CallerSection<C> {
 
@@ -84,6 +85,7 @@ public final class CallerSection<C> {
 	 * Validates a caller-level section once bound.
 	 *
 	 * @param <C> the properties class
+	 * @since 0.1.0
 	 */
 	@FunctionalInterface
 	public interface Check<C> {

@@ -16,6 +16,8 @@ import org.springframework.boot.context.properties.bind.Binder;
  * The caller-level settings, bound from the environment at one time: the configured
  * service keys ({@code atlas.services}) and every registered {@link CallerSection}.
  * Immutable once bound (do not modify the objects it returns); thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class CallerSettings {
 

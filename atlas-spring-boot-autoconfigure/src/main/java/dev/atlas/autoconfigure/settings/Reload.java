@@ -14,6 +14,7 @@ import org.springframework.boot.context.properties.source.ConfigurationProperty;
  * @param caller the caller-level settings read, or {@code null} when they are invalid
  * (then every outcome is an error)
  * @param outcomes by service id (the empty id for the global settings), in order
+ * @since 0.1.0
  */
 public record Reload(@Nullable CallerSettings caller, Map<String, Outcome> outcomes) {
 
@@ -42,6 +43,7 @@ public record Reload(@Nullable CallerSettings caller, Map<String, Outcome> outco
 	 * @param previous the settings in force
 	 * @param next the new settings, or {@code null} when {@code error} is set
 	 * @param error why the new settings are invalid, or {@code null}
+	 * @since 0.1.0
 	 */
 	public record Outcome(ServiceSettings previous, @Nullable ServiceSettings next, @Nullable RuntimeException error) {
 	}

@@ -15,6 +15,7 @@ import java.util.function.Supplier;
  * @param <P> the properties class the section is bound into (mutable, with the class
  * defaults when new)
  * @param <R> the rules record (immutable, value-equal, validated in its constructor)
+ * @since 0.1.0
  */
 public final class Section<P, R> {
 
@@ -125,6 +126,7 @@ public final class Section<P, R> {
 	 *
 	 * @param <P> the properties class
 	 * @param <R> the rules record
+	 * @since 0.1.0
 	 */
 	@FunctionalInterface
 	public interface Rules<P, R> {

@@ -3,6 +3,8 @@ package dev.atlas.autoconfigure.settings;
 /**
  * What a {@link Section} may read while it makes the rules of one service: the service,
  * where its properties are written, and the caller-level settings. Immutable.
+ *
+ * @since 0.1.0
  */
 public interface SectionContext {
 

@@ -14,6 +14,8 @@ import org.jspecify.annotations.Nullable;
  * {@code atlas.services.<serviceId>.<section>.*} and validated. Equal when every
  * section's rules are equal. Immutable and thread-safe. Obtained from
  * {@link AtlasSettings#settingsFor(String)}.
+ *
+ * @since 0.1.0
  */
 public final class ServiceSettings {
 

@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
  * Atlas's warmup under new rules: {@link SlowStart#withRules} keeps what it has seen of
  * the instances (their ages). An application's bean that replaced Atlas's warmup is kept
  * as it is. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class WarmupStep implements RuntimeStep {
 
