@@ -1,7 +1,11 @@
 /**
- * Atlas's configuration: one {@code @ConfigurationProperties} class per concern under
- * {@code atlas.*}, and {@link dev.atlas.autoconfigure.AtlasSettings}, which resolves the
- * per-service overlay {@code atlas.services.<service-id>.*} once per service.
+ * Atlas's auto-configuration, one package per concern: {@code loadbalancer} (the
+ * load-balancer client contexts, the strategy choice), {@code gray}, {@code warmup},
+ * {@code outlier}, {@code affinity} (each its properties, its sections and its runtime
+ * steps), {@code settings} (the per-service sections bound generically), {@code runtime}
+ * (rules changed at runtime), and the peripheral ones (lifecycle, propagation, registry
+ * integrations, actuator, gateway). The properties classes still here belong to
+ * peripheral concerns.
  */
 @NullMarked
 package dev.atlas.autoconfigure;

@@ -5,7 +5,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.atlas.autoconfigure.affinity.AffinitySection;
+import dev.atlas.autoconfigure.affinity.CallerCluster;
+import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
+import dev.atlas.autoconfigure.loadbalancer.LoadBalancerProperties;
+import dev.atlas.autoconfigure.loadbalancer.StrategyRules;
+import dev.atlas.autoconfigure.outlier.OutlierSection;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.ServiceSettings;
+import dev.atlas.autoconfigure.warmup.WarmupProperties;
+import dev.atlas.autoconfigure.warmup.WarmupSection;
 import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
@@ -37,8 +47,6 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 @ExtendWith(OutputCaptureExtension.class)
 class AtlasSettingsTest {
 
-	private static final String DEPRECATED = "atlas.gray.weights.user-service is deprecated";
-
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class));
 
@@ -59,11 +67,11 @@ class AtlasSettingsTest {
 	void withoutPropertiesEveryServiceGetsTheDefaults() {
 		this.runner.run((context) -> {
 			ServiceSettings settings = settings(context, "user-service");
-			assertThat(settings.strategy()).isEqualTo("weighted-random");
-			assertThat(settings.allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.FAIL_OPEN);
-			assertThat(settings.grayEnabled()).isTrue();
-			assertThat(settings.gray()).isEqualTo(GrayRules.DEFAULTS);
-			assertThat(settings.warmup()).isEqualTo(WarmupRules.DEFAULTS);
+			assertThat(settings.get(StrategyRules.SECTION).strategy()).isEqualTo("weighted-random");
+			assertThat(settings.get(StrategyRules.SECTION).allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.FAIL_OPEN);
+			assertThat(settings.get(GraySettings.SECTION).grayEnabled()).isTrue();
+			assertThat(settings.get(GraySettings.SECTION).gray()).isEqualTo(GrayRules.DEFAULTS);
+			assertThat(settings.get(WarmupSection.SECTION)).isEqualTo(WarmupRules.DEFAULTS);
 			assertThat(settings(context, "")).isEqualTo(settings);
 		});
 	}
@@ -80,21 +88,22 @@ class AtlasSettingsTest {
 					"atlas.services.user-service.warmup.aggression=2")
 			.run((context) -> {
 				ServiceSettings user = settings(context, "user-service");
-				assertThat(user.strategy()).isEqualTo("weighted-random");
-				assertThat(user.allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.REJECT);
-				assertThat(user.gray().fallback()).isEqualTo(GrayFallback.ALL);
-				assertThat(user.gray().baselineTags()).as("a list is replaced, not merged")
+				assertThat(user.get(StrategyRules.SECTION).strategy()).isEqualTo("weighted-random");
+				assertThat(user.get(StrategyRules.SECTION).allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.REJECT);
+				assertThat(user.get(GraySettings.SECTION).gray().fallback()).isEqualTo(GrayFallback.ALL);
+				assertThat(user.get(GraySettings.SECTION).gray().baselineTags()).as("a list is replaced, not merged")
 					.containsExactlyInAnyOrder("v0", "stable");
-				assertThat(user.gray().isolateBaseline()).isFalse();
-				assertThat(user.gray().hashKeyHeader()).isEqualTo("X-User-Id");
-				assertThat(user.warmup()).isEqualTo(new WarmupRules(Duration.ofSeconds(30), 2.0, 10));
+				assertThat(user.get(GraySettings.SECTION).gray().isolateBaseline()).isFalse();
+				assertThat(user.get(GraySettings.SECTION).gray().hashKeyHeader()).isEqualTo("X-User-Id");
+				assertThat(user.get(WarmupSection.SECTION)).isEqualTo(new WarmupRules(Duration.ofSeconds(30), 2.0, 10));
 
 				ServiceSettings order = settings(context, "order-service");
-				assertThat(order.strategy()).isEqualTo("smooth-round-robin");
-				assertThat(order.allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.REJECT);
-				assertThat(order.gray().baselineTags()).containsExactly("v1");
-				assertThat(order.gray().isolateBaseline()).isTrue();
-				assertThat(order.warmup()).isEqualTo(new WarmupRules(Duration.ofSeconds(30), 1.0, 10));
+				assertThat(order.get(StrategyRules.SECTION).strategy()).isEqualTo("smooth-round-robin");
+				assertThat(order.get(StrategyRules.SECTION).allZeroWeights()).isEqualTo(AllZeroWeightsPolicy.REJECT);
+				assertThat(order.get(GraySettings.SECTION).gray().baselineTags()).containsExactly("v1");
+				assertThat(order.get(GraySettings.SECTION).gray().isolateBaseline()).isTrue();
+				assertThat(order.get(WarmupSection.SECTION))
+					.isEqualTo(new WarmupRules(Duration.ofSeconds(30), 1.0, 10));
 				assertThat(settings(context, "")).isEqualTo(order);
 			});
 	}
@@ -113,22 +122,22 @@ class AtlasSettingsTest {
 					"atlas.services.user-service.gray.header=X-Ignored")
 			.run((context) -> {
 				ServiceSettings user = settings(context, "user-service");
-				assertThat(user.gray().header()).isEqualTo("X-Lane");
-				assertThat(user.gray().ownTag()).isEqualTo("v2");
-				assertThat(user.grayEnabled()).isFalse();
+				assertThat(user.get(GraySettings.SECTION).gray().header()).isEqualTo("X-Lane");
+				assertThat(user.get(GraySettings.SECTION).gray().ownTag()).isEqualTo("v2");
+				assertThat(user.get(GraySettings.SECTION).grayEnabled()).isFalse();
 			});
 	}
 
 	@Test
 	void affinityIsTheCallersWhateverTheService() {
 		this.runner.withPropertyValues("atlas.affinity.min-instances=2").run((context) -> {
-			AtlasSettings settings = context.getBean(AtlasSettings.class);
+			CallerCluster settings = context.getBean(CallerCluster.class);
 			assertThat(settings.affinity("Zone-A").cluster()).isEqualTo("zone-a");
 			assertThat(settings.affinity("zone-a").minInstances()).isEqualTo(2);
 			assertThat(settings.affinity(null).cluster()).isNull();
 		});
 		this.runner.withPropertyValues("atlas.affinity.cluster=b", "atlas.affinity.enabled=false")
-			.run((context) -> assertThat(context.getBean(AtlasSettings.class).affinity("a").cluster()).isNull());
+			.run((context) -> assertThat(context.getBean(CallerCluster.class).affinity("a").cluster()).isNull());
 	}
 
 	@Test
@@ -139,8 +148,8 @@ class AtlasSettingsTest {
 		assertThat(LoadBalancerProperties.normalizeStrategy(null)).isEqualTo("weighted-random");
 		AtlasSettings settings = settings(Map.of("atlas.loadbalancer.strategy", "Peak_EWMA",
 				"atlas.services.user-service.loadbalancer.strategy", " My-Own "));
-		assertThat(settings.settingsFor("order-service").strategy()).isEqualTo("peak-ewma");
-		assertThat(settings.settingsFor("user-service").strategy()).isEqualTo("my-own");
+		assertThat(settings.settingsFor("order-service").get(StrategyRules.SECTION).strategy()).isEqualTo("peak-ewma");
+		assertThat(settings.settingsFor("user-service").get(StrategyRules.SECTION).strategy()).isEqualTo("my-own");
 	}
 
 	@Test
@@ -151,48 +160,52 @@ class AtlasSettingsTest {
 				"atlas.services[brackets-only].loadbalancer.strategy", "d"));
 		assertThat(settings.configuredServiceIds()).containsExactlyInAnyOrder("user-service", "BILLING", "Billing.API",
 				"brackets-only");
-		assertThat(settings.settingsFor("user-service").strategy()).isEqualTo("a");
-		assertThat(settings.settingsFor("BILLING").strategy()).isEqualTo("b");
-		assertThat(settings.settingsFor("billing").strategy()).as("relaxed, as Spring Boot compares names")
+		assertThat(settings.settingsFor("user-service").get(StrategyRules.SECTION).strategy()).isEqualTo("a");
+		assertThat(settings.settingsFor("BILLING").get(StrategyRules.SECTION).strategy()).isEqualTo("b");
+		assertThat(settings.settingsFor("billing").get(StrategyRules.SECTION).strategy())
+			.as("relaxed, as Spring Boot compares names")
 			.isEqualTo("b");
-		assertThat(settings.settingsFor("Billing.API").strategy()).isEqualTo("c");
-		assertThat(settings.settingsFor("brackets-only").strategy()).isEqualTo("d");
-		assertThat(settings.settingsFor("other").strategy()).isEqualTo("weighted-random");
+		assertThat(settings.settingsFor("Billing.API").get(StrategyRules.SECTION).strategy()).isEqualTo("c");
+		assertThat(settings.settingsFor("brackets-only").get(StrategyRules.SECTION).strategy()).isEqualTo("d");
+		assertThat(settings.settingsFor("other").get(StrategyRules.SECTION).strategy()).isEqualTo("weighted-random");
 	}
 
 	@Test
 	void canaryWeightsPerService() {
 		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=10").run((context) -> {
-			assertThat(settings(context, "user-service").gray().canaryPercentages())
+			assertThat(settings(context, "user-service").get(GraySettings.SECTION).gray().canaryPercentages())
 				.containsExactly(Map.entry("v2", 10.0));
-			assertThat(settings(context, "order-service").gray().canaryPercentages()).isEmpty();
-		});
-	}
-
-	@Test
-	void deprecatedCanaryWeightsStillWorkAndWarnOncePerService(CapturedOutput output) {
-		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=10").run((context) -> {
-			assertThat(settings(context, "user-service").gray().canaryPercentages())
-				.containsExactly(Map.entry("v2", 10.0));
-			settings(context, "user-service");
-			assertThat(settings(context, "order-service").gray().canaryPercentages())
-				.as("atlas.gray.weights is never read as the weights of every service")
+			assertThat(settings(context, "order-service").get(GraySettings.SECTION).gray().canaryPercentages())
 				.isEmpty();
-			assertThat(output).containsOnlyOnce(DEPRECATED)
-				.contains("write atlas.services.user-service.gray.weights.<tag> instead");
 		});
 	}
 
 	@Test
-	void canonicalCanaryWeightsWinOverTheDeprecatedOnes(CapturedOutput output) {
+	void canaryWeightsAreReadPerServiceOnly(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("atlas.services.user-service.gray.weights.v2=10", "atlas.gray.weights.v2=30",
+					"atlas.gray.weights.order-service.v2=30")
+			.run((context) -> {
+				assertThat(settings(context, "user-service").get(GraySettings.SECTION).gray().canaryPercentages())
+					.containsExactly(Map.entry("v2", 10.0));
+				settings(context, "user-service");
+				assertThat(settings(context, "order-service").get(GraySettings.SECTION).gray().canaryPercentages())
+					.as("atlas.gray.weights is never read as the weights of every service, nor of one")
+					.isEmpty();
+				assertThat(output).doesNotContain("deprecated")
+					.doesNotContain("write atlas.services.user-service.gray.weights.<tag> instead");
+			});
+	}
+
+	@Test
+	void theCanaryWeightsOfAServiceAreOnlyThoseUnderItsOwnKey(CapturedOutput output) {
 		this.runner
 			.withPropertyValues("atlas.gray.weights.user-service.v2=50", "atlas.gray.weights.user-service.v3=150",
 					"atlas.services.user-service.gray.weights.v2=20")
 			.run((context) -> {
-				assertThat(settings(context, "user-service").gray().canaryPercentages())
+				assertThat(settings(context, "user-service").get(GraySettings.SECTION).gray().canaryPercentages())
 					.containsExactly(Map.entry("v2", 20.0));
-				assertThat(output).containsOnlyOnce(DEPRECATED)
-					.contains("ignored: atlas.services.user-service.gray.weights is set");
+				assertThat(output).doesNotContain("deprecated").doesNotContain("ignored");
 			});
 	}
 
@@ -204,15 +217,15 @@ class AtlasSettingsTest {
 				.contains("Invalid atlas.services.user-service.gray.weights: the percentage of tag 'v2' must be "
 						+ "between 0 and 100, was 120.0");
 		});
-		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=120").run((context) -> {
+		this.runner.withPropertyValues("atlas.services.USER-SERVICE.gray.weights.v2=120").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(messages(context.getStartupFailure()))
-				.contains("Invalid atlas.gray.weights.user-service: the percentage of tag 'v2'")
-				.doesNotContain("atlas.services.user-service.gray.weights");
+				.contains("Invalid atlas.services.USER-SERVICE.gray.weights: the percentage of tag 'v2'")
+				.doesNotContain("atlas.gray.weights");
 		});
 		this.runner
-			.withPropertyValues("atlas.gray.weights.user-service.v2=10",
-					"atlas.services.user-service.gray.weights.v2=60", "atlas.services.user-service.gray.weights.v3=60")
+			.withPropertyValues("atlas.services.user-service.gray.weights.v2=60",
+					"atlas.services.user-service.gray.weights.v3=60")
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				assertThat(messages(context.getStartupFailure())).contains(
@@ -300,9 +313,12 @@ class AtlasSettingsTest {
 				new LaneRule("v2", LaneRule.Source.HEADER, "X-User-Group", LaneRule.Match.EQUALS, List.of("beta")),
 				new LaneRule("v3", LaneRule.Source.COOKIE, "lane", LaneRule.Match.IN, List.of("3", "three")),
 				new LaneRule("v2", LaneRule.Source.QUERY, "canary", LaneRule.Match.REGEX, List.of("1|true")));
-		assertThat(settings.settingsFor("user-service").gray().laneRules()).isEqualTo(expected);
-		assertThat(settings.settingsFor("order-service").gray().laneRules()).isEqualTo(expected);
-		assertThat(settings(Map.of()).settingsFor("user-service").gray().laneRules()).isEmpty();
+		assertThat(settings.settingsFor("user-service").get(GraySettings.SECTION).gray().laneRules())
+			.isEqualTo(expected);
+		assertThat(settings.settingsFor("order-service").get(GraySettings.SECTION).gray().laneRules())
+			.isEqualTo(expected);
+		assertThat(settings(Map.of()).settingsFor("user-service").get(GraySettings.SECTION).gray().laneRules())
+			.isEmpty();
 	}
 
 	@ParameterizedTest
@@ -335,7 +351,9 @@ class AtlasSettingsTest {
 
 	/** Settings read from properties alone, without the auto-configuration. */
 	private static AtlasSettings settings(Map<String, String> properties) {
-		return new AtlasSettings(new Binder(new MapConfigurationPropertySource(properties)));
+		return new AtlasSettings(new Binder(new MapConfigurationPropertySource(properties)),
+				List.of(StrategyRules.SECTION, GraySettings.SECTION, WarmupSection.SECTION, OutlierSection.SECTION),
+				List.of(GraySettings.CALLER, AffinitySection.CALLER));
 	}
 
 	@Test
@@ -345,19 +363,21 @@ class AtlasSettingsTest {
 						"3", "atlas.services.user-service.loadbalancer.hash.cookie", "session",
 						"atlas.services.user-service.loadbalancer.peak-ewma.decay-time", "5s"));
 		ServiceSettings users = settings.settingsFor("user-service");
-		assertThat(users.hash()).isEqualTo(new HashRules("x-user-id", "session", 160, false, 1.25));
-		assertThat(users.peakEwma()).isEqualTo(new PeakEwmaRules(2, Duration.ofSeconds(5)));
-		assertThat(users.leastRequest()).isEqualTo(new LeastRequestRules(3, 1.0));
-		assertThat(settings.settingsFor("order-service").hash().cookie()).isNull();
-		assertThat(settings.settingsFor("order-service").peakEwma()).isEqualTo(PeakEwmaRules.DEFAULTS);
+		assertThat(users.get(StrategyRules.SECTION).hash())
+			.isEqualTo(new HashRules("x-user-id", "session", 160, false, 1.25));
+		assertThat(users.get(StrategyRules.SECTION).peakEwma()).isEqualTo(new PeakEwmaRules(2, Duration.ofSeconds(5)));
+		assertThat(users.get(StrategyRules.SECTION).leastRequest()).isEqualTo(new LeastRequestRules(3, 1.0));
+		assertThat(settings.settingsFor("order-service").get(StrategyRules.SECTION).hash().cookie()).isNull();
+		assertThat(settings.settingsFor("order-service").get(StrategyRules.SECTION).peakEwma())
+			.isEqualTo(PeakEwmaRules.DEFAULTS);
 	}
 
 	@Test
 	void everyServiceSectionIsOverlaid() {
 		AtlasSettings settings = settings(
 				Map.of("atlas.warmup.enabled", "false", "atlas.services.user-service.warmup.enabled", "true"));
-		assertThat(settings.settingsFor("user-service").warmup()).isEqualTo(WarmupRules.DEFAULTS);
-		assertThat(settings.settingsFor("order-service").warmup()).isEqualTo(WarmupRules.OFF);
+		assertThat(settings.settingsFor("user-service").get(WarmupSection.SECTION)).isEqualTo(WarmupRules.DEFAULTS);
+		assertThat(settings.settingsFor("order-service").get(WarmupSection.SECTION)).isEqualTo(WarmupRules.OFF);
 		assertThat(settings.configuredServiceIds()).isEqualTo(Set.of("user-service"));
 	}
 

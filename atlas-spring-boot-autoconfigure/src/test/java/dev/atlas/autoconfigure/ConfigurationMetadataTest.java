@@ -27,12 +27,11 @@ class ConfigurationMetadataTest {
 	private static final List<String> PROPERTIES = List.of("atlas.enabled", "atlas.services",
 			"atlas.loadbalancer.strategy", "atlas.loadbalancer.all-zero-weights", "atlas.gray.enabled",
 			"atlas.gray.header", "atlas.gray.metadata-key", "atlas.gray.own-tag", "atlas.gray.fallback",
-			"atlas.gray.isolate-baseline", "atlas.gray.baseline-tags", "atlas.gray.weights",
-			"atlas.gray.hash-key-header", "atlas.propagation.enabled", "atlas.propagation.headers",
-			"atlas.propagation.reactor-automatic", "atlas.affinity.enabled", "atlas.affinity.cluster",
-			"atlas.affinity.min-healthy-ratio", "atlas.affinity.min-instances", "atlas.warmup.enabled",
-			"atlas.warmup.duration", "atlas.warmup.aggression", "atlas.warmup.min-weight-percent",
-			"atlas.lifecycle.register-when-ready", "atlas.lifecycle.register-delay",
+			"atlas.gray.isolate-baseline", "atlas.gray.baseline-tags", "atlas.gray.hash-key-header",
+			"atlas.propagation.enabled", "atlas.propagation.headers", "atlas.propagation.reactor-automatic",
+			"atlas.affinity.enabled", "atlas.affinity.cluster", "atlas.affinity.min-healthy-ratio",
+			"atlas.affinity.min-instances", "atlas.warmup.enabled", "atlas.warmup.duration", "atlas.warmup.aggression",
+			"atlas.warmup.min-weight-percent", "atlas.lifecycle.register-when-ready", "atlas.lifecycle.register-delay",
 			"atlas.lifecycle.graceful-shutdown", "atlas.lifecycle.drain", "atlas.lifecycle.deregister-timeout",
 			"atlas.registry.refresh-on-events", "atlas.registry.stale-limit");
 
@@ -69,12 +68,11 @@ class ConfigurationMetadataTest {
 	}
 
 	@Test
-	void perServiceCanaryWeightsUnderAtlasGrayAreDeprecated() {
-		@SuppressWarnings("unchecked")
-		Map<String, Object> deprecation = (Map<String, Object>) properties.get("atlas.gray.weights").get("deprecation");
-		assertThat(deprecation).containsEntry("replacement", "atlas.services.*.gray.weights")
-			.containsEntry("since", "0.1.0");
-		assertThat((String) deprecation.get("reason")).contains("atlas.services.<service-id>.gray.weights.<tag>");
+	void perServiceCanaryWeightsLiveUnderAtlasServicesOnly() {
+		assertThat(properties).as("no alias of atlas.services.<service-id>.gray.weights.<tag>")
+			.doesNotContainKey("atlas.gray.weights")
+			.containsKey("atlas.services");
+		assertThat(properties.values()).noneMatch((property) -> property.containsKey("deprecation"));
 	}
 
 }

@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
 
 import com.jayway.jsonpath.DocumentContext;
 import com.jayway.jsonpath.JsonPath;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -42,10 +43,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code | `atlas.warmup.duration` | `60s` | …}. Map keys are written as placeholders,
  * e.g. {@code atlas.services.<service-id>.loadbalancer.strategy}: a placeholder matches
  * any one key, and placeholders at the end of a name document a map property as a whole
- * ({@code atlas.gray.weights.<service-id>.<tag>} documents {@code atlas.gray.weights}).
- * The metadata describes a map of objects (such as {@code atlas.services}) by the map
- * alone; its entries' properties are read from the value class, the way Spring Boot binds
- * them, so each of them needs its own row.
+ * ({@code atlas.example.weights.<service-id>.<tag>} documents a map property
+ * {@code atlas.example.weights}). The metadata describes a map of objects (such as
+ * {@code atlas.services}) by the map alone; its entries' properties are read from the
+ * value class, the way Spring Boot binds them, so each of them needs its own row.
  */
 class ConfigurationReferenceTest {
 
@@ -120,12 +121,12 @@ class ConfigurationReferenceTest {
 	@Test
 	void placeholdersMatchOneKeyAndTrailingOnesOnlyAMap() {
 		Property strategy = new Property("atlas.services.*.loadbalancer.strategy", false);
-		Property weights = new Property("atlas.gray.weights", true);
+		Property weights = new Property("atlas.example.weights", true);
 		Property header = new Property("atlas.gray.header", false);
 		assertThat(Documented.of("atlas.services.<service-id>.loadbalancer.strategy", 1).documents(strategy)).isTrue();
 		assertThat(Documented.of("atlas.services.<service-id>.loadbalancer", 1).documents(strategy)).isFalse();
-		assertThat(Documented.of("atlas.gray.weights.<service-id>.<tag>", 1).documents(weights)).isTrue();
-		assertThat(Documented.of("atlas.gray.weights", 1).documents(weights)).isTrue();
+		assertThat(Documented.of("atlas.example.weights.<service-id>.<tag>", 1).documents(weights)).isTrue();
+		assertThat(Documented.of("atlas.example.weights", 1).documents(weights)).isTrue();
 		assertThat(Documented.of("atlas.gray.header.<name>", 1).documents(header)).isFalse();
 		assertThat(Documented.of("atlas.gray.header", 1).documents(header)).isTrue();
 	}
@@ -315,7 +316,7 @@ class ConfigurationReferenceTest {
 	/**
 	 * A documented property name.
 	 *
-	 * @param name as written, e.g. {@code atlas.gray.weights.<service-id>.<tag>}
+	 * @param name as written, e.g. {@code atlas.services.<service-id>.gray.weights.<tag>}
 	 * @param line its line in the reference
 	 * @param segments the name's segments, placeholders as {@code *}, trailing
 	 * placeholders removed

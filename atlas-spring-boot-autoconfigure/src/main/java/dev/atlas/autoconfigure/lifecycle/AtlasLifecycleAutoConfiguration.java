@@ -5,8 +5,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import dev.atlas.autoconfigure.AffinityProperties;
-import dev.atlas.autoconfigure.GrayProperties;
+import dev.atlas.autoconfigure.affinity.AffinityProperties;
+import dev.atlas.autoconfigure.gray.GrayProperties;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;

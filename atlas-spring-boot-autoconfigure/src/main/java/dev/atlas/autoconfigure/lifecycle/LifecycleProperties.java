@@ -2,8 +2,8 @@ package dev.atlas.autoconfigure.lifecycle;
 
 import java.time.Duration;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import org.jspecify.annotations.Nullable;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.PropertyChecks;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -63,15 +63,9 @@ public class LifecycleProperties implements InitializingBean {
 	 */
 	@Override
 	public void afterPropertiesSet() {
-		requireNonNegative(PREFIX + ".register-delay", this.registerDelay);
-		requireNonNegative(PREFIX + ".drain", this.drain);
-		requireNonNegative(PREFIX + ".deregister-timeout", this.deregisterTimeout);
-	}
-
-	private static void requireNonNegative(String property, @Nullable Duration value) {
-		if (value == null || value.isNegative()) {
-			throw new IllegalArgumentException("Invalid " + property + ": must be a duration >= 0, was " + value);
-		}
+		PropertyChecks.requireNonNegative(PREFIX + ".register-delay", this.registerDelay);
+		PropertyChecks.requireNonNegative(PREFIX + ".drain", this.drain);
+		PropertyChecks.requireNonNegative(PREFIX + ".deregister-timeout", this.deregisterTimeout);
 	}
 
 	public boolean isRegisterWhenReady() {

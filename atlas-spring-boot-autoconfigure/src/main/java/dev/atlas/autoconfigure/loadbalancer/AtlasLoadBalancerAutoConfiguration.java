@@ -5,17 +5,24 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-import dev.atlas.autoconfigure.AffinityProperties;
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasSettings;
-import dev.atlas.autoconfigure.AtlasValueConverters;
-import dev.atlas.autoconfigure.GrayProperties;
-import dev.atlas.autoconfigure.LoadBalancerProperties;
-import dev.atlas.autoconfigure.OutlierProperties;
-import dev.atlas.autoconfigure.WarmupProperties;
+import dev.atlas.autoconfigure.affinity.AffinityProperties;
+import dev.atlas.autoconfigure.affinity.AffinitySection;
+import dev.atlas.autoconfigure.affinity.CallerCluster;
+import dev.atlas.autoconfigure.gray.GrayProperties;
+import dev.atlas.autoconfigure.gray.GraySettings;
+import dev.atlas.autoconfigure.outlier.OutlierProperties;
+import dev.atlas.autoconfigure.outlier.OutlierSection;
+import dev.atlas.autoconfigure.runtime.ReloadListener;
+import dev.atlas.autoconfigure.runtime.RulesRefreshListener;
+import dev.atlas.autoconfigure.runtime.RuntimeRules;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.AtlasValueConverters;
+import dev.atlas.autoconfigure.settings.CallerSection;
+import dev.atlas.autoconfigure.settings.Section;
+import dev.atlas.autoconfigure.warmup.WarmupProperties;
+import dev.atlas.autoconfigure.warmup.WarmupSection;
 import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
-import dev.atlas.autoconfigure.propagation.LaneTagger;
-import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
 import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import dev.atlas.autoconfigure.registry.RegistryProperties;
 import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
@@ -23,7 +30,6 @@ import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
 import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
-import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
@@ -109,24 +115,64 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	 * checked) at startup.
 	 */
 	@Bean
-	AtlasSettings atlasSettings(ConfigurableEnvironment environment) {
-		return new AtlasSettings(environment);
+	AtlasSettings atlasSettings(ConfigurableEnvironment environment, ObjectProvider<Section<?, ?>> sections,
+			ObjectProvider<CallerSection<?>> callerSections) {
+		return new AtlasSettings(environment, sections.orderedStream().toList(),
+				callerSections.orderedStream().toList());
 	}
 
 	/**
-	 * The lane rules ({@code atlas.gray.rules}) where requests enter this application:
-	 * inbound requests (Atlas's propagation filters) and requests Spring Cloud Gateway
-	 * routes; none when gray routing is off.
-	 * @param settings the settings
-	 * @return the tagger, which {@link RuntimeRules} updates
+	 * The choice section of every service's rules ({@code loadbalancer}).
+	 * @return the section
 	 */
 	@Bean
-	LaneTagger atlasLaneTagger(AtlasSettings settings) {
-		GrayRules gray = settings.settingsFor("").gray();
-		if (!settings.grayEnabled() && !gray.laneRules().isEmpty()) {
-			log.warn("atlas.gray.rules are ignored: gray routing is off (atlas.gray.enabled=false)");
-		}
-		return new LaneTagger(settings.grayEnabled() ? gray : GrayRules.DEFAULTS);
+	static Section<?, ?> atlasStrategySection() {
+		return StrategyRules.SECTION;
+	}
+
+	/**
+	 * The gray section of every service's rules.
+	 * @return the section
+	 */
+	@Bean
+	static Section<?, ?> atlasGraySection() {
+		return GraySettings.SECTION;
+	}
+
+	/**
+	 * The warmup section of every service's rules.
+	 * @return the section
+	 */
+	@Bean
+	static Section<?, ?> atlasWarmupSection() {
+		return WarmupSection.SECTION;
+	}
+
+	/**
+	 * The outlier detection section of every service's rules.
+	 * @return the section
+	 */
+	@Bean
+	static Section<?, ?> atlasOutlierSection() {
+		return OutlierSection.SECTION;
+	}
+
+	/**
+	 * The caller-level gray settings ({@code atlas.gray}).
+	 * @return the section
+	 */
+	@Bean
+	static CallerSection<?> atlasGrayCallerSection() {
+		return GraySettings.CALLER;
+	}
+
+	/**
+	 * The caller-level affinity settings ({@code atlas.affinity}).
+	 * @return the section
+	 */
+	@Bean
+	static CallerSection<?> atlasAffinityCallerSection() {
+		return AffinitySection.CALLER;
 	}
 
 	/**
@@ -180,7 +226,8 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "atlasLeastRequestStrategy")
 	static StrategyFactory atlasLeastRequestStrategy(ObjectProvider<AtlasSettings> settings) {
-		return LeastRequestBalancer.factory((serviceId) -> settings.getObject().settingsFor(serviceId).leastRequest());
+		return LeastRequestBalancer.factory(
+				(serviceId) -> settings.getObject().settingsFor(serviceId).get(StrategyRules.SECTION).leastRequest());
 	}
 
 	/**
@@ -192,7 +239,8 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "atlasPeakEwmaStrategy")
 	static StrategyFactory atlasPeakEwmaStrategy(ObjectProvider<AtlasSettings> settings) {
-		return PeakEwmaBalancer.factory((serviceId) -> settings.getObject().settingsFor(serviceId).peakEwma());
+		return PeakEwmaBalancer
+			.factory((serviceId) -> settings.getObject().settingsFor(serviceId).get(StrategyRules.SECTION).peakEwma());
 	}
 
 	/**
@@ -204,7 +252,8 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "atlasRingHashStrategy")
 	static StrategyFactory atlasRingHashStrategy(ObjectProvider<AtlasSettings> settings) {
-		return RingHashBalancer.factory((serviceId) -> settings.getObject().settingsFor(serviceId).hash());
+		return RingHashBalancer
+			.factory((serviceId) -> settings.getObject().settingsFor(serviceId).get(StrategyRules.SECTION).hash());
 	}
 
 	/**
@@ -213,44 +262,33 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	 * names.
 	 * @param factories every {@link StrategyFactory} bean
 	 * @param settings the resolved settings of every service
-	 * @param atlas the configured services
 	 * @param beans where Atlas's own strategies are found by bean name
 	 * @return the registry
 	 */
 	@Bean
 	StrategyRegistry atlasStrategyRegistry(ObjectProvider<StrategyFactory> factories, AtlasSettings settings,
-			AtlasProperties atlas, ListableBeanFactory beans) {
+			ListableBeanFactory beans) {
 		Set<StrategyFactory> builtIns = BUILT_IN_STRATEGIES.stream()
 			.filter(beans::containsBean)
 			.map((name) -> beans.getBean(name, StrategyFactory.class))
 			.collect(Collectors.toSet());
 		StrategyRegistry registry = new StrategyRegistry(factories.orderedStream().toList(), builtIns);
-		registry.check(AtlasProperties.PREFIX, settings.settingsFor(""));
-		settings.check(registry::check);
-		atlas.getServices()
-			.keySet()
-			.forEach(
-					(serviceId) -> registry.check(settings.propertyPrefix(serviceId), settings.settingsFor(serviceId)));
+		settings.addCheck(registry::check);
 		return registry;
 	}
 
 	/**
 	 * Applies runtime changes of {@code atlas.*} to every service.
 	 * @param settings the settings in force
-	 * @param strategies the registered strategies
-	 * @param callerCluster the caller's cluster
 	 * @param meterRegistry where the change counters are registered
-	 * @param propagatedHeaders the propagated headers, when propagation is on
-	 * @param laneTagger the lane rules where requests enter
+	 * @param listeners told of every change (caller-level consumers of the rules)
 	 * @return the applier
 	 */
 	@Bean
-	RuntimeRules atlasRuntimeRules(AtlasSettings settings, StrategyRegistry strategies, CallerCluster callerCluster,
-			ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<PropagatedHeaders> propagatedHeaders,
-			ObjectProvider<LaneTagger> laneTagger) {
-		return new RuntimeRules(settings, strategies, callerCluster,
-				AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC(), propagatedHeaders,
-				laneTagger);
+	RuntimeRules atlasRuntimeRules(AtlasSettings settings, ObjectProvider<MeterRegistry> meterRegistry,
+			ObjectProvider<ReloadListener> listeners) {
+		return new RuntimeRules(settings, AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC(),
+				listeners);
 	}
 
 	/** Spring Cloud's refresh drives runtime changes. */

@@ -4,8 +4,14 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.atlas.autoconfigure.AtlasSettings;
-import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.autoconfigure.affinity.CallerCluster;
+import dev.atlas.autoconfigure.gray.GraySettings;
+import dev.atlas.autoconfigure.outlier.OutlierSection;
+import dev.atlas.autoconfigure.runtime.RuntimeRules;
+import dev.atlas.autoconfigure.runtime.RuntimeStep;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.ServiceSettings;
+import dev.atlas.autoconfigure.warmup.WarmupSection;
 import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import dev.atlas.autoconfigure.registry.RegistryEventRefresher;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
@@ -34,7 +40,6 @@ import dev.atlas.loadbalancer.weighting.SlowStart;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -48,6 +53,7 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 
@@ -79,6 +85,7 @@ import org.springframework.core.env.Environment;
  * @since 0.1.0
  */
 @Configuration(proxyBeanMethods = false)
+@Import(AtlasRuntimeStepsConfiguration.class)
 public class AtlasLoadBalancerClientConfiguration {
 
 	/** Gauge of instances still warming up; tags {@code service}. */
@@ -121,7 +128,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new InstanceAttributesParser(serviceId(environment), settings.metadataKey(), meters(meterRegistry));
+		return new InstanceAttributesParser(serviceId(environment),
+				settings.atStartup(GraySettings.CALLER).getMetadataKey(), meters(meterRegistry));
 	}
 
 	/**
@@ -135,7 +143,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	SlowStart atlasSlowStart(ServiceSettings settings) {
-		return new SlowStart(settings.warmup(), Clock.systemUTC());
+		return new SlowStart(settings.get(WarmupSection.SECTION), Clock.systemUTC());
 	}
 
 	/**
@@ -152,7 +160,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	GrayRouter atlasGrayRouter(Environment environment, ServiceSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		return new GrayRouter(serviceId, settings.gray(), meters(meterRegistry));
+		return new GrayRouter(serviceId, settings.get(GraySettings.SECTION).gray(), meters(meterRegistry));
 	}
 
 	/**
@@ -202,7 +210,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	OutlierDetector atlasOutlierDetector(Environment environment, ServiceSettings settings, ProbeScheduler scheduler,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		OutlierRules rules = settings.outlier();
+		OutlierRules rules = settings.get(OutlierSection.SECTION);
 		return new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()), scheduler,
 				meters(meterRegistry));
 	}
@@ -247,7 +255,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	LastKnownGood atlasLastKnownGood(Environment environment, AtlasSettings atlasSettings, ServiceSettings settings,
 			ProbeScheduler scheduler, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
-		ProbeRules probe = settings.outlier().probe();
+		ProbeRules probe = settings.get(OutlierSection.SECTION).probe();
 		return new LastKnownGood(serviceId, atlasSettings.staleLimit(), Clock.systemUTC(), meters(meterRegistry),
 				new LastKnownGood.StaleCheck(Probes.tcp(probe.timeout()), scheduler, probe.interval()));
 	}
@@ -324,7 +332,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceStats atlasInstanceStats(ServiceSettings settings) {
-		return new InstanceStats(settings.peakEwma().decayTime(), System::nanoTime);
+		return new InstanceStats(settings.get(StrategyRules.SECTION).peakEwma().decayTime(), System::nanoTime);
 	}
 
 	@Bean
@@ -370,12 +378,13 @@ public class AtlasLoadBalancerClientConfiguration {
 			ObjectProvider<CandidateFilter> filters, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		MeterRegistry meters = meters(meterRegistry);
-		LoadBalancingStrategy strategy = strategies.create(settings.strategy(),
-				new StrategySettings(serviceId, parser, settings.allZeroWeights(), meters));
+		StrategyRules choice = settings.get(StrategyRules.SECTION);
+		LoadBalancingStrategy strategy = strategies.create(choice.strategy(),
+				new StrategySettings(serviceId, parser, choice.allZeroWeights(), meters));
 		ServicePipeline pipeline = new ServicePipeline(
 				new Pipeline(new SnapshotCache(parser), adjusters.orderedStream().toList(),
-						retryAvoidanceLast(filters.orderedStream().toList()), settings.strategy(), strategy));
-		Gauge.builder(WARMING_METER, pipeline, ServiceRouting::warmingInstances)
+						retryAvoidanceLast(filters.orderedStream().toList()), choice.strategy(), strategy));
+		Gauge.builder(WARMING_METER, pipeline, AtlasLoadBalancerClientConfiguration::warmingInstances)
 			.description("Instances of the service still ramping up their weight (warmup)")
 			.tag("service", serviceId)
 			.register(meters);
@@ -383,30 +392,31 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	/**
-	 * Puts runtime changes of the rules in force for this service (registered with
-	 * {@link RuntimeRules} while the context lives).
+	 * Instances still warming up in the version in force (the {@value #WARMING_METER}
+	 * gauge).
+	 * @param pipeline a service's routing
+	 * @return {@code 0} when warmup is not in the pipeline
+	 */
+	static double warmingInstances(ServicePipeline pipeline) {
+		for (WeightAdjuster adjuster : pipeline.current().adjusters()) {
+			if (adjuster instanceof SlowStart warmup) {
+				return warmup.warmingInstances();
+			}
+		}
+		return 0;
+	}
+
+	/**
+	 * Puts runtime changes of the rules in force for this service, through every
+	 * {@link RuntimeStep} bean of its context (registered with {@link RuntimeRules} while
+	 * the context lives).
 	 */
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	ServiceRouting atlasServiceRouting(Environment environment, ConfigurableListableBeanFactory beanFactory,
-			ServiceSettings settings, ServicePipeline pipeline, RuntimeRules rules, StrategyRegistry strategies,
-			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<OutlierDetector> detector,
-			ObjectProvider<LastKnownGood> lastKnownGood, ProbeScheduler scheduler,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		String serviceId = serviceId(environment);
-		ServiceRouting.Parts parts = new ServiceRouting.Parts(parser, strategies, meters(meterRegistry), stats,
-				detector.getIfAvailable(), lastKnownGood.getIfAvailable(), scheduler, Clock.systemUTC(),
-				localBean(beanFactory, "atlasGrayRouter", GrayRouter.class),
-				localBean(beanFactory, "atlasSlowStart", SlowStart.class),
-				localBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class),
-				localBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class));
-		return new ServiceRouting(serviceId, pipeline, settings, parts, rules);
-	}
-
-	/** Atlas's own bean of that name in this context, or {@code null}. */
-	private static <T> @Nullable T localBean(ConfigurableListableBeanFactory beanFactory, String name, Class<T> type) {
-		return (beanFactory.containsLocalBean(name) && beanFactory.isTypeMatch(name, type))
-				? beanFactory.getBean(name, type) : null;
+	ServiceRouting atlasServiceRouting(Environment environment, ServiceSettings settings, ServicePipeline pipeline,
+			RuntimeRules rules, InstanceAttributesParser parser, ObjectProvider<RuntimeStep> steps) {
+		return new ServiceRouting(serviceId(environment), pipeline, settings, steps.orderedStream().toList(), parser,
+				rules);
 	}
 
 	@Bean

@@ -1,6 +1,6 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
-import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

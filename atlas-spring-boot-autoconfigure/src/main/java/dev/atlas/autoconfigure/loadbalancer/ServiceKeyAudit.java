@@ -11,8 +11,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,15 +35,17 @@ import org.springframework.scheduling.concurrent.ConcurrentTaskScheduler;
  * ({@code atlas.services.user.service.loadbalancer.strategy} instead of
  * {@code atlas.services[user.service].loadbalancer.strategy}).</li>
  * <li>{@link #GRACE} after the first service is called (its load-balancer context is
- * created): one WARN per configured key ({@code atlas.services.<key>}, or the deprecated
- * {@code atlas.gray.weights.<key>}) that {@link AtlasSettings#matches(String, String)
- * matches} none of the services called so far. Checked once: a key first matched later is
- * not reported again (its settings do apply from then on).</li>
+ * created): one WARN per configured key ({@code atlas.services.<key>}) that
+ * {@link AtlasSettings#matches(String, String) matches} none of the services called so
+ * far. Checked once: a key first matched later is not reported again (its settings do
+ * apply from then on).</li>
  * </ul>
  * Time and the one delayed check come from an injected {@link Clock} and
  * {@link TaskScheduler}. Thread-safe.
  */
 final class ServiceKeyAudit implements DisposableBean {
+
+	private static final Logger log = LoggerFactory.getLogger(ServiceKeyAudit.class);
 
 	/**
 	 * How long after the first call of any service the configured keys are checked: long
@@ -51,13 +53,6 @@ final class ServiceKeyAudit implements DisposableBean {
 	 * calls, short enough to show up while someone watches a new deployment.
 	 */
 	static final Duration GRACE = Duration.ofMinutes(2);
-
-	private static final Logger log = LoggerFactory.getLogger(ServiceKeyAudit.class);
-
-	/**
-	 * The sections a service can override, as they follow {@code atlas.services.<id>}.
-	 */
-	private static final Set<String> SECTIONS = Set.of("loadbalancer", "gray", "warmup", "outlier");
 
 	private static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName
 		.of(AtlasProperties.PREFIX + ".services");
@@ -117,7 +112,7 @@ final class ServiceKeyAudit implements DisposableBean {
 		this.clock = clock;
 		this.grace = grace;
 		this.ownExecutor = ownExecutor;
-		unbound(environment).forEach(log::warn);
+		unbound(environment, Set.copyOf(settings.sectionNames())).forEach(log::warn);
 	}
 
 	/**
@@ -170,14 +165,15 @@ final class ServiceKeyAudit implements DisposableBean {
 	 * the element after the service id is not a section (what an unbracketed id with dots
 	 * gives).
 	 * @param environment the application's environment
+	 * @param sections the names of the sections a service can have
 	 * @return one message per property, in name order
 	 */
-	static List<String> unbound(Environment environment) {
+	static List<String> unbound(Environment environment, Set<String> sections) {
 		Set<String> names = new TreeSet<>();
 		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
 			if (source instanceof IterableConfigurationPropertySource iterable) {
 				iterable.filter(SERVICES::isAncestorOf).forEach((name) -> {
-					if (name.getNumberOfElements() > 3 && !SECTIONS.contains(name.getElement(3, Form.UNIFORM))) {
+					if (name.getNumberOfElements() > 3 && !sections.contains(name.getElement(3, Form.UNIFORM))) {
 						names.add(name.toString());
 					}
 				});
@@ -188,15 +184,15 @@ final class ServiceKeyAudit implements DisposableBean {
 			ConfigurationPropertyName name = ConfigurationPropertyName.of(text);
 			warnings.add(text + " sets nothing: '" + name.getElement(3, Form.ORIGINAL)
 					+ "' is not a section (loadbalancer, gray, warmup) of a service. A service id with dots is "
-					+ "written in brackets" + bracketed(name) + ".");
+					+ "written in brackets" + bracketed(name, sections) + ".");
 		}
 		return warnings;
 	}
 
-	private static String bracketed(ConfigurationPropertyName name) {
+	private static String bracketed(ConfigurationPropertyName name, Set<String> sections) {
 		List<String> id = new ArrayList<>();
 		for (int i = 2; i < name.getNumberOfElements(); i++) {
-			if (i > 2 && SECTIONS.contains(name.getElement(i, Form.UNIFORM))) {
+			if (i > 2 && sections.contains(name.getElement(i, Form.UNIFORM))) {
 				String rest = name.subName(i).toString();
 				return ", " + SERVICES + "[" + String.join(".", id) + "]." + rest;
 			}

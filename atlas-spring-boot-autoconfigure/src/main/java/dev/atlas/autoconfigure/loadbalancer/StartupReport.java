@@ -10,10 +10,14 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasSettings;
-import dev.atlas.autoconfigure.GrayProperties;
-import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.autoconfigure.affinity.CallerCluster;
+import dev.atlas.autoconfigure.gray.GrayProperties;
+import dev.atlas.autoconfigure.gray.GraySettings;
+import dev.atlas.autoconfigure.outlier.OutlierSection;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.ServiceSettings;
+import dev.atlas.autoconfigure.warmup.WarmupSection;
 import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
 import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import dev.atlas.autoconfigure.registry.RegistryProperties;
@@ -54,21 +58,22 @@ final class StartupReport {
 			LifecycleProperties lifecycle, RegistryProperties registry, CallerCluster callerCluster,
 			OwnBalancers balancers) {
 		ServiceSettings defaults = settings.settingsFor("");
-		GrayRules gray = defaults.gray();
-		WarmupRules warmup = defaults.warmup();
+		StrategyRules choice = defaults.get(StrategyRules.SECTION);
+		GrayRules gray = defaults.get(GraySettings.SECTION).gray();
+		WarmupRules warmup = defaults.get(WarmupSection.SECTION);
 		StringBuilder line = new StringBuilder("Atlas is the load balancer of every @LoadBalanced client");
 		line.append(ownBalancersClause(balancers));
 		line.append(": strategy=")
 			.append(strategy(defaults))
 			.append(", all-zero-weights=")
-			.append(defaults.allZeroWeights());
+			.append(choice.allZeroWeights());
 		line.append("; gray=")
 			.append(grayProperties.isEnabled() ? "on (header " + gray.header() + ", fallback " + gray.fallback()
 					+ ((gray.ownTag() != null) ? ", own tag " + gray.ownTag() : "")
 					+ (gray.laneRules().isEmpty() ? "" : ", lane rules " + gray.laneRules()) + ")" : "off");
 		line.append("; affinity=").append(callerCluster.describe());
 		line.append("; warmup=").append(warmup.enabled() ? warmup.duration().toSeconds() + "s" : "off");
-		OutlierRules outlier = defaults.outlier();
+		OutlierRules outlier = defaults.get(OutlierSection.SECTION);
 		line.append("; outlier=")
 			.append(outlier.enabled() ? "on (" + outlier.consecutiveGatewayFailure() + " gateway failures or "
 					+ outlier.consecutive5xx() + " 5xx in a row, base " + outlier.baseEjectionTime().toMillis()
@@ -91,11 +96,12 @@ final class StartupReport {
 
 	/** A strategy's name, with the key of {@code ring-hash}. */
 	private static String strategy(ServiceSettings settings) {
-		if (!RingHashBalancer.NAME.equals(settings.strategy())) {
-			return settings.strategy();
+		StrategyRules choice = settings.get(StrategyRules.SECTION);
+		if (!RingHashBalancer.NAME.equals(choice.strategy())) {
+			return choice.strategy();
 		}
-		HashRules hash = settings.hash();
-		return settings.strategy() + " (key: " + ((hash.header() != null) ? "header " + hash.header() : "")
+		HashRules hash = choice.hash();
+		return choice.strategy() + " (key: " + ((hash.header() != null) ? "header " + hash.header() : "")
 				+ ((hash.header() != null && hash.cookie() != null) ? ", else " : "")
 				+ ((hash.cookie() != null) ? "cookie " + hash.cookie() : "")
 				+ (hash.boundedLoad() ? "; bounded load " + hash.loadFactor() : "") + ")";

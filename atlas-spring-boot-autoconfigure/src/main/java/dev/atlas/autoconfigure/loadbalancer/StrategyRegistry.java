@@ -7,8 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.atlas.autoconfigure.LoadBalancerProperties;
-import dev.atlas.autoconfigure.ServiceSettings;
+import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
@@ -117,10 +116,10 @@ public final class StrategyRegistry {
 	 * @throws IllegalArgumentException naming the property and the allowed values
 	 */
 	public void check(String prefix, ServiceSettings settings) {
-		requireRegistered(prefix + ".loadbalancer.strategy", settings.strategy());
-		if (RingHashBalancer.NAME.equals(settings.strategy())
-				&& this.builtIns.contains(this.factories.get(RingHashBalancer.NAME))
-				&& !settings.hash().hasKeySource()) {
+		StrategyRules rules = settings.get(StrategyRules.SECTION);
+		requireRegistered(prefix + ".loadbalancer.strategy", rules.strategy());
+		if (RingHashBalancer.NAME.equals(rules.strategy())
+				&& this.builtIns.contains(this.factories.get(RingHashBalancer.NAME)) && !rules.hash().hasKeySource()) {
 			throw new IllegalArgumentException(
 					"Invalid " + prefix + ".loadbalancer.strategy: ring-hash needs a hash key; set " + prefix
 							+ ".loadbalancer.hash.header (a request header, e.g. X-User-Id) or " + prefix

@@ -4,9 +4,10 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.GrayProperties;
-import dev.atlas.autoconfigure.ServiceProperties;
+import dev.atlas.autoconfigure.gray.GrayProperties;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.ServiceProperties;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;
@@ -68,6 +69,19 @@ public final class AtlasPropagationAutoConfiguration {
 	PropagatedHeaders atlasPropagatedHeaders(PropagationProperties propagation, GrayProperties gray,
 			AtlasProperties atlas) {
 		return new PropagatedHeaders(headerNames(propagation, gray, atlas.getServices().values()));
+	}
+
+	/**
+	 * Keeps the propagated headers on the rules in force after a runtime change.
+	 * @param headers the propagated headers
+	 * @param settings the rules in force (there when Atlas is the load balancer, which
+	 * alone calls the listener)
+	 * @return the listener
+	 */
+	@Bean
+	PropagatedHeadersListener atlasPropagatedHeadersListener(PropagatedHeaders headers,
+			ObjectProvider<AtlasSettings> settings) {
+		return new PropagatedHeadersListener(headers, settings);
 	}
 
 	/**

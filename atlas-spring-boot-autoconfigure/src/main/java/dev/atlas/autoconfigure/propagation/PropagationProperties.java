@@ -3,7 +3,7 @@ package dev.atlas.autoconfigure.propagation;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.atlas.autoconfigure.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.loadbalancer.routing.GrayRules;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;

@@ -2,8 +2,8 @@ package dev.atlas.autoconfigure.registry;
 
 import java.time.Duration;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import org.jspecify.annotations.Nullable;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.PropertyChecks;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -41,13 +41,7 @@ public class RegistryProperties implements InitializingBean {
 	 */
 	@Override
 	public void afterPropertiesSet() {
-		requireNonNegative(PREFIX + ".stale-limit", this.staleLimit);
-	}
-
-	private static void requireNonNegative(String property, @Nullable Duration value) {
-		if (value == null || value.isNegative()) {
-			throw new IllegalArgumentException("Invalid " + property + ": must be a duration >= 0, was " + value);
-		}
+		PropertyChecks.requireNonNegative(PREFIX + ".stale-limit", this.staleLimit);
 	}
 
 	public boolean isRefreshOnEvents() {

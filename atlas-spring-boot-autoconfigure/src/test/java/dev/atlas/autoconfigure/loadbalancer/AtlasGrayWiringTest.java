@@ -122,9 +122,9 @@ class AtlasGrayWiringTest {
 
 	@Test
 	void invalidGrayPropertiesFailStartupNamingThem() {
-		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=120").run((context) -> {
+		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=120").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(messages(context.getStartupFailure())).contains("atlas.gray.weights.user-service")
+			assertThat(messages(context.getStartupFailure())).contains("atlas.services.user-service.gray.weights")
 				.contains("between 0 and 100");
 		});
 		this.runner

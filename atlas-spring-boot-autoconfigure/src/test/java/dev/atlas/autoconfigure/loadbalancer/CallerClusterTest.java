@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
+import dev.atlas.autoconfigure.affinity.CallerCluster;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -5,10 +5,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.gray.AtlasGrayAutoConfiguration;
+import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
 import dev.atlas.autoconfigure.propagation.LaneTagger;
 import dev.atlas.autoconfigure.propagation.PropagatedHeaders;
+import dev.atlas.autoconfigure.runtime.RuntimeRules;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.outlier.Outcome;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
@@ -54,9 +57,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RuntimeRulesTest {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
-				AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
-				SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, AtlasGrayAutoConfiguration.class,
+						AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+						SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 		.withPropertyValues("spring.cloud.discovery.client.simple.instances.user-service[0].uri=http://u1:8080",
 				"spring.cloud.discovery.client.simple.instances.user-service[1].uri=http://u2:8080",
@@ -274,9 +278,11 @@ class RuntimeRulesTest {
 			change(context, Map.of("atlas.gray.enabled", "false", "atlas.affinity.enabled", "false",
 					"atlas.services.user-service.gray.weights.v2", "20"));
 			ServiceRouting routing = bean(context, "user-service", ServiceRouting.class);
-			assertThat(routing.settings().grayEnabled()).isTrue();
-			assertThat(routing.settings().gray().canaryPercentages()).containsEntry("v2", 20.0);
-			assertThat(routing.affinity().cluster()).as("affinity still on").isEqualTo("a");
+			assertThat(routing.settings().get(GraySettings.SECTION).grayEnabled()).isTrue();
+			assertThat(routing.settings().get(GraySettings.SECTION).gray().canaryPercentages()).containsEntry("v2",
+					20.0);
+			assertThat(routing.step(ClusterAffinity.class).resolvedRules().cluster()).as("affinity still on")
+				.isEqualTo("a");
 		});
 	}
 
@@ -285,12 +291,16 @@ class RuntimeRulesTest {
 		this.runner.withPropertyValues("atlas.affinity.cluster=a").run((context) -> {
 			choose(context, "user-service");
 			ServiceRouting routing = bean(context, "user-service", ServiceRouting.class);
-			assertThat(routing.affinity().minInstances()).isEqualTo(1);
+			assertThat(routing.step(ClusterAffinity.class).resolvedRules().minInstances()).isEqualTo(1);
 			change(context,
 					Map.of("atlas.affinity.min-instances", "2", "atlas.services.user-service.gray.weights.v2", "150"));
-			assertThat(routing.affinity().minInstances()).as("rejected: the affinity its filter holds").isEqualTo(1);
+			assertThat(routing.step(ClusterAffinity.class).resolvedRules().minInstances())
+				.as("rejected: the affinity its filter holds")
+				.isEqualTo(1);
 			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "10"));
-			assertThat(routing.affinity().minInstances()).as("its change applies, with the new affinity").isEqualTo(2);
+			assertThat(routing.step(ClusterAffinity.class).resolvedRules().minInstances())
+				.as("its change applies, with the new affinity")
+				.isEqualTo(2);
 			assertThat(((ClusterAffinity) pipeline(context, "user-service").filters().get(2)).rules().minInstances())
 				.isEqualTo(2);
 		});
@@ -319,11 +329,14 @@ class RuntimeRulesTest {
 			change(context, Map.of("atlas.services.user-service.loadbalancer.strategy", "exploding",
 					"atlas.services.user-service.gray.weights.v2", "40"));
 			assertThat(pipeline(context, "user-service")).isSameAs(before);
-			assertThat(bean(context, "user-service", ServiceRouting.class).settings().strategy())
-				.isEqualTo("weighted-random");
-			assertThat(context.getBean(AtlasSettings.class).settingsFor("user-service").gray().canaryPercentages())
-				.as("settings rolled back")
-				.containsEntry("v2", 10.0);
+			assertThat(bean(context, "user-service", ServiceRouting.class).settings()
+				.get(StrategyRules.SECTION)
+				.strategy()).isEqualTo("weighted-random");
+			assertThat(context.getBean(AtlasSettings.class)
+				.settingsFor("user-service")
+				.get(GraySettings.SECTION)
+				.gray()
+				.canaryPercentages()).as("settings rolled back").containsEntry("v2", 10.0);
 			assertThat(output.getOut()).contains("cannot create it");
 		});
 	}

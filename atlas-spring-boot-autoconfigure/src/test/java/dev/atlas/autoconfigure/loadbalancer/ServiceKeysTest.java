@@ -10,8 +10,9 @@ import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.regex.Pattern;
 
-import dev.atlas.autoconfigure.AtlasProperties;
-import dev.atlas.autoconfigure.AtlasSettings;
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.gray.GraySettings;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -77,11 +78,13 @@ class ServiceKeysTest {
 	}
 
 	@Test
-	void theDeprecatedCanaryWeightsMatchIgnoringCaseToo() {
-		this.runner.withPropertyValues("atlas.gray.weights.user-service.v2=10")
-			.run((context) -> assertThat(
-					context.getBean(AtlasSettings.class).settingsFor("USER-SERVICE").gray().canaryPercentages())
-				.isEqualTo(Map.of("v2", 10.0)));
+	void theCanaryWeightsMatchIgnoringCaseToo() {
+		this.runner.withPropertyValues("atlas.services.user-service.gray.weights.v2=10")
+			.run((context) -> assertThat(context.getBean(AtlasSettings.class)
+				.settingsFor("USER-SERVICE")
+				.get(GraySettings.SECTION)
+				.gray()
+				.canaryPercentages()).isEqualTo(Map.of("v2", 10.0)));
 	}
 
 	@Test
@@ -113,7 +116,7 @@ class ServiceKeysTest {
 		scheduler.tasks.clear();
 		this.runner.withUserConfiguration(AuditWithManualTime.class)
 			.withPropertyValues("atlas.services.user-service.loadbalancer.strategy=smooth-round-robin",
-					"atlas.services.user-servce.warmup.enabled=false", "atlas.gray.weights.billing.v2=5")
+					"atlas.services.user-servce.warmup.enabled=false", "atlas.services.billing.gray.weights.v2=5")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(scheduler.tasks).as("nothing before the first call").isEmpty();
@@ -127,7 +130,7 @@ class ServiceKeysTest {
 				String unused = " matches no service this application called in the 120 s after its first "
 						+ "load-balanced call (called: [USER-SERVICE, order-service]): these settings are not used.";
 				assertThat(occurrences(output, "atlas.services.user-servce.*" + unused)).isEqualTo(1);
-				assertThat(occurrences(output, "atlas.gray.weights.billing.*" + unused)).isEqualTo(1);
+				assertThat(occurrences(output, "atlas.services.billing.*" + unused)).isEqualTo(1);
 				assertThat(output).doesNotContain("atlas.services.user-service.* matches");
 				assertThat(occurrences(output, "matches no service")).isEqualTo(2);
 

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.atlas.autoconfigure.gray.AtlasGrayAutoConfiguration;
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
@@ -315,9 +316,10 @@ class PropagationTest {
 	@SuppressWarnings("unchecked")
 	void theAutoConfiguredServletFilterAppliesTheConfiguredLaneRules() {
 		new WebApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
-					AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
-					SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, AtlasGrayAutoConfiguration.class,
+							AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+							SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 			.withPropertyValues("atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].cookie=canary",
 					"atlas.gray.rules[0].equals=1")

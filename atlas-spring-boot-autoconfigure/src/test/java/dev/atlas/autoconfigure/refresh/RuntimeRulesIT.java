@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
-import dev.atlas.autoconfigure.loadbalancer.RuntimeRules;
+import dev.atlas.autoconfigure.runtime.RuntimeRules;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.assertj.core.data.Offset;

@@ -20,9 +20,9 @@ import org.springframework.stereotype.Component;
  * check Atlas rather than echo it:
  * <ul>
  * <li>Atlas or its gray stage off: every instance, by weight;</li>
- * <li>a percentage canary ({@code atlas.gray.weights.<service>.<tag>}, or
- * {@code atlas.services.<service>.gray.weights}) sends its percentage to the instances
- * with that tag, by weight (a tag without instances sends nothing);</li>
+ * <li>a percentage canary ({@code atlas.services.<service>.gray.weights.<tag>}) sends its
+ * percentage to the instances with that tag, by weight (a tag without instances sends
+ * nothing);</li>
  * <li>the rest goes to the baseline lane — untagged instances and those tagged with one
  * of {@code atlas.gray.baseline-tags} (or the per-service override) — by weight; all
  * instances when there is no baseline instance or {@code isolate-baseline} is off.</li>
@@ -67,10 +67,6 @@ public class ExpectedShares {
 			.orElseGet(() -> binder.bind("atlas.gray.isolate-baseline", Boolean.class).orElse(true));
 		Map<String, Double> canary = binder.bind(service + "weights", Bindable.mapOf(String.class, Double.class))
 			.orElse(Map.of());
-		if (canary.isEmpty()) {
-			canary = binder.bind("atlas.gray.weights." + serviceId, Bindable.mapOf(String.class, Double.class))
-				.orElse(Map.of());
-		}
 
 		double canaryShare = 0;
 		for (Map.Entry<String, Double> rule : canary.entrySet()) {

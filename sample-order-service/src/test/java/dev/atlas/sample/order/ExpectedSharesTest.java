@@ -40,8 +40,8 @@ class ExpectedSharesTest {
 	@Test
 	void aPercentageCanaryTakesItsShareAndTheBaselineTheRest() {
 		Map<String, Double> shares = shares(new MockEnvironment().withProperty("atlas.gray.baseline-tags", "v1")
-			.withProperty("atlas.gray.weights.user-service.v2", "10")
-			.withProperty("atlas.gray.weights.user-service.v9", "20"));
+			.withProperty("atlas.services.user-service.gray.weights.v2", "10")
+			.withProperty("atlas.services.user-service.gray.weights.v9", "20"));
 
 		// v9 has no instance: its 20 % stay in the baseline lane
 		assertThat(shares.get("c:1")).isCloseTo(0.10 / 4, within(1e-9));
@@ -54,7 +54,7 @@ class ExpectedSharesTest {
 	void perServiceSettingsWinOverGlobalOnes() {
 		Map<String, Double> shares = shares(new MockEnvironment().withProperty("atlas.gray.baseline-tags", "v2")
 			.withProperty("atlas.services.user-service.gray.baseline-tags", "v1")
-			.withProperty("atlas.gray.weights.user-service.v2", "50")
+			.withProperty("atlas.gray.weights.v2", "50")
 			.withProperty("atlas.services.user-service.gray.weights.v2", "20"));
 
 		assertThat(shares.get("c:1") + shares.get("d:1")).isCloseTo(0.20, within(1e-9));

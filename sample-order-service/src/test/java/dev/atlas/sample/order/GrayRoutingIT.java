@@ -43,7 +43,7 @@ import static org.assertj.core.api.Assertions.within;
  * <li>{@code orders}: {@code atlas.gray.baseline-tags=v1}, an {@code @Async} pool of
  * exactly one thread, every other Atlas default (warmup included);</li>
  * <li>{@code canaryOrders}: {@code atlas.gray.baseline-tags=v1}, a 10 % canary
- * ({@code atlas.gray.weights.user-service.v2=10}), {@code fallback=none} for
+ * ({@code atlas.services.user-service.gray.weights.v2=10}), {@code fallback=none} for
  * user-service, a hash-key header, and warmup off (its traffic table compares shares with
  * full weights).</li>
  * </ul>
@@ -82,7 +82,7 @@ class GrayRoutingIT {
 				// one async thread, so that consecutive requests share it
 				"--spring.task.execution.pool.core-size=1", "--spring.task.execution.pool.max-size=1");
 		canaryOrders = fleet.start(OrderServiceApplication.application(), "--atlas.gray.baseline-tags=v1",
-				"--atlas.gray.weights.user-service.v2=10",
+				"--atlas.services.user-service.gray.weights.v2=10",
 				// the canary split between lanes does not depend on warmup, but the
 				// printed
 				// per-instance table compares with full weights
@@ -286,8 +286,8 @@ class GrayRoutingIT {
 	}
 
 	/**
-	 * {@code atlas.gray.weights.user-service.v2=10} sends 10 % ± 2 points of 10,000
-	 * untagged calls to v2; the traffic report expects exactly that split.
+	 * {@code atlas.services.user-service.gray.weights.v2=10} sends 10 % ± 2 points of
+	 * 10,000 untagged calls to v2; the traffic report expects exactly that split.
 	 */
 	@Test
 	void percentageCanarySendsTenPercentOfUntaggedTrafficToV2() {

@@ -1,0 +1,314 @@
+package dev.atlas.autoconfigure.loadbalancer;
+
+import java.time.Duration;
+import java.util.Locale;
+
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.loadbalancer.choice.HashRules;
+import dev.atlas.loadbalancer.choice.LeastRequestRules;
+import dev.atlas.loadbalancer.choice.PeakEwmaRules;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The choice among candidate instances, {@code atlas.loadbalancer.*}; per service under
+ * {@code atlas.services.<serviceId>.loadbalancer.*}. (Atlas's own section, not Spring
+ * Cloud's {@code spring.cloud.loadbalancer} properties.) Mutable while being bound, not
+ * thread-safe.
+ *
+ * @since 0.1.0
+ */
+@ConfigurationProperties(prefix = LoadBalancerProperties.PREFIX)
+public class LoadBalancerProperties implements InitializingBean {
+
+	/** Prefix of this section. */
+	public static final String PREFIX = AtlasProperties.PREFIX + ".loadbalancer";
+
+	/** The strategy of a service that names none. */
+	public static final String DEFAULT_STRATEGY = "weighted-random";
+
+	/**
+	 * Name of the load-balancing strategy: weighted-random (default; O(1) per pick),
+	 * smooth-round-robin (nginx's smooth weighted round robin), least-request (power of
+	 * two choices by in-flight requests), peak-ewma (power of two choices by
+	 * peak-sensitive response time × in-flight requests), ring-hash (consistent hashing
+	 * of a header or cookie), or the name of a strategy the application registers. All
+	 * built-in ones honour registry weights; weight 0 means drained. Read trimmed and
+	 * lower-cased, with _ as - (SMOOTH_ROUND_ROBIN is smooth-round-robin); blank means
+	 * the default. An unknown name fails startup.
+	 */
+	private String strategy = DEFAULT_STRATEGY;
+
+	/**
+	 * What to do when every candidate has weight 0: fail-open (default; treat them as
+	 * equal weights, log one WARN, count in atlas.weights.all.zero) or reject (no
+	 * instance: the caller gets a NoInstanceAvailableException, counted in
+	 * atlas.weights.all.zero).
+	 */
+	private AllZeroWeightsPolicy allZeroWeights = AllZeroWeightsPolicy.FAIL_OPEN;
+
+	/** Settings of the least-request strategy. */
+	private final LeastRequest leastRequest = new LeastRequest();
+
+	/** Settings of the peak-ewma strategy. */
+	private final PeakEwma peakEwma = new PeakEwma();
+
+	/** Settings of the ring-hash strategy. */
+	private final Hash hash = new Hash();
+
+	@Override
+	public void afterPropertiesSet() {
+		leastRequestRules(PREFIX);
+		peakEwmaRules(PREFIX);
+		hashRules(PREFIX);
+	}
+
+	/**
+	 * The least-request rules of these values.
+	 * @param prefix where these values were bound, e.g. {@code atlas.loadbalancer}
+	 * @return the rules
+	 * @throws IllegalArgumentException naming the property and the allowed values
+	 */
+	public LeastRequestRules leastRequestRules(String prefix) {
+		try {
+			return new LeastRequestRules(this.leastRequest.choiceCount, this.leastRequest.activeRequestBias);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid " + prefix + ".least-request." + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * The peak-ewma rules of these values.
+	 * @param prefix where these values were bound, e.g. {@code atlas.loadbalancer}
+	 * @return the rules
+	 * @throws IllegalArgumentException naming the property and the allowed values
+	 */
+	public PeakEwmaRules peakEwmaRules(String prefix) {
+		try {
+			return new PeakEwmaRules(this.peakEwma.choiceCount, this.peakEwma.decayTime);
+		}
+		catch (IllegalArgumentException | NullPointerException ex) {
+			throw new IllegalArgumentException("Invalid " + prefix + ".peak-ewma." + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * The ring-hash rules of these values.
+	 * @param prefix where these values were bound, e.g. {@code atlas.loadbalancer}
+	 * @return the rules
+	 * @throws IllegalArgumentException naming the property and the allowed values
+	 */
+	public HashRules hashRules(String prefix) {
+		try {
+			return new HashRules(this.hash.header, this.hash.cookie, this.hash.virtualNodes, this.hash.boundedLoad,
+					this.hash.loadFactor);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Invalid " + prefix + ".hash." + ex.getMessage(), ex);
+		}
+	}
+
+	public LeastRequest getLeastRequest() {
+		return this.leastRequest;
+	}
+
+	public PeakEwma getPeakEwma() {
+		return this.peakEwma;
+	}
+
+	public Hash getHash() {
+		return this.hash;
+	}
+
+	/**
+	 * The strategy name, normalized.
+	 * @return kebab-case, lower-case, never blank
+	 */
+	public String getStrategy() {
+		return this.strategy;
+	}
+
+	/**
+	 * Sets the strategy name; it is normalized ({@link #normalizeStrategy(String)}), not
+	 * checked: strategies are registered by name elsewhere.
+	 * @param strategy a name; {@code null} or blank leaves the value as it is (the
+	 * default, or under {@code atlas.services.<service-id>} the global value)
+	 */
+	public void setStrategy(@Nullable String strategy) {
+		if (strategy != null && !strategy.isBlank()) {
+			this.strategy = normalizeStrategy(strategy);
+		}
+	}
+
+	public AllZeroWeightsPolicy getAllZeroWeights() {
+		return this.allZeroWeights;
+	}
+
+	public void setAllZeroWeights(AllZeroWeightsPolicy allZeroWeights) {
+		this.allZeroWeights = allZeroWeights;
+	}
+
+	/**
+	 * The canonical spelling of a strategy name, as configured names are compared with
+	 * registered ones: trimmed, lower-cased ({@link Locale#ROOT}), {@code _} read as
+	 * {@code -}.
+	 * @param name a name as written, may be {@code null}
+	 * @return e.g. {@code smooth-round-robin} for {@code " SMOOTH_ROUND_ROBIN"};
+	 * {@link #DEFAULT_STRATEGY} for {@code null} or blank
+	 */
+	public static String normalizeStrategy(@Nullable String name) {
+		if (name == null || name.isBlank()) {
+			return DEFAULT_STRATEGY;
+		}
+		return name.trim().toLowerCase(Locale.ROOT).replace('_', '-');
+	}
+
+	/** Settings of the least-request strategy. */
+	public static class LeastRequest {
+
+		/**
+		 * Candidates drawn (by weight) and compared per pick, at least 2. 2 by default,
+		 * the power of two choices (Envoy's default).
+		 */
+		private int choiceCount = LeastRequestRules.DEFAULTS.choiceCount();
+
+		/**
+		 * How strongly in-flight requests count against weight, 0 or more: an instance
+		 * ranks by in-flight^bias / weight, lower first. 1.0 by default (Envoy's); 0
+		 * ignores in-flight requests (weighted random).
+		 */
+		private double activeRequestBias = LeastRequestRules.DEFAULTS.activeRequestBias();
+
+		public int getChoiceCount() {
+			return this.choiceCount;
+		}
+
+		public void setChoiceCount(int choiceCount) {
+			this.choiceCount = choiceCount;
+		}
+
+		public double getActiveRequestBias() {
+			return this.activeRequestBias;
+		}
+
+		public void setActiveRequestBias(double activeRequestBias) {
+			this.activeRequestBias = activeRequestBias;
+		}
+
+	}
+
+	/** Settings of the peak-ewma strategy. */
+	public static class PeakEwma {
+
+		/**
+		 * Candidates drawn (by weight) and compared per pick, at least 2. 2 by default.
+		 */
+		private int choiceCount = PeakEwmaRules.DEFAULTS.choiceCount();
+
+		/**
+		 * How fast the response-time average forgets a peak, at least 1ms: after this
+		 * long without a response a past peak counts for 37 % (1/e). 10s by default
+		 * (Finagle's and Linkerd's).
+		 */
+		private Duration decayTime = PeakEwmaRules.DEFAULTS.decayTime();
+
+		public int getChoiceCount() {
+			return this.choiceCount;
+		}
+
+		public void setChoiceCount(int choiceCount) {
+			this.choiceCount = choiceCount;
+		}
+
+		public Duration getDecayTime() {
+			return this.decayTime;
+		}
+
+		public void setDecayTime(Duration decayTime) {
+			this.decayTime = decayTime;
+		}
+
+	}
+
+	/** Settings of the ring-hash strategy. */
+	public static class Hash {
+
+		/**
+		 * Request header whose value is the hash key, e.g. X-User-Id; read from the
+		 * outbound request, else from the inbound request when the header is propagated
+		 * (atlas.propagation.headers).
+		 */
+		private @Nullable String header;
+
+		/**
+		 * Cookie of the outbound request whose value is the hash key, used when the
+		 * header is absent, e.g. a user or tenant cookie. Not a session cookie that the
+		 * instances issue themselves (JSESSIONID): its value is only known after the
+		 * first instance answered, and hashes to another instance.
+		 */
+		private @Nullable String cookie;
+
+		/**
+		 * Points on the ring per instance of average weight, at least 1; an instance gets
+		 * this many × its weight / the average weight. 160 by default (ketama's and
+		 * Dubbo's).
+		 */
+		private int virtualNodes = HashRules.DEFAULT_VIRTUAL_NODES;
+
+		/**
+		 * Whether consistent hashing with bounded loads applies: an instance with
+		 * load-factor × the average in-flight requests (by weight) is passed over for the
+		 * next one on the ring, so a hot key cannot overload it.
+		 */
+		private boolean boundedLoad;
+
+		/** The bound of bounded-load, above 1. 1.25 by default. */
+		private double loadFactor = HashRules.DEFAULT_LOAD_FACTOR;
+
+		public @Nullable String getHeader() {
+			return this.header;
+		}
+
+		public void setHeader(@Nullable String header) {
+			this.header = header;
+		}
+
+		public @Nullable String getCookie() {
+			return this.cookie;
+		}
+
+		public void setCookie(@Nullable String cookie) {
+			this.cookie = cookie;
+		}
+
+		public int getVirtualNodes() {
+			return this.virtualNodes;
+		}
+
+		public void setVirtualNodes(int virtualNodes) {
+			this.virtualNodes = virtualNodes;
+		}
+
+		public boolean isBoundedLoad() {
+			return this.boundedLoad;
+		}
+
+		public void setBoundedLoad(boolean boundedLoad) {
+			this.boundedLoad = boundedLoad;
+		}
+
+		public double getLoadFactor() {
+			return this.loadFactor;
+		}
+
+		public void setLoadFactor(double loadFactor) {
+			this.loadFactor = loadFactor;
+		}
+
+	}
+
+}

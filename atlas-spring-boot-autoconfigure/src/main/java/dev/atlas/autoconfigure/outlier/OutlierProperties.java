@@ -1,0 +1,221 @@
+package dev.atlas.autoconfigure.outlier;
+
+import java.time.Duration;
+
+import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.loadbalancer.outlier.OutlierRules;
+import dev.atlas.loadbalancer.outlier.ProbeRules;
+import dev.atlas.loadbalancer.outlier.ProbeType;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Outlier detection, {@code atlas.outlier.*}, after Envoy's: instances that fail several
+ * requests in a row are ejected for a while, probed, and returned when a probe passes.
+ * Per service under {@code atlas.services.<serviceId>.outlier.*}. Mutable while being
+ * bound, not thread-safe.
+ *
+ * @since 0.1.0
+ */
+@ConfigurationProperties(prefix = OutlierProperties.PREFIX)
+public class OutlierProperties implements InitializingBean {
+
+	/** Prefix of this section. */
+	public static final String PREFIX = AtlasProperties.PREFIX + ".outlier";
+
+	/** Whether instances that fail requests in a row are ejected. */
+	private boolean enabled = true;
+
+	/**
+	 * Ejects an instance after this many 5xx answers in a row (gateway failures
+	 * included); 0 turns this detector off. 5 by default (Envoy's).
+	 */
+	private int consecutive5xx = 5;
+
+	/**
+	 * Ejects an instance after this many gateway failures in a row: connection refused or
+	 * timed out, read timeout, connection reset, 502, 503, 504; 0 turns this detector
+	 * off. 5 by default (Envoy's).
+	 */
+	private int consecutiveGatewayFailure = 5;
+
+	/**
+	 * An ejection lasts this long times the number of times the instance was ejected
+	 * (less one per base ejection time it has since spent back in service). 30s by
+	 * default (Envoy's).
+	 */
+	private Duration baseEjectionTime = Duration.ofSeconds(30);
+
+	/** Cap of one ejection; at least base-ejection-time. 300s by default (Envoy's). */
+	private Duration maxEjectionTime = Duration.ofSeconds(300);
+
+	/**
+	 * At most this share of a service's instances, in percent (0..100), is ejected at
+	 * once; at least one instance always may be. 10 by default (Envoy's): a fault that
+	 * hits many instances at once is more likely the caller's own or the network's.
+	 */
+	private double maxEjectionPercent = 10;
+
+	/**
+	 * When fewer than this share, in percent (0..100), of a lane's instances would remain
+	 * after ejection, ejection is ignored for that lane (panic mode: better to spread
+	 * load over every instance than to overload the few left); 0 never panics. 50 by
+	 * default (Envoy's).
+	 */
+	private double panicThresholdPercent = 50;
+
+	/** How an ejected instance is probed once its ejection time is over. */
+	private final Probe probe = new Probe();
+
+	/**
+	 * Validates the global values.
+	 * @throws IllegalArgumentException naming the property when a value is out of range
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		toRules(PREFIX);
+	}
+
+	/**
+	 * The outlier rules of these values.
+	 * @param prefix where these values were bound, for the message, e.g.
+	 * {@code atlas.outlier} or {@code atlas.services.user-service.outlier}
+	 * @return {@link OutlierRules} with {@code enabled} as set (checked even when
+	 * disabled)
+	 * @throws IllegalArgumentException naming the property when a value is out of range,
+	 * with the allowed values
+	 */
+	public OutlierRules toRules(String prefix) {
+		try {
+			return new OutlierRules(this.enabled, this.consecutive5xx, this.consecutiveGatewayFailure,
+					this.baseEjectionTime, this.maxEjectionTime, this.maxEjectionPercent, this.panicThresholdPercent,
+					new ProbeRules(this.probe.type, this.probe.interval, this.probe.timeout, this.probe.path));
+		}
+		catch (IllegalArgumentException | NullPointerException ex) {
+			throw new IllegalArgumentException("Invalid " + prefix + "." + ex.getMessage(), ex);
+		}
+		catch (ArithmeticException ex) {
+			throw new IllegalArgumentException(
+					"Invalid " + prefix + ": a duration is too long to be counted in "
+							+ "milliseconds (base-ejection-time, max-ejection-time, probe.interval, probe.timeout)",
+					ex);
+		}
+	}
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public int getConsecutive5xx() {
+		return this.consecutive5xx;
+	}
+
+	public void setConsecutive5xx(int consecutive5xx) {
+		this.consecutive5xx = consecutive5xx;
+	}
+
+	public int getConsecutiveGatewayFailure() {
+		return this.consecutiveGatewayFailure;
+	}
+
+	public void setConsecutiveGatewayFailure(int consecutiveGatewayFailure) {
+		this.consecutiveGatewayFailure = consecutiveGatewayFailure;
+	}
+
+	public Duration getBaseEjectionTime() {
+		return this.baseEjectionTime;
+	}
+
+	public void setBaseEjectionTime(Duration baseEjectionTime) {
+		this.baseEjectionTime = baseEjectionTime;
+	}
+
+	public Duration getMaxEjectionTime() {
+		return this.maxEjectionTime;
+	}
+
+	public void setMaxEjectionTime(Duration maxEjectionTime) {
+		this.maxEjectionTime = maxEjectionTime;
+	}
+
+	public double getMaxEjectionPercent() {
+		return this.maxEjectionPercent;
+	}
+
+	public void setMaxEjectionPercent(double maxEjectionPercent) {
+		this.maxEjectionPercent = maxEjectionPercent;
+	}
+
+	public double getPanicThresholdPercent() {
+		return this.panicThresholdPercent;
+	}
+
+	public void setPanicThresholdPercent(double panicThresholdPercent) {
+		this.panicThresholdPercent = panicThresholdPercent;
+	}
+
+	public Probe getProbe() {
+		return this.probe;
+	}
+
+	/** How an ejected instance is probed. */
+	public static class Probe {
+
+		/**
+		 * What a probe does: tcp (connect to host:port), http (GET the path; 2xx passes;
+		 * finds hung instances that still accept connections) or none (return when the
+		 * ejection time is over).
+		 */
+		private ProbeType type = ProbeType.TCP;
+
+		/**
+		 * Time between two probes of an ejected instance (10 % jitter). 5s by default.
+		 */
+		private Duration interval = Duration.ofSeconds(5);
+
+		/** How long one probe may take. 1s by default. */
+		private Duration timeout = Duration.ofSeconds(1);
+
+		/** Path an http probe requests on the instance. */
+		private String path = "/actuator/health";
+
+		public ProbeType getType() {
+			return this.type;
+		}
+
+		public void setType(ProbeType type) {
+			this.type = type;
+		}
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public String getPath() {
+			return this.path;
+		}
+
+		public void setPath(String path) {
+			this.path = path;
+		}
+
+	}
+
+}
