@@ -78,13 +78,14 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 	@Override
 	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
-		if (response == null || !response.hasServer()) {
+		ServiceInstance server = (response != null && response.hasServer()) ? response.getServer() : null;
+		if (server == null) {
 			return;
 		}
 		Throwable failure = completionContext.getThrowable();
 		Outcome outcome = outcome(completionContext.status(), failure, completionContext.getClientResponse());
 		if (outcome != Outcome.IGNORED) {
-			this.detector.record(response.getServer(), outcome,
+			this.detector.record(server, outcome,
 					(outcome == Outcome.SUCCESS) ? null : describe(failure, completionContext.getClientResponse()));
 		}
 	}
