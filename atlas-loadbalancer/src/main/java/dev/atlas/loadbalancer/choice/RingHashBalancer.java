@@ -51,6 +51,8 @@ import org.slf4j.LoggerFactory;
  * {@value #MISSING_KEY_METER} and logged once at DEBUG. Lookup is O(1) expected (see
  * {@link HashRing}); a pick allocates nothing (the key is hashed in place). Thread-safe
  * and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Table> {
 

@@ -57,6 +57,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * failure of an instance, an ejection, a return, and forgetting an instance that
  * recovered take the ejector's lock (never taken on a pick). Time comes from the injected
  * {@link Clock}.
+ *
+ * @since 0.1.0
  */
 public final class OutlierDetector implements AutoCloseable {
 

@@ -54,6 +54,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * {@value #MAX_INSTANCES}), so clean-ups cost O(1) amortized and a fleet larger than the
  * threshold is tracked whole. Only one clean-up runs at a time; a request that starts on
  * an instance while it is being forgotten is counted again on its fresh entry.
+ *
+ * @since 0.1.0
  * Thread-safe; recording takes no lock and allocates nothing for a tracked instance.
  */
 public final class InstanceStats implements LiveStats {

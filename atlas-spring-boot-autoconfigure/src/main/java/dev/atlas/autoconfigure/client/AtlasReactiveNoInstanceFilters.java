@@ -45,6 +45,8 @@ import org.springframework.web.reactive.function.client.ExchangeFunction;
  * shun the instance. Outlier detection ignores cancellations.</li>
  * </ul>
  * Put in place of Spring Cloud's filters by {@link AtlasClientAutoConfiguration}.
+ *
+ * @since 0.1.0
  */
 public final class AtlasReactiveNoInstanceFilters {
 
