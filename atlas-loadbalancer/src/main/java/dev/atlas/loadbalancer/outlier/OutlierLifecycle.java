@@ -48,6 +48,15 @@ import org.springframework.http.HttpStatusCode;
  */
 public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
+	/** Failures of the caller's own connection pool, by simple class name. */
+	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
+			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
+
+	/**
+	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
+	 */
+	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
+
 	private final OutlierDetector detector;
 
 	/**
@@ -122,15 +131,6 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 		}
 		return -1;
 	}
-
-	/** Failures of the caller's own connection pool, by simple class name. */
-	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
-			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
-
-	/**
-	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
-	 */
-	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
 
 	/** Whether a failure without an answer says the instance is unreachable or stuck. */
 	static boolean isGatewayFailure(Throwable failure) {
