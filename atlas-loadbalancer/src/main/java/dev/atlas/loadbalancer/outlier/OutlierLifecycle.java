@@ -101,7 +101,7 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 
 	/**
 	 * What a completion tells of the instance.
-	 * @param status Spring Cloud's status
+	 * @param status the status Spring Cloud reports
 	 * @param failure the exception, if any
 	 * @param clientResponse the client's response object, if any
 	 * @return the outcome
