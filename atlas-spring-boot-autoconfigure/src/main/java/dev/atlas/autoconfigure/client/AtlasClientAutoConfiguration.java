@@ -34,6 +34,9 @@ import org.springframework.context.annotation.Configuration;
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 public final class AtlasClientAutoConfiguration {
 
+	private AtlasClientAutoConfiguration() {
+	}
+
 	/**
 	 * Puts {@link AtlasBlockingLoadBalancerClient} in place of Spring Cloud's
 	 * {@code BlockingLoadBalancerClient} (matched by exact class: an application's own
