@@ -5,14 +5,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 
-import dev.atlas.loadbalancer.choice.SnapshotBalancer;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.loadbalancer.core.RandomLoadBalancer;
-import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
 
 /**
  * Deterministic discrete-event simulation of one caller spreading requests over five
