@@ -27,16 +27,6 @@ public final class SeededThreadLocalRandom {
 	}
 
 	/**
-	 * What the task returned, and whether the thread was seeded.
-	 *
-	 * @param value the task's result
-	 * @param seeded {@code false} if the seed could not be set
-	 * @param <T> the result type
-	 */
-	public record Outcome<T>(T value, boolean seeded) {
-	}
-
-	/**
 	 * Runs a task on a new thread seeded with {@code seed}, and waits for it.
 	 * @param seed the seed
 	 * @param task the task
@@ -109,6 +99,16 @@ public final class SeededThreadLocalRandom {
 		catch (ReflectiveOperationException | RuntimeException ex) {
 			return null;
 		}
+	}
+
+	/**
+	 * What the task returned, and whether the thread was seeded.
+	 *
+	 * @param value the task's result
+	 * @param seeded {@code false} if the seed could not be set
+	 * @param <T> the result type
+	 */
+	public record Outcome<T>(T value, boolean seeded) {
 	}
 
 }

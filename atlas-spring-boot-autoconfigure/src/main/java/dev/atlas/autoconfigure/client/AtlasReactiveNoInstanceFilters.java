@@ -63,6 +63,27 @@ public final class AtlasReactiveNoInstanceFilters {
 	}
 
 	/**
+	 * Runs {@code exchange} tracking {@link Attempt}s, so that a cancellation completes.
+	 */
+	static Mono<ClientResponse> tracked(ClientRequest clientRequest, ExchangeFunction next, Attempt attempt,
+			BiFunction<ClientRequest, ExchangeFunction, Mono<ClientResponse>> exchange) {
+		ExchangeFunction tracking = (request) -> next.exchange(request)
+			.doOnSubscribe((subscription) -> attempt.started())
+			.doOnTerminate(attempt::ended);
+		return exchange.apply(clientRequest, tracking)
+			.contextWrite((context) -> context.put(Attempt.class, attempt))
+			.doOnCancel(attempt::cancelled);
+	}
+
+	/** Tells the filter call's {@link Attempt} which instance was chosen. */
+	static Mono<Response<ServiceInstance>> remember(Request<?> request, Mono<Response<ServiceInstance>> chosen) {
+		return Mono.deferContextual((context) -> {
+			Attempt attempt = context.getOrDefault(Attempt.class, null);
+			return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
+		});
+	}
+
+	/**
 	 * The exchange of one filter call whose lifecycle a cancellation completes: the
 	 * attempt chosen last, in flight from the start of its exchange to its end.
 	 * Thread-safe.
@@ -124,27 +145,6 @@ public final class AtlasReactiveNoInstanceFilters {
 			}
 		}
 
-	}
-
-	/**
-	 * Runs {@code exchange} tracking {@link Attempt}s, so that a cancellation completes.
-	 */
-	static Mono<ClientResponse> tracked(ClientRequest clientRequest, ExchangeFunction next, Attempt attempt,
-			BiFunction<ClientRequest, ExchangeFunction, Mono<ClientResponse>> exchange) {
-		ExchangeFunction tracking = (request) -> next.exchange(request)
-			.doOnSubscribe((subscription) -> attempt.started())
-			.doOnTerminate(attempt::ended);
-		return exchange.apply(clientRequest, tracking)
-			.contextWrite((context) -> context.put(Attempt.class, attempt))
-			.doOnCancel(attempt::cancelled);
-	}
-
-	/** Tells the filter call's {@link Attempt} which instance was chosen. */
-	static Mono<Response<ServiceInstance>> remember(Request<?> request, Mono<Response<ServiceInstance>> chosen) {
-		return Mono.deferContextual((context) -> {
-			Attempt attempt = context.getOrDefault(Attempt.class, null);
-			return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
-		});
 	}
 
 	/**
