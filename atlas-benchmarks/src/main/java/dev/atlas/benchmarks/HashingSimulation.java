@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SplittableRandom;
 
 import dev.atlas.loadbalancer.choice.HashRules;
@@ -158,6 +159,7 @@ public final class HashingSimulation {
 				chosen = new Movement(n, false, 1.0 / n, share, betweenStayers, Double.NaN, Double.NaN);
 			}
 		}
+		Objects.requireNonNull(chosen, "leaving is one of the n instances");
 		return new Movement(n, false, chosen.ideal(), chosen.moved(), chosen.movedBetweenStayers(), min, max);
 	}
 

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
@@ -86,7 +87,7 @@ public final class MarkdownReport {
 	 * The measured cell.
 	 * @return {@code null} when that combination was not run
 	 */
-	Cell cell(Contender contender, int size, int threads) {
+	@Nullable Cell cell(Contender contender, int size, int threads) {
 		return this.cells.get(key(contender, size, threads));
 	}
 
@@ -379,7 +380,7 @@ public final class MarkdownReport {
 			this.atlas = atlas;
 		}
 
-		static Contender of(String method) {
+		static @Nullable Contender of(String method) {
 			for (Contender contender : values()) {
 				if (contender.method.equals(method)) {
 					return contender;
@@ -414,7 +415,7 @@ public final class MarkdownReport {
 
 	private interface Format {
 
-		String cell(Cell cell, Cell baseline);
+		String cell(Cell cell, @Nullable Cell baseline);
 
 	}
 

@@ -29,6 +29,7 @@ import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -276,7 +277,7 @@ public final class QualitySimulation {
 	 * @param seeded whether every source of randomness was seeded
 	 * @param error what went wrong, or {@code null}
 	 */
-	public record Line(String strategy, boolean weighted, List<Share> shares, boolean seeded, String error) {
+	public record Line(String strategy, boolean weighted, List<Share> shares, boolean seeded, @Nullable String error) {
 
 		/**
 		 * The largest deviation.
@@ -391,7 +392,7 @@ public final class QualitySimulation {
 
 	private interface Picker {
 
-		ServiceInstance pick();
+		@Nullable ServiceInstance pick();
 
 	}
 

@@ -2,8 +2,11 @@ package dev.atlas.benchmarks;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs code on a fresh thread whose {@link java.util.concurrent.ThreadLocalRandom} starts
@@ -56,7 +59,7 @@ public final class SeededThreadLocalRandom {
 		if (failure.get() != null) {
 			throw failure.get();
 		}
-		return result.get();
+		return Objects.requireNonNull(result.get(), "set when the task returned");
 	}
 
 	/**
@@ -67,7 +70,7 @@ public final class SeededThreadLocalRandom {
 	 * @return what puts the thread's id back, or {@code null} if the thread could not be
 	 * seeded
 	 */
-	private static Runnable seedCurrentThread(long seed) {
+	private static @Nullable Runnable seedCurrentThread(long seed) {
 		try {
 			Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
 			Field theUnsafe = unsafeClass.getDeclaredField("theUnsafe");
