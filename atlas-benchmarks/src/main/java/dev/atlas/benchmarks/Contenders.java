@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
@@ -44,6 +45,7 @@ import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.cloud.client.ServiceInstance;
@@ -178,9 +180,9 @@ public final class Contenders {
 		// is computed once per
 		// refresh and served from the cache, so it is expanded once here too, not on
 		// every pick.
-		List<ServiceInstance> expanded = new WeightedServiceInstanceListSupplier(new FixedListSupplier(this.fleet))
-			.get()
-			.blockFirst();
+		List<ServiceInstance> expanded = Objects.requireNonNull(
+				new WeightedServiceInstanceListSupplier(new FixedListSupplier(this.fleet)).get().blockFirst(),
+				"the weighted list");
 		this.springWeighted = new RoundRobinLoadBalancer(new Just<>(new FixedListSupplier(expanded)), id);
 		this.nacos = Fixtures.nacosLoadBalancer(plainSupplier, Fixtures.CALLER_CLUSTER);
 
@@ -294,7 +296,7 @@ public final class Contenders {
 	 * @param request the request
 	 * @return the chosen instance
 	 */
-	public static ServiceInstance pick(ReactorServiceInstanceLoadBalancer loadBalancer, Request<?> request) {
+	public static @Nullable ServiceInstance pick(ReactorServiceInstanceLoadBalancer loadBalancer, Request<?> request) {
 		Response<ServiceInstance> response = loadBalancer.choose(request).block();
 		return (response != null && response.hasServer()) ? response.getServer() : null;
 	}
@@ -320,7 +322,7 @@ public final class Contenders {
 		requirePick(this.engineSmoothRoundRobin.choose(this.fleet), this.engineSmoothRoundRobin);
 	}
 
-	private static void requirePick(ServiceInstance chosen, Object by) {
+	private static void requirePick(@Nullable ServiceInstance chosen, Object by) {
 		if (chosen == null) {
 			throw new IllegalStateException(by + " chose nothing");
 		}

@@ -15,6 +15,7 @@ import com.alibaba.cloud.nacos.loadbalancer.LoadBalancerAlgorithm;
 import com.alibaba.cloud.nacos.loadbalancer.NacosLoadBalancer;
 import com.alibaba.cloud.nacos.util.InetIPv6Utils;
 import com.alibaba.nacos.api.naming.pojo.Instance;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -136,7 +137,7 @@ public final class Fixtures {
 	 * @param wantedTag value of {@value #TAG_HEADER}, or {@code null} for none
 	 * @return a {@code Request<RequestDataContext>}
 	 */
-	public static Request<RequestDataContext> request(String wantedTag) {
+	public static Request<RequestDataContext> request(@Nullable String wantedTag) {
 		return request(wantedTag, null);
 	}
 
@@ -146,7 +147,7 @@ public final class Fixtures {
 	 * @param userId value of {@value #USER_HEADER}, or {@code null} for none
 	 * @return a {@code Request<RequestDataContext>}
 	 */
-	public static Request<RequestDataContext> request(String wantedTag, String userId) {
+	public static Request<RequestDataContext> request(@Nullable String wantedTag, @Nullable String userId) {
 		return request(wantedTag, userId, null, null);
 	}
 
@@ -158,7 +159,8 @@ public final class Fixtures {
 	 * @param value its value
 	 * @return a {@code Request<RequestDataContext>}
 	 */
-	public static Request<RequestDataContext> request(String wantedTag, String userId, String header, String value) {
+	public static Request<RequestDataContext> request(@Nullable String wantedTag, @Nullable String userId,
+			@Nullable String header, @Nullable String value) {
 		HttpHeaders headers = new HttpHeaders();
 		if (header != null) {
 			headers.add(header, value);

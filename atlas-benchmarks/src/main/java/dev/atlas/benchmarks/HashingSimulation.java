@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SplittableRandom;
 
 import dev.atlas.loadbalancer.choice.HashRules;
@@ -79,88 +80,6 @@ public final class HashingSimulation {
 	static final int[] SIZES = { 5, 10, 50 };
 
 	private HashingSimulation() {
-	}
-
-	/**
-	 * Keys moved by one change of the fleet.
-	 *
-	 * @param instances N, before the change
-	 * @param join {@code true} when an instance joins, {@code false} when one leaves
-	 * @param ideal the share of the instance that joins or leaves: 1/(N+1) or 1/N
-	 * @param moved keys whose instance changed ÷ all keys
-	 * @param movedBetweenStayers keys that moved from an instance that stayed to another
-	 * instance that was there before (0 for a consistent ring)
-	 * @param minMoved for a leave, the smallest {@code moved} over every instance leaving
-	 * in turn; for a join, {@code NaN}
-	 * @param maxMoved for a leave, the largest {@code moved} over every instance leaving
-	 * in turn; for a join, {@code NaN}
-	 */
-	public record Movement(int instances, boolean join, double ideal, double moved, int movedBetweenStayers,
-			double minMoved, double maxMoved) {
-	}
-
-	/**
-	 * How evenly one workload spreads.
-	 *
-	 * @param workload description
-	 * @param instances n
-	 * @param requests assignments, all held in flight
-	 * @param bounded whether bounded load was on (load factor
-	 * {@value HashingSimulation#LOAD_FACTOR})
-	 * @param maxOverMean the largest per-instance count ÷ the mean, at the end
-	 * @param stepsOverBound assignments after which some instance held more than
-	 * {@code ceil(1.25 × assigned ÷ n)}
-	 * @param hottestKeyShare the most frequent key's share of the requests
-	 */
-	public record Balance(String workload, int instances, int requests, boolean bounded, double maxOverMean,
-			int stepsOverBound, double hottestKeyShare) {
-	}
-
-	/**
-	 * The simulation's results.
-	 *
-	 * @param seed the seed
-	 * @param movements join / leave runs
-	 * @param balances balance runs
-	 */
-	public record Report(long seed, List<Movement> movements, List<Balance> balances) {
-
-		/**
-		 * The results as Markdown tables.
-		 * @return the Markdown text
-		 */
-		public String markdown() {
-			StringBuilder out = new StringBuilder();
-			out.append(String.format(Locale.ROOT,
-					"#### `ring-hash`: keys moved when one instance joins or leaves (%,d random keys, 160 points "
-							+ "per instance, seed %d)%n%n",
-					KEYS, this.seed));
-			out.append("| N | change | ideal | moved | moved between instances that stayed | "
-					+ "moved, any one of the N leaving (min – max) |\n|---:|---|---:|---:|---:|---:|\n");
-			for (Movement movement : this.movements) {
-				out.append(String.format(Locale.ROOT, "| %d | %s | %s | %s | %d | %s |%n", movement.instances(),
-						movement.join() ? "one joins" : "one leaves", percent(movement.ideal()),
-						percent(movement.moved()), movement.movedBetweenStayers(),
-						movement.join() ? "—" : percent(movement.minMoved()) + " – " + percent(movement.maxMoved())));
-			}
-			out.append(String.format(Locale.ROOT,
-					"%n#### `ring-hash`: balance over %d instances, every assignment held in flight (seed %d)%n%n",
-					BALANCE_INSTANCES, this.seed));
-			out.append("| workload | bounded load | max ÷ mean | steps over ceil(1.25 × assigned ÷ n) |\n"
-					+ "|---|---|---:|---:|\n");
-			for (Balance balance : this.balances) {
-				out.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %,d of %,d |%n", balance.workload(),
-						balance.bounded() ? "on, load factor " + LOAD_FACTOR : "off", balance.maxOverMean(),
-						balance.stepsOverBound(), balance.requests()));
-			}
-			out.append('\n');
-			return out.toString();
-		}
-
-		private static String percent(double share) {
-			return String.format(Locale.ROOT, "%.2f %%", share * 100);
-		}
-
 	}
 
 	/**
@@ -240,6 +159,7 @@ public final class HashingSimulation {
 				chosen = new Movement(n, false, 1.0 / n, share, betweenStayers, Double.NaN, Double.NaN);
 			}
 		}
+		Objects.requireNonNull(chosen, "leaving is one of the n instances");
 		return new Movement(n, false, chosen.ideal(), chosen.moved(), chosen.movedBetweenStayers(), min, max);
 	}
 
@@ -327,6 +247,88 @@ public final class HashingSimulation {
 			max = Math.max(max, counts.merge(request, 1, Integer::sum));
 		}
 		return max / (double) requests.length;
+	}
+
+	/**
+	 * Keys moved by one change of the fleet.
+	 *
+	 * @param instances N, before the change
+	 * @param join {@code true} when an instance joins, {@code false} when one leaves
+	 * @param ideal the share of the instance that joins or leaves: 1/(N+1) or 1/N
+	 * @param moved keys whose instance changed ÷ all keys
+	 * @param movedBetweenStayers keys that moved from an instance that stayed to another
+	 * instance that was there before (0 for a consistent ring)
+	 * @param minMoved for a leave, the smallest {@code moved} over every instance leaving
+	 * in turn; for a join, {@code NaN}
+	 * @param maxMoved for a leave, the largest {@code moved} over every instance leaving
+	 * in turn; for a join, {@code NaN}
+	 */
+	public record Movement(int instances, boolean join, double ideal, double moved, int movedBetweenStayers,
+			double minMoved, double maxMoved) {
+	}
+
+	/**
+	 * How evenly one workload spreads.
+	 *
+	 * @param workload description
+	 * @param instances n
+	 * @param requests assignments, all held in flight
+	 * @param bounded whether bounded load was on (load factor
+	 * {@value HashingSimulation#LOAD_FACTOR})
+	 * @param maxOverMean the largest per-instance count ÷ the mean, at the end
+	 * @param stepsOverBound assignments after which some instance held more than
+	 * {@code ceil(1.25 × assigned ÷ n)}
+	 * @param hottestKeyShare the most frequent key's share of the requests
+	 */
+	public record Balance(String workload, int instances, int requests, boolean bounded, double maxOverMean,
+			int stepsOverBound, double hottestKeyShare) {
+	}
+
+	/**
+	 * The simulation's results.
+	 *
+	 * @param seed the seed
+	 * @param movements join / leave runs
+	 * @param balances balance runs
+	 */
+	public record Report(long seed, List<Movement> movements, List<Balance> balances) {
+
+		/**
+		 * The results as Markdown tables.
+		 * @return the Markdown text
+		 */
+		public String markdown() {
+			StringBuilder out = new StringBuilder();
+			out.append(String.format(Locale.ROOT,
+					"#### `ring-hash`: keys moved when one instance joins or leaves (%,d random keys, 160 points "
+							+ "per instance, seed %d)%n%n",
+					KEYS, this.seed));
+			out.append("| N | change | ideal | moved | moved between instances that stayed | "
+					+ "moved, any one of the N leaving (min – max) |\n|---:|---|---:|---:|---:|---:|\n");
+			for (Movement movement : this.movements) {
+				out.append(String.format(Locale.ROOT, "| %d | %s | %s | %s | %d | %s |%n", movement.instances(),
+						movement.join() ? "one joins" : "one leaves", percent(movement.ideal()),
+						percent(movement.moved()), movement.movedBetweenStayers(),
+						movement.join() ? "—" : percent(movement.minMoved()) + " – " + percent(movement.maxMoved())));
+			}
+			out.append(String.format(Locale.ROOT,
+					"%n#### `ring-hash`: balance over %d instances, every assignment held in flight (seed %d)%n%n",
+					BALANCE_INSTANCES, this.seed));
+			out.append("| workload | bounded load | max ÷ mean | steps over ceil(1.25 × assigned ÷ n) |\n"
+					+ "|---|---|---:|---:|\n");
+			for (Balance balance : this.balances) {
+				out.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %,d of %,d |%n", balance.workload(),
+						balance.bounded() ? "on, load factor " + LOAD_FACTOR : "off", balance.maxOverMean(),
+						balance.stepsOverBound(), balance.requests()));
+			}
+			out.append('\n');
+			return out.toString();
+		}
+
+		private static String percent(double share) {
+			return String.format(Locale.ROOT, "%.2f %%", share * 100);
+		}
+
 	}
 
 	/**

@@ -5,14 +5,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 
-import dev.atlas.loadbalancer.choice.SnapshotBalancer;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.loadbalancer.core.RandomLoadBalancer;
-import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
 
 /**
  * Deterministic discrete-event simulation of one caller spreading requests over five
@@ -106,6 +103,70 @@ public final class LatencySimulation {
 	static final long NANOS_PER_SECOND = 1_000_000_000L;
 
 	private LatencySimulation() {
+	}
+
+	/**
+	 * Prints the simulation's Markdown.
+	 * @param args ignored
+	 * @throws Exception if a strategy cannot be run at all
+	 */
+	public static void main(String[] args) throws Exception {
+		System.out.println(run(SEED, MAIN_RATE, LIGHT_RATE).markdown());
+	}
+
+	/**
+	 * Runs every contender in every scenario at each rate.
+	 * @param seed the seed of every run
+	 * @param rates arrival rates, req/s, positive
+	 * @return the results
+	 * @throws Exception if a strategy cannot be run at all
+	 */
+	public static Report run(long seed, double... rates) throws Exception {
+		List<Result> results = new ArrayList<>();
+		for (double rate : rates) {
+			for (Contender contender : Contender.values()) {
+				for (Scenario scenario : Scenario.values()) {
+					results.add(simulate(contender, scenario, rate, seed));
+				}
+			}
+		}
+		return new Report(seed, results);
+	}
+
+	/**
+	 * Runs one contender in one scenario.
+	 * @param contender the strategy
+	 * @param scenario the scenario
+	 * @param rate arrivals, req/s, positive
+	 * @param seed the seed
+	 * @return the result
+	 * @throws Exception if the strategy cannot be run at all
+	 */
+	public static Result simulate(Contender contender, Scenario scenario, double rate, long seed) throws Exception {
+		// Class initialization may draw from ThreadLocalRandom: get it done on this
+		// (unseeded) thread, so that the seeded thread's draws are the run's alone.
+		SimulatedChoosers.Chooser warm = SimulatedChoosers.chooser(contender, instances(), new InstanceStats(),
+				new SplittableRandom(seed));
+		for (int i = 0; i < 10; i++) {
+			warm.choose("user-" + i);
+		}
+		SeededThreadLocalRandom.Outcome<Result> outcome = SeededThreadLocalRandom.call(seed,
+				() -> new QueueingRun(contender, scenario, rate, seed).run());
+		Result result = outcome.value();
+		return new Result(result.contender(), result.scenario(), result.rate(), result.requests(), result.slowShare(),
+				result.slowWindowShare(), result.p50Millis(), result.p99Millis(), result.maxMillis(), outcome.seeded());
+	}
+
+	/**
+	 * The five instances, {@code 10.0.0.1:8080} to {@code 10.0.0.5:8080}, no metadata.
+	 */
+	static List<ServiceInstance> instances() {
+		List<ServiceInstance> instances = new ArrayList<>();
+		for (int i = 0; i < INSTANCES; i++) {
+			instances
+				.add(new DefaultServiceInstance("i" + (i + 1), Fixtures.SERVICE_ID, "10.0.0." + (i + 1), 8080, false));
+		}
+		return instances;
 	}
 
 	/** What happens to the slow instance, and for how long the window lasts. */
@@ -366,70 +427,6 @@ public final class LatencySimulation {
 					: String.format(Locale.ROOT, "%.1f ms", millis);
 		}
 
-	}
-
-	/**
-	 * Prints the simulation's Markdown.
-	 * @param args ignored
-	 * @throws Exception if a strategy cannot be run at all
-	 */
-	public static void main(String[] args) throws Exception {
-		System.out.println(run(SEED, MAIN_RATE, LIGHT_RATE).markdown());
-	}
-
-	/**
-	 * Runs every contender in every scenario at each rate.
-	 * @param seed the seed of every run
-	 * @param rates arrival rates, req/s, positive
-	 * @return the results
-	 * @throws Exception if a strategy cannot be run at all
-	 */
-	public static Report run(long seed, double... rates) throws Exception {
-		List<Result> results = new ArrayList<>();
-		for (double rate : rates) {
-			for (Contender contender : Contender.values()) {
-				for (Scenario scenario : Scenario.values()) {
-					results.add(simulate(contender, scenario, rate, seed));
-				}
-			}
-		}
-		return new Report(seed, results);
-	}
-
-	/**
-	 * Runs one contender in one scenario.
-	 * @param contender the strategy
-	 * @param scenario the scenario
-	 * @param rate arrivals, req/s, positive
-	 * @param seed the seed
-	 * @return the result
-	 * @throws Exception if the strategy cannot be run at all
-	 */
-	public static Result simulate(Contender contender, Scenario scenario, double rate, long seed) throws Exception {
-		// Class initialization may draw from ThreadLocalRandom: get it done on this
-		// (unseeded) thread, so that the seeded thread's draws are the run's alone.
-		SimulatedChoosers.Chooser warm = SimulatedChoosers.chooser(contender, instances(), new InstanceStats(),
-				new SplittableRandom(seed));
-		for (int i = 0; i < 10; i++) {
-			warm.choose("user-" + i);
-		}
-		SeededThreadLocalRandom.Outcome<Result> outcome = SeededThreadLocalRandom.call(seed,
-				() -> new QueueingRun(contender, scenario, rate, seed).run());
-		Result result = outcome.value();
-		return new Result(result.contender(), result.scenario(), result.rate(), result.requests(), result.slowShare(),
-				result.slowWindowShare(), result.p50Millis(), result.p99Millis(), result.maxMillis(), outcome.seeded());
-	}
-
-	/**
-	 * The five instances, {@code 10.0.0.1:8080} to {@code 10.0.0.5:8080}, no metadata.
-	 */
-	static List<ServiceInstance> instances() {
-		List<ServiceInstance> instances = new ArrayList<>();
-		for (int i = 0; i < INSTANCES; i++) {
-			instances
-				.add(new DefaultServiceInstance("i" + (i + 1), Fixtures.SERVICE_ID, "10.0.0." + (i + 1), 8080, false));
-		}
-		return instances;
 	}
 
 }

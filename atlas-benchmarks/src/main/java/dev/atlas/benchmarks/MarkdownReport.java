@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
@@ -20,73 +21,6 @@ import org.openjdk.jmh.results.RunResult;
  * marked met or missed (by how much).
  */
 public final class MarkdownReport {
-
-	/** The contenders, in table order: JMH method name and label. */
-	enum Contender {
-
-		SPRING_RR("springRoundRobin", "Spring `RoundRobinLoadBalancer` (baseline)", false),
-		SPRING_RANDOM("springRandom", "Spring `RandomLoadBalancer`", false),
-		SPRING_WEIGHTED("springWeightedRoundRobin", "Spring `WeightedServiceInstanceListSupplier` + round robin",
-				false),
-		NACOS("nacos", "SCA `NacosLoadBalancer` (cluster `a`)", false),
-		ATLAS_WR("atlasWeightedRandom", "Atlas weighted-random", true),
-		ATLAS_SWRR("atlasSmoothRoundRobin", "Atlas smooth-round-robin", true),
-		ATLAS_CHAIN("atlasChain", "Atlas full chain, no tag (10 % canary)", true),
-		ATLAS_CHAIN_TAGGED("atlasChainTagged", "Atlas full chain, `X-Service-Version: v2`", true),
-		ATLAS_CHAIN_EJECTED("atlasChainEjected", "Atlas full chain, one instance ejected as an outlier", true),
-		ATLAS_CHAIN_LANE_RULE("atlasChainLaneRule",
-				"Atlas full chain, lane rules (cookie, header), `X-User-Group: beta` → v2", true),
-		ATLAS_LR("atlasLeastRequest", "Atlas least-request (requests in flight)", true),
-		ATLAS_PEWMA("atlasPeakEwma", "Atlas peak-ewma (latencies known)", true),
-		ATLAS_RING("atlasRingHash", "Atlas ring-hash (64 user ids)", true),
-		ATLAS_RING_BOUNDED("atlasRingHashBounded", "Atlas ring-hash with bounded load", true),
-		ENGINE_WR("engineWeightedRandom", "Atlas engine only: `Balancer.choose`, weighted-random", true),
-		ENGINE_SWRR("engineSmoothRoundRobin", "Atlas engine only: `Balancer.choose`, smooth-round-robin", true);
-
-		final String method;
-
-		final String label;
-
-		final boolean atlas;
-
-		Contender(String method, String label, boolean atlas) {
-			this.method = method;
-			this.label = label;
-			this.atlas = atlas;
-		}
-
-		static Contender of(String method) {
-			for (Contender contender : values()) {
-				if (contender.method.equals(method)) {
-					return contender;
-				}
-			}
-			return null;
-		}
-
-		boolean reactor() {
-			return this != ENGINE_WR && this != ENGINE_SWRR;
-		}
-
-	}
-
-	/**
-	 * One measured cell.
-	 *
-	 * @param nanos average time per pick and thread, ns
-	 * @param error 99.9 % half-width, ns ({@code NaN} with a single iteration)
-	 * @param bytes allocation per pick, B ({@code NaN} without {@code -prof gc})
-	 * @param spread slowest measurement iteration ÷ fastest ({@code 1} with a single
-	 * iteration)
-	 */
-	record Cell(double nanos, double error, double bytes, double spread) {
-
-		/** Iterations (of all forks) differ by more than half. */
-		boolean unstable() {
-			return this.spread > UNSTABLE_SPREAD;
-		}
-
-	}
 
 	/** Slowest ÷ fastest measurement iteration above which a cell is marked unstable. */
 	static final double UNSTABLE_SPREAD = 1.5;
@@ -153,7 +87,7 @@ public final class MarkdownReport {
 	 * The measured cell.
 	 * @return {@code null} when that combination was not run
 	 */
-	Cell cell(Contender contender, int size, int threads) {
+	@Nullable Cell cell(Contender contender, int size, int threads) {
 		return this.cells.get(key(contender, size, threads));
 	}
 
@@ -216,12 +150,6 @@ public final class MarkdownReport {
 					+ "(all forks) took more than %.1f× its fastest, because something else ran on the machine meanwhile, "
 					+ "the JIT compiled the forks differently, or the code's own cost varies over time. Unstable: %s.%n%n",
 					UNSTABLE_SPREAD, String.join("; ", unstable));
-	}
-
-	private interface Format {
-
-		String cell(Cell cell, Cell baseline);
-
 	}
 
 	private void header(StringBuilder out) {
@@ -416,6 +344,79 @@ public final class MarkdownReport {
 			}
 		}
 		return missing;
+	}
+
+	/** The contenders, in table order: JMH method name and label. */
+	enum Contender {
+
+		SPRING_RR("springRoundRobin", "Spring `RoundRobinLoadBalancer` (baseline)", false),
+		SPRING_RANDOM("springRandom", "Spring `RandomLoadBalancer`", false),
+		SPRING_WEIGHTED("springWeightedRoundRobin", "Spring `WeightedServiceInstanceListSupplier` + round robin",
+				false),
+		NACOS("nacos", "SCA `NacosLoadBalancer` (cluster `a`)", false),
+		ATLAS_WR("atlasWeightedRandom", "Atlas weighted-random", true),
+		ATLAS_SWRR("atlasSmoothRoundRobin", "Atlas smooth-round-robin", true),
+		ATLAS_CHAIN("atlasChain", "Atlas full chain, no tag (10 % canary)", true),
+		ATLAS_CHAIN_TAGGED("atlasChainTagged", "Atlas full chain, `X-Service-Version: v2`", true),
+		ATLAS_CHAIN_EJECTED("atlasChainEjected", "Atlas full chain, one instance ejected as an outlier", true),
+		ATLAS_CHAIN_LANE_RULE("atlasChainLaneRule",
+				"Atlas full chain, lane rules (cookie, header), `X-User-Group: beta` → v2", true),
+		ATLAS_LR("atlasLeastRequest", "Atlas least-request (requests in flight)", true),
+		ATLAS_PEWMA("atlasPeakEwma", "Atlas peak-ewma (latencies known)", true),
+		ATLAS_RING("atlasRingHash", "Atlas ring-hash (64 user ids)", true),
+		ATLAS_RING_BOUNDED("atlasRingHashBounded", "Atlas ring-hash with bounded load", true),
+		ENGINE_WR("engineWeightedRandom", "Atlas engine only: `Balancer.choose`, weighted-random", true),
+		ENGINE_SWRR("engineSmoothRoundRobin", "Atlas engine only: `Balancer.choose`, smooth-round-robin", true);
+
+		final String method;
+
+		final String label;
+
+		final boolean atlas;
+
+		Contender(String method, String label, boolean atlas) {
+			this.method = method;
+			this.label = label;
+			this.atlas = atlas;
+		}
+
+		static @Nullable Contender of(String method) {
+			for (Contender contender : values()) {
+				if (contender.method.equals(method)) {
+					return contender;
+				}
+			}
+			return null;
+		}
+
+		boolean reactor() {
+			return this != ENGINE_WR && this != ENGINE_SWRR;
+		}
+
+	}
+
+	/**
+	 * One measured cell.
+	 *
+	 * @param nanos average time per pick and thread, ns
+	 * @param error 99.9 % half-width, ns ({@code NaN} with a single iteration)
+	 * @param bytes allocation per pick, B ({@code NaN} without {@code -prof gc})
+	 * @param spread slowest measurement iteration ÷ fastest ({@code 1} with a single
+	 * iteration)
+	 */
+	record Cell(double nanos, double error, double bytes, double spread) {
+
+		/** Iterations (of all forks) differ by more than half. */
+		boolean unstable() {
+			return this.spread > UNSTABLE_SPREAD;
+		}
+
+	}
+
+	private interface Format {
+
+		String cell(Cell cell, @Nullable Cell baseline);
+
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.atlas.benchmarks;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -49,6 +50,8 @@ public abstract class PickBenchmark {
 	@Param({ "10", "100", "1000", "10000" })
 	public int instances;
 
+	// Set by the @Setup method, which JMH runs before any benchmark method.
+	@SuppressWarnings("NullAway.Init")
 	private Contenders c;
 
 	/** Builds the fleet and the load balancers, and picks once through each. */
@@ -60,13 +63,13 @@ public abstract class PickBenchmark {
 
 	/** Spring Cloud's {@code RoundRobinLoadBalancer}: the baseline of every ratio. */
 	@Benchmark
-	public ServiceInstance springRoundRobin() {
+	public @Nullable ServiceInstance springRoundRobin() {
 		return Contenders.pick(this.c.springRoundRobin, this.c.plain);
 	}
 
 	/** Spring Cloud's {@code RandomLoadBalancer}. */
 	@Benchmark
-	public ServiceInstance springRandom() {
+	public @Nullable ServiceInstance springRandom() {
 		return Contenders.pick(this.c.springRandom, this.c.plain);
 	}
 
@@ -75,31 +78,31 @@ public abstract class PickBenchmark {
 	 * {@code RoundRobinLoadBalancer}.
 	 */
 	@Benchmark
-	public ServiceInstance springWeightedRoundRobin() {
+	public @Nullable ServiceInstance springWeightedRoundRobin() {
 		return Contenders.pick(this.c.springWeighted, this.c.plain);
 	}
 
 	/** Spring Cloud Alibaba's {@code NacosLoadBalancer}. */
 	@Benchmark
-	public ServiceInstance nacos() {
+	public @Nullable ServiceInstance nacos() {
 		return Contenders.pick(this.c.nacos, this.c.plain);
 	}
 
 	/** Atlas weighted random through {@code AtlasLoadBalancer}. */
 	@Benchmark
-	public ServiceInstance atlasWeightedRandom() {
+	public @Nullable ServiceInstance atlasWeightedRandom() {
 		return Contenders.pick(this.c.atlasWeightedRandom, this.c.plain);
 	}
 
 	/** Atlas smooth weighted round robin through {@code AtlasLoadBalancer}. */
 	@Benchmark
-	public ServiceInstance atlasSmoothRoundRobin() {
+	public @Nullable ServiceInstance atlasSmoothRoundRobin() {
 		return Contenders.pick(this.c.atlasSmoothRoundRobin, this.c.plain);
 	}
 
 	/** Atlas's full chain, request without tag (10 % of them go to the canary lane). */
 	@Benchmark
-	public ServiceInstance atlasChain() {
+	public @Nullable ServiceInstance atlasChain() {
 		return Contenders.pick(this.c.atlasChain, this.c.plain);
 	}
 
@@ -108,13 +111,13 @@ public abstract class PickBenchmark {
 	 * without tag.
 	 */
 	@Benchmark
-	public ServiceInstance atlasChainEjected() {
+	public @Nullable ServiceInstance atlasChainEjected() {
 		return Contenders.pick(this.c.atlasChainEjected, this.c.plain);
 	}
 
 	/** Atlas's full chain, request with {@code X-Service-Version: v2}. */
 	@Benchmark
-	public ServiceInstance atlasChainTagged() {
+	public @Nullable ServiceInstance atlasChainTagged() {
 		return Contenders.pick(this.c.atlasChain, this.c.tagged);
 	}
 
@@ -123,19 +126,19 @@ public abstract class PickBenchmark {
 	 * header rule that does), request with {@code X-User-Group: beta}.
 	 */
 	@Benchmark
-	public ServiceInstance atlasChainLaneRule() {
+	public @Nullable ServiceInstance atlasChainLaneRule() {
 		return Contenders.pick(this.c.atlasChainLaneRules, this.c.beta);
 	}
 
 	/** Atlas least request through {@code AtlasLoadBalancer}, with requests in flight. */
 	@Benchmark
-	public ServiceInstance atlasLeastRequest() {
+	public @Nullable ServiceInstance atlasLeastRequest() {
 		return Contenders.pick(this.c.atlasLeastRequest, this.c.plain);
 	}
 
 	/** Atlas peak EWMA through {@code AtlasLoadBalancer}, with latencies known. */
 	@Benchmark
-	public ServiceInstance atlasPeakEwma() {
+	public @Nullable ServiceInstance atlasPeakEwma() {
 		return Contenders.pick(this.c.atlasPeakEwma, this.c.plain);
 	}
 
@@ -149,20 +152,20 @@ public abstract class PickBenchmark {
 	 * misses more than shown.
 	 */
 	@Benchmark
-	public ServiceInstance atlasRingHash() {
+	public @Nullable ServiceInstance atlasRingHash() {
 		return Contenders.pick(this.c.atlasRingHash, this.c.keyed.get(ThreadLocalRandom.current().nextInt(KEYS)));
 	}
 
 	/** Atlas ring hash with bounded load, instances with requests in flight. */
 	@Benchmark
-	public ServiceInstance atlasRingHashBounded() {
+	public @Nullable ServiceInstance atlasRingHashBounded() {
 		return Contenders.pick(this.c.atlasRingHashBounded,
 				this.c.keyed.get(ThreadLocalRandom.current().nextInt(KEYS)));
 	}
 
 	/** The bare engine: {@code Balancer.choose(list)}, weighted random, no Reactor. */
 	@Benchmark
-	public ServiceInstance engineWeightedRandom() {
+	public @Nullable ServiceInstance engineWeightedRandom() {
 		return this.c.engineWeightedRandom.choose(this.c.fleet);
 	}
 
@@ -171,7 +174,7 @@ public abstract class PickBenchmark {
 	 * Reactor.
 	 */
 	@Benchmark
-	public ServiceInstance engineSmoothRoundRobin() {
+	public @Nullable ServiceInstance engineSmoothRoundRobin() {
 		return this.c.engineSmoothRoundRobin.choose(this.c.fleet);
 	}
 

@@ -29,6 +29,7 @@ import dev.atlas.loadbalancer.weighting.SlowStart;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -68,148 +69,6 @@ public final class QualitySimulation {
 	}
 
 	/**
-	 * One instance's share.
-	 *
-	 * @param weight configured weight
-	 * @param expected weight ÷ Σweight
-	 * @param observed picks ÷ all picks
-	 */
-	public record Share(double weight, double expected, double observed) {
-
-		/**
-		 * The deviation in percentage points.
-		 * @return |observed − expected| × 100
-		 */
-		public double deviationPoints() {
-			return Math.abs(this.observed - this.expected) * 100;
-		}
-
-	}
-
-	/**
-	 * One strategy in one scenario.
-	 *
-	 * @param strategy label
-	 * @param weighted whether the strategy claims to honour weights (the ±2 points
-	 * assertion applies)
-	 * @param shares one per instance, in list order; empty when {@code error} is set
-	 * @param seeded whether every source of randomness was seeded
-	 * @param error what went wrong, or {@code null}
-	 */
-	public record Line(String strategy, boolean weighted, List<Share> shares, boolean seeded, String error) {
-
-		/**
-		 * The largest deviation.
-		 * @return points; {@code NaN} on error
-		 */
-		public double maxDeviationPoints() {
-			return this.shares.stream().mapToDouble(Share::deviationPoints).max().orElse(Double.NaN);
-		}
-
-	}
-
-	/**
-	 * One set of weights and every strategy's result.
-	 *
-	 * @param title description
-	 * @param weights configured weights
-	 * @param lines results
-	 */
-	public record Scenario(String title, double[] weights, List<Line> lines) {
-	}
-
-	/**
-	 * One point of the slow-start ramp.
-	 *
-	 * @param percent age in percent of the window
-	 * @param ageMillis age
-	 * @param factor weight factor with the defaults (aggression 1.0, floor 10 %)
-	 * @param factorAggression2 weight factor with aggression 2.0
-	 * @param expectedShare the new instance's expected share next to {@value #WARM_PEERS}
-	 * warm peers of equal weight
-	 * @param observedShare its observed share through {@code SlowStart} + weighted random
-	 */
-	public record RampPoint(int percent, long ageMillis, double factor, double factorAggression2, double expectedShare,
-			double observedShare) {
-	}
-
-	/**
-	 * The simulation's results.
-	 *
-	 * @param picks picks per strategy
-	 * @param seed the seed
-	 * @param scenarios share scenarios
-	 * @param ramp slow-start points
-	 */
-	public record Report(int picks, long seed, List<Scenario> scenarios, List<RampPoint> ramp) {
-
-		/**
-		 * The results as Markdown tables.
-		 * @return the Markdown text
-		 */
-		public String markdown() {
-			StringBuilder out = new StringBuilder();
-			for (Scenario scenario : this.scenarios) {
-				out.append(String.format(Locale.ROOT,
-						"#### Observed share vs configured weight: %s (%,d picks, seed %d)%n%n", scenario.title(),
-						this.picks, this.seed));
-				out.append("| strategy |");
-				for (int i = 0; i < scenario.weights().length; i++) {
-					out.append(String.format(Locale.ROOT, " i%d (w %s) |", i + 1, weight(scenario.weights()[i])));
-				}
-				out.append(" max deviation |\n|---|")
-					.append("---:|".repeat(scenario.weights().length))
-					.append("---:|\n");
-				double total = 0;
-				for (double weight : scenario.weights()) {
-					total += weight;
-				}
-				out.append("| *configured* |");
-				for (double weight : scenario.weights()) {
-					out.append(' ').append(percent(weight / total)).append(" |");
-				}
-				out.append(" |\n");
-				for (Line line : scenario.lines()) {
-					out.append("| ").append(line.strategy()).append(line.seeded() ? "" : " (unseeded)").append(" |");
-					if (line.error() != null) {
-						out.append(" error: ")
-							.append(line.error())
-							.append(" |".repeat(scenario.weights().length))
-							.append('\n');
-						continue;
-					}
-					for (Share share : line.shares()) {
-						out.append(' ').append(percent(share.observed())).append(" |");
-					}
-					out.append(String.format(Locale.ROOT, " %.2f pt |%n", line.maxDeviationPoints()));
-				}
-				out.append('\n');
-			}
-			out.append(String.format(Locale.ROOT,
-					"#### Slow-start ramp: one new instance next to %d warm peers of equal "
-							+ "weight (window 60 s, floor 10 %%; %,d weighted-random picks per point)%n%n",
-					WARM_PEERS, this.picks));
-			out.append("| age (% of window) | factor, aggression 1.0 (default) | factor, aggression 2.0 | "
-					+ "expected share | observed share |\n|---:|---:|---:|---:|---:|\n");
-			for (RampPoint point : this.ramp) {
-				out.append(String.format(Locale.ROOT, "| %d %% (%.0f s) | %.2f | %.2f | %s | %s |%n", point.percent(),
-						point.ageMillis() / 1000.0, point.factor(), point.factorAggression2(),
-						percent(point.expectedShare()), percent(point.observedShare())));
-			}
-			return out.toString();
-		}
-
-		private static String percent(double share) {
-			return String.format(Locale.ROOT, "%.2f %%", share * 100);
-		}
-
-		private static String weight(double weight) {
-			return (weight == Math.rint(weight)) ? Long.toString((long) weight) : Double.toString(weight);
-		}
-
-	}
-
-	/**
 	 * Prints the simulation's Markdown, then that of the load-aware strategies
 	 * ({@link LatencySimulation} at 1,000 and 200 req/s, {@link HashingSimulation}):
 	 * about 15 s in all.
@@ -235,18 +94,6 @@ public final class QualitySimulation {
 		List<Scenario> scenarios = List.of(scenario("weights 1:2:3:4:5", new double[] { 1, 2, 3, 4, 5 }, picks, seed),
 				scenario("weights 0:1:1 (first instance drained)", new double[] { 0, 1, 1 }, picks, seed));
 		return new Report(picks, seed, scenarios, ramp(picks, seed));
-	}
-
-	private interface Picker {
-
-		ServiceInstance pick();
-
-	}
-
-	private interface PickerFactory {
-
-		Picker create(List<ServiceInstance> instances, long seed);
-
 	}
 
 	private static Scenario scenario(String title, double[] weights, int picks, long seed) throws Exception {
@@ -399,6 +246,160 @@ public final class QualitySimulation {
 	private static Picker reactor(ReactorServiceInstanceLoadBalancer loadBalancer) {
 		Request<?> request = Fixtures.request(null);
 		return () -> Contenders.pick(loadBalancer, request);
+	}
+
+	/**
+	 * One instance's share.
+	 *
+	 * @param weight configured weight
+	 * @param expected weight ÷ Σweight
+	 * @param observed picks ÷ all picks
+	 */
+	public record Share(double weight, double expected, double observed) {
+
+		/**
+		 * The deviation in percentage points.
+		 * @return |observed − expected| × 100
+		 */
+		public double deviationPoints() {
+			return Math.abs(this.observed - this.expected) * 100;
+		}
+
+	}
+
+	/**
+	 * One strategy in one scenario.
+	 *
+	 * @param strategy label
+	 * @param weighted whether the strategy claims to honour weights (the ±2 points
+	 * assertion applies)
+	 * @param shares one per instance, in list order; empty when {@code error} is set
+	 * @param seeded whether every source of randomness was seeded
+	 * @param error what went wrong, or {@code null}
+	 */
+	public record Line(String strategy, boolean weighted, List<Share> shares, boolean seeded, @Nullable String error) {
+
+		/**
+		 * The largest deviation.
+		 * @return points; {@code NaN} on error
+		 */
+		public double maxDeviationPoints() {
+			return this.shares.stream().mapToDouble(Share::deviationPoints).max().orElse(Double.NaN);
+		}
+
+	}
+
+	/**
+	 * One set of weights and every strategy's result.
+	 *
+	 * @param title description
+	 * @param weights configured weights
+	 * @param lines results
+	 */
+	public record Scenario(String title, double[] weights, List<Line> lines) {
+	}
+
+	/**
+	 * One point of the slow-start ramp.
+	 *
+	 * @param percent age in percent of the window
+	 * @param ageMillis age
+	 * @param factor weight factor with the defaults (aggression 1.0, floor 10 %)
+	 * @param factorAggression2 weight factor with aggression 2.0
+	 * @param expectedShare the new instance's expected share next to {@value #WARM_PEERS}
+	 * warm peers of equal weight
+	 * @param observedShare its observed share through {@code SlowStart} + weighted random
+	 */
+	public record RampPoint(int percent, long ageMillis, double factor, double factorAggression2, double expectedShare,
+			double observedShare) {
+	}
+
+	/**
+	 * The simulation's results.
+	 *
+	 * @param picks picks per strategy
+	 * @param seed the seed
+	 * @param scenarios share scenarios
+	 * @param ramp slow-start points
+	 */
+	public record Report(int picks, long seed, List<Scenario> scenarios, List<RampPoint> ramp) {
+
+		/**
+		 * The results as Markdown tables.
+		 * @return the Markdown text
+		 */
+		public String markdown() {
+			StringBuilder out = new StringBuilder();
+			for (Scenario scenario : this.scenarios) {
+				out.append(String.format(Locale.ROOT,
+						"#### Observed share vs configured weight: %s (%,d picks, seed %d)%n%n", scenario.title(),
+						this.picks, this.seed));
+				out.append("| strategy |");
+				for (int i = 0; i < scenario.weights().length; i++) {
+					out.append(String.format(Locale.ROOT, " i%d (w %s) |", i + 1, weight(scenario.weights()[i])));
+				}
+				out.append(" max deviation |\n|---|")
+					.append("---:|".repeat(scenario.weights().length))
+					.append("---:|\n");
+				double total = 0;
+				for (double weight : scenario.weights()) {
+					total += weight;
+				}
+				out.append("| *configured* |");
+				for (double weight : scenario.weights()) {
+					out.append(' ').append(percent(weight / total)).append(" |");
+				}
+				out.append(" |\n");
+				for (Line line : scenario.lines()) {
+					out.append("| ").append(line.strategy()).append(line.seeded() ? "" : " (unseeded)").append(" |");
+					if (line.error() != null) {
+						out.append(" error: ")
+							.append(line.error())
+							.append(" |".repeat(scenario.weights().length))
+							.append('\n');
+						continue;
+					}
+					for (Share share : line.shares()) {
+						out.append(' ').append(percent(share.observed())).append(" |");
+					}
+					out.append(String.format(Locale.ROOT, " %.2f pt |%n", line.maxDeviationPoints()));
+				}
+				out.append('\n');
+			}
+			out.append(String.format(Locale.ROOT,
+					"#### Slow-start ramp: one new instance next to %d warm peers of equal "
+							+ "weight (window 60 s, floor 10 %%; %,d weighted-random picks per point)%n%n",
+					WARM_PEERS, this.picks));
+			out.append("| age (% of window) | factor, aggression 1.0 (default) | factor, aggression 2.0 | "
+					+ "expected share | observed share |\n|---:|---:|---:|---:|---:|\n");
+			for (RampPoint point : this.ramp) {
+				out.append(String.format(Locale.ROOT, "| %d %% (%.0f s) | %.2f | %.2f | %s | %s |%n", point.percent(),
+						point.ageMillis() / 1000.0, point.factor(), point.factorAggression2(),
+						percent(point.expectedShare()), percent(point.observedShare())));
+			}
+			return out.toString();
+		}
+
+		private static String percent(double share) {
+			return String.format(Locale.ROOT, "%.2f %%", share * 100);
+		}
+
+		private static String weight(double weight) {
+			return (weight == Math.rint(weight)) ? Long.toString((long) weight) : Double.toString(weight);
+		}
+
+	}
+
+	private interface Picker {
+
+		@Nullable ServiceInstance pick();
+
+	}
+
+	private interface PickerFactory {
+
+		Picker create(List<ServiceInstance> instances, long seed);
+
 	}
 
 	/** A clock the ramp moves by hand. */

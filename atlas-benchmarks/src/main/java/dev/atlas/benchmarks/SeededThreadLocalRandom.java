@@ -2,8 +2,11 @@ package dev.atlas.benchmarks;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs code on a fresh thread whose {@link java.util.concurrent.ThreadLocalRandom} starts
@@ -24,16 +27,6 @@ public final class SeededThreadLocalRandom {
 	private static final long PINNED_THREAD_ID = 1L << 40;
 
 	private SeededThreadLocalRandom() {
-	}
-
-	/**
-	 * What the task returned, and whether the thread was seeded.
-	 *
-	 * @param value the task's result
-	 * @param seeded {@code false} if the seed could not be set
-	 * @param <T> the result type
-	 */
-	public record Outcome<T>(T value, boolean seeded) {
 	}
 
 	/**
@@ -66,7 +59,7 @@ public final class SeededThreadLocalRandom {
 		if (failure.get() != null) {
 			throw failure.get();
 		}
-		return result.get();
+		return Objects.requireNonNull(result.get(), "set when the task returned");
 	}
 
 	/**
@@ -77,7 +70,7 @@ public final class SeededThreadLocalRandom {
 	 * @return what puts the thread's id back, or {@code null} if the thread could not be
 	 * seeded
 	 */
-	private static Runnable seedCurrentThread(long seed) {
+	private static @Nullable Runnable seedCurrentThread(long seed) {
 		try {
 			Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
 			Field theUnsafe = unsafeClass.getDeclaredField("theUnsafe");
@@ -109,6 +102,16 @@ public final class SeededThreadLocalRandom {
 		catch (ReflectiveOperationException | RuntimeException ex) {
 			return null;
 		}
+	}
+
+	/**
+	 * What the task returned, and whether the thread was seeded.
+	 *
+	 * @param value the task's result
+	 * @param seeded {@code false} if the seed could not be set
+	 * @param <T> the result type
+	 */
+	public record Outcome<T>(T value, boolean seeded) {
 	}
 
 }

@@ -44,18 +44,6 @@ final class SimulatedChoosers {
 	private SimulatedChoosers() {
 	}
 
-	/** A strategy under test, as the simulation calls it. */
-	interface Chooser {
-
-		/**
-		 * Chooses an instance.
-		 * @param userKey the request's user key (read by {@code ring-hash} only)
-		 * @return its index in {@link LatencySimulation#instances()} order
-		 */
-		int choose(String userKey);
-
-	}
-
 	static Chooser chooser(Contender contender, List<ServiceInstance> instances, InstanceStats stats,
 			SplittableRandom random) {
 		MeterRegistry meters = new SimpleMeterRegistry();
@@ -134,6 +122,18 @@ final class SimulatedChoosers {
 			}
 		}
 		return indexes;
+	}
+
+	/** A strategy under test, as the simulation calls it. */
+	interface Chooser {
+
+		/**
+		 * Chooses an instance.
+		 * @param userKey the request's user key (read by {@code ring-hash} only)
+		 * @return its index in {@link LatencySimulation#instances()} order
+		 */
+		int choose(String userKey);
+
 	}
 
 }

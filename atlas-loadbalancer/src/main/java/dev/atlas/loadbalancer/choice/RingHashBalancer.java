@@ -7,13 +7,13 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.PickContext;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.spi.StrategySettings;
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.Counter;
 import net.openhft.hashing.LongHashFunction;
 import org.jspecify.annotations.Nullable;
@@ -51,10 +51,10 @@ import org.slf4j.LoggerFactory;
  * {@value #MISSING_KEY_METER} and logged once at DEBUG. Lookup is O(1) expected (see
  * {@link HashRing}); a pick allocates nothing (the key is hashed in place). Thread-safe
  * and lock-free.
+ *
+ * @since 0.1.0
  */
 public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Table> {
-
-	private static final Logger log = LoggerFactory.getLogger(RingHashBalancer.class);
 
 	/** The name of this strategy in properties. */
 	public static final String NAME = "ring-hash";
@@ -66,6 +66,8 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 	 * Points of the rings kept for reuse, in all (with their bucket index, about 48 MB).
 	 */
 	static final int CACHED_POINTS = 1 << 22;
+
+	private static final Logger log = LoggerFactory.getLogger(RingHashBalancer.class);
 
 	private static final LongHashFunction MIX = LongHashFunction.xx3(0x5DEECE66DL);
 
@@ -271,9 +273,6 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 
 		final HashRing ring;
 
-		/** Snapshot position by canonical index (the ring's positions). */
-		private final int[] positions;
-
 		/** Effective ÷ ring weight by snapshot position, 0..1. */
 		final double[] factors;
 
@@ -283,6 +282,9 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 
 		/** By snapshot position: the instance's ring base (see {@link HashRing#base}). */
 		final long[] bases;
+
+		/** Snapshot position by canonical index (the ring's positions). */
+		private final int[] positions;
 
 		Table(HashRing ring, int[] positions, double[] factors, long[] bases, Draws draws) {
 			this.ring = ring;

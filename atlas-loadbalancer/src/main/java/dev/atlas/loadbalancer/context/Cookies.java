@@ -13,6 +13,8 @@ import org.jspecify.annotations.Nullable;
  * ignored (browsers and clients write {@code "; "}); names are matched whole and
  * case-sensitively; a value in double quotes is taken without them. Stateless and
  * thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class Cookies {
 

@@ -20,6 +20,8 @@ import org.springframework.util.MultiValueMap;
  * The hash is 64-bit xxHash3 (XXH3, by Yann Collet) of the key's UTF-16 characters, as
  * the ring's own points are hashed. {@link #NONE} stands for "no key" (a real key hashing
  * to it is taken as keyless, a 2<sup>-64</sup> chance). Stateless and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class HashKeys {
 

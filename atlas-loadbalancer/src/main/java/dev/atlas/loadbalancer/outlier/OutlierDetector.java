@@ -57,10 +57,10 @@ import org.springframework.cloud.client.ServiceInstance;
  * failure of an instance, an ejection, a return, and forgetting an instance that
  * recovered take the ejector's lock (never taken on a pick). Time comes from the injected
  * {@link Clock}.
+ *
+ * @since 0.1.0
  */
 public final class OutlierDetector implements AutoCloseable {
-
-	private static final Logger log = LoggerFactory.getLogger(OutlierDetector.class);
 
 	/** Counter of ejections; tags {@code service}, {@code reason}. */
 	public static final String EJECTIONS_METER = "atlas.outlier.ejections";
@@ -88,6 +88,8 @@ public final class OutlierDetector implements AutoCloseable {
 	 * when another one is tracked (e.g. instances that failed during a rolling restart).
 	 */
 	static final int FORGET_UNLISTED_THRESHOLD = 16;
+
+	private static final Logger log = LoggerFactory.getLogger(OutlierDetector.class);
 
 	private final String serviceId;
 

@@ -48,6 +48,15 @@ import org.springframework.http.HttpStatusCode;
  */
 public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
+	/** Failures of the caller's own connection pool, by simple class name. */
+	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
+			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
+
+	/**
+	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
+	 */
+	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
+
 	private final OutlierDetector detector;
 
 	/**
@@ -78,20 +87,21 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 	@Override
 	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
-		if (response == null || !response.hasServer()) {
+		ServiceInstance server = (response != null && response.hasServer()) ? response.getServer() : null;
+		if (server == null) {
 			return;
 		}
 		Throwable failure = completionContext.getThrowable();
 		Outcome outcome = outcome(completionContext.status(), failure, completionContext.getClientResponse());
 		if (outcome != Outcome.IGNORED) {
-			this.detector.record(response.getServer(), outcome,
+			this.detector.record(server, outcome,
 					(outcome == Outcome.SUCCESS) ? null : describe(failure, completionContext.getClientResponse()));
 		}
 	}
 
 	/**
 	 * What a completion tells of the instance.
-	 * @param status Spring Cloud's status
+	 * @param status the status Spring Cloud reports
 	 * @param failure the exception, if any
 	 * @param clientResponse the client's response object, if any
 	 * @return the outcome
@@ -121,15 +131,6 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 		}
 		return -1;
 	}
-
-	/** Failures of the caller's own connection pool, by simple class name. */
-	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
-			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
-
-	/**
-	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
-	 */
-	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
 
 	/** Whether a failure without an answer says the instance is unreachable or stuck. */
 	static boolean isGatewayFailure(Throwable failure) {

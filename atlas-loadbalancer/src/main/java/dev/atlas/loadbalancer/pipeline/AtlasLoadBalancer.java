@@ -32,6 +32,8 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * lifecycle callback, its error or 503; Atlas's client adapters then raise a
  * {@link NoInstanceAvailableException}). The chosen instance is the very object the
  * supplier produced. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 

@@ -49,6 +49,8 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * {@link #select}), one operator less per request, and takes the reason for an empty
  * result from {@link #select}; subscribing to {@link #get(Request)} gives the same lists.
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class AtlasServiceInstanceListSupplier extends DelegatingServiceInstanceListSupplier {
 

@@ -2,6 +2,7 @@ package dev.atlas.loadbalancer.pipeline;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
@@ -105,7 +106,8 @@ final class Chooser {
 		if (stage != null) {
 			return FirstListChoice.of(stage.delegateLists(request), request, RoutingContextHolder.get(), this);
 		}
-		return FirstListChoice.of(this.supplier.get(request), request, null, this);
+		return FirstListChoice.of((request != null) ? this.supplier.get(request) : this.supplier.get(), request, null,
+				this);
 	}
 
 	/**
@@ -193,7 +195,7 @@ final class Chooser {
 	}
 
 	private NoInstanceResponse noInstance(NoInstanceReason reason) {
-		return this.noInstance.get(reason);
+		return Objects.requireNonNull(this.noInstance.get(reason), "response for every reason");
 	}
 
 	/**

@@ -107,20 +107,33 @@ public final class Pipeline {
 		CandidateFilter[] filters = this.filters;
 		int count = filters.length;
 		InstanceSnapshot left = candidates;
-		if (count > 0 && (left = filters[0].filter(left, request)).isEmpty()) {
-			return emptyBecause(left, filters[0], request);
+		if (count > 0) {
+			left = filters[0].filter(left, request);
+			if (left.isEmpty()) {
+				return emptyBecause(left, filters[0], request);
+			}
 		}
-		if (count > 1 && (left = filters[1].filter(left, request)).isEmpty()) {
-			return emptyBecause(left, filters[1], request);
+		if (count > 1) {
+			left = filters[1].filter(left, request);
+			if (left.isEmpty()) {
+				return emptyBecause(left, filters[1], request);
+			}
 		}
-		if (count > 2 && (left = filters[2].filter(left, request)).isEmpty()) {
-			return emptyBecause(left, filters[2], request);
+		if (count > 2) {
+			left = filters[2].filter(left, request);
+			if (left.isEmpty()) {
+				return emptyBecause(left, filters[2], request);
+			}
 		}
-		if (count > 3 && (left = filters[3].filter(left, request)).isEmpty()) {
-			return emptyBecause(left, filters[3], request);
+		if (count > 3) {
+			left = filters[3].filter(left, request);
+			if (left.isEmpty()) {
+				return emptyBecause(left, filters[3], request);
+			}
 		}
 		for (int i = 4; i < count; i++) {
-			if ((left = filters[i].filter(left, request)).isEmpty()) {
+			left = filters[i].filter(left, request);
+			if (left.isEmpty()) {
 				return emptyBecause(left, filters[i], request);
 			}
 		}

@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -55,11 +54,23 @@ import org.springframework.cloud.client.ServiceInstance;
  * threshold is tracked whole. Only one clean-up runs at a time; a request that starts on
  * an instance while it is being forgotten is counted again on its fresh entry.
  * Thread-safe; recording takes no lock and allocates nothing for a tracked instance.
+ *
+ * @since 0.1.0
  */
 public final class InstanceStats implements LiveStats {
 
 	/** Number of tracked instances at which a new instance first triggers a clean-up. */
 	public static final int MAX_INSTANCES = 10_000;
+
+	/**
+	 * Default decay time of the peak-sensitive average: 10 s, Finagle's and Linkerd's.
+	 */
+	public static final Duration DEFAULT_DECAY_TIME = Duration.ofSeconds(10);
+
+	/**
+	 * Weight of the newest sample in the latency average ({@link LatencyEwma#ALPHA}).
+	 */
+	static final double LATENCY_ALPHA = LatencyEwma.ALPHA;
 
 	private final int minThreshold;
 
@@ -87,16 +98,6 @@ public final class InstanceStats implements LiveStats {
 	// Built once: a method reference written at the call site would be a new object per
 	// call.
 	private final Function<InstanceSnapshot, Cells> cells = Cells::new;
-
-	/**
-	 * Weight of the newest sample in the latency average ({@link LatencyEwma#ALPHA}).
-	 */
-	static final double LATENCY_ALPHA = LatencyEwma.ALPHA;
-
-	/**
-	 * Default decay time of the peak-sensitive average: 10 s, Finagle's and Linkerd's.
-	 */
-	public static final Duration DEFAULT_DECAY_TIME = Duration.ofSeconds(10);
 
 	/** Decay time of the peak-sensitive average, in ns, {@code > 0}. */
 	private volatile double decayNanos;

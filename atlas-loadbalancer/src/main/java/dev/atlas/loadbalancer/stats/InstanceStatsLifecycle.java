@@ -45,21 +45,22 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 
 	@Override
 	public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
-		if (lbResponse != null && lbResponse.hasServer()) {
+		ServiceInstance server = (lbResponse != null && lbResponse.hasServer()) ? lbResponse.getServer() : null;
+		if (server != null) {
 			if (request != null && request.getContext() instanceof TimedRequestContext timed
 					&& timed.getRequestStartTime() == 0) {
 				timed.setRequestStartTime(System.nanoTime());
 			}
-			this.stats.started(lbResponse.getServer());
+			this.stats.started(server);
 		}
 	}
 
 	@Override
 	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
-		if (response != null && response.hasServer()
-				&& completionContext.status() != CompletionContext.Status.DISCARD) {
-			this.stats.completed(response.getServer(), durationNanos(completionContext.getLoadBalancerRequest()));
+		ServiceInstance server = (response != null && response.hasServer()) ? response.getServer() : null;
+		if (server != null && completionContext.status() != CompletionContext.Status.DISCARD) {
+			this.stats.completed(server, durationNanos(completionContext.getLoadBalancerRequest()));
 		}
 	}
 

@@ -54,26 +54,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class AtlasLoadBalancerStageTest {
 
-	/** How the stage sits in the chain. */
-	enum Top {
-
-		/** The stage is the top: applied inline. */
-		STAGE((stage) -> stage),
-
-		/** Spring's retry-aware supplier over the stage: applied inline. */
-		RETRY_AWARE(RetryAwareServiceInstanceListSupplier::new),
-
-		/** Someone's own supplier over the stage: subscribed through. */
-		OTHER(PassThrough::new);
-
-		final Function<AtlasServiceInstanceListSupplier, ServiceInstanceListSupplier> wrap;
-
-		Top(Function<AtlasServiceInstanceListSupplier, ServiceInstanceListSupplier> wrap) {
-			this.wrap = wrap;
-		}
-
-	}
-
 	private final List<ServiceInstance> fleet = List.of(instance("S1"), instance("S2"), instance("C1", "version", "v2"),
 			instance("C3", "version", "v3"));
 
@@ -83,29 +63,6 @@ class AtlasLoadBalancerStageTest {
 
 	/** Wants to know the choice, as Spring's same-instance-preference supplier does. */
 	private final ServiceInstanceListSupplier discovery = new Discovery();
-
-	private final class Discovery implements ServiceInstanceListSupplier, SelectedInstanceCallback {
-
-		@Override
-		public void selectedServiceInstance(ServiceInstance serviceInstance) {
-			AtlasLoadBalancerStageTest.this.selected.add(serviceInstance.getInstanceId());
-		}
-
-		@Override
-		public String getServiceId() {
-			return SERVICE;
-		}
-
-		@Override
-		public Flux<List<ServiceInstance>> get() {
-			Flux<List<ServiceInstance>> lists = Flux.just(AtlasLoadBalancerStageTest.this.fleet);
-			// A cache miss: the registry answers on a scheduler thread, not the calling
-			// one.
-			return AtlasLoadBalancerStageTest.this.emitOnAnotherThread.get() ? lists.publishOn(Schedulers.single())
-					: lists;
-		}
-
-	}
 
 	@AfterEach
 	void clear() {
@@ -195,6 +152,49 @@ class AtlasLoadBalancerStageTest {
 		for (int i = 0; i < 50; i++) {
 			assertThat(chosen(loadBalancer.choose(retry))).isEqualTo("S2");
 		}
+	}
+
+	/** How the stage sits in the chain. */
+	enum Top {
+
+		/** The stage is the top: applied inline. */
+		STAGE((stage) -> stage),
+
+		/** Spring's retry-aware supplier over the stage: applied inline. */
+		RETRY_AWARE(RetryAwareServiceInstanceListSupplier::new),
+
+		/** Someone's own supplier over the stage: subscribed through. */
+		OTHER(PassThrough::new);
+
+		final Function<AtlasServiceInstanceListSupplier, ServiceInstanceListSupplier> wrap;
+
+		Top(Function<AtlasServiceInstanceListSupplier, ServiceInstanceListSupplier> wrap) {
+			this.wrap = wrap;
+		}
+
+	}
+
+	private final class Discovery implements ServiceInstanceListSupplier, SelectedInstanceCallback {
+
+		@Override
+		public void selectedServiceInstance(ServiceInstance serviceInstance) {
+			AtlasLoadBalancerStageTest.this.selected.add(serviceInstance.getInstanceId());
+		}
+
+		@Override
+		public String getServiceId() {
+			return SERVICE;
+		}
+
+		@Override
+		public Flux<List<ServiceInstance>> get() {
+			Flux<List<ServiceInstance>> lists = Flux.just(AtlasLoadBalancerStageTest.this.fleet);
+			// A cache miss: the registry answers on a scheduler thread, not the calling
+			// one.
+			return AtlasLoadBalancerStageTest.this.emitOnAnotherThread.get() ? lists.publishOn(Schedulers.single())
+					: lists;
+		}
+
 	}
 
 	/** A supplier of the application's own, on top of the stage. */

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.atlas.loadbalancer.TestInstances;
+import dev.atlas.loadbalancer.choice.Balancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
@@ -19,16 +20,15 @@ import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.LiveStats;
+import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
-import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
-import dev.atlas.loadbalancer.choice.Balancer;
-import org.springframework.beans.factory.ObjectProvider;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultRequest;

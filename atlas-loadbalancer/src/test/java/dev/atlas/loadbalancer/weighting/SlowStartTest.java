@@ -217,6 +217,36 @@ class SlowStartTest {
 		assertThat(counting.reads).isEqualTo(reads);
 	}
 
+	@Test
+	void zeroWeightsStayZeroAndOffMeansUnchanged() {
+		InstanceSnapshot fleet = fleet(instance("A", "weight", "0", "atlas.registered-at", Long.toString(T0)),
+				registeredAt("B", T0));
+		assertThat(new SlowStart(WarmupRules.DEFAULTS, this.clock).apply(fleet).effectiveWeights()).containsExactly(0.0,
+				0.1);
+		assertThat(new SlowStart(WarmupRules.OFF, this.clock).apply(fleet)).isSameAs(fleet);
+	}
+
+	@Test
+	void manyInstancesAtDifferentAgesKeepFewDistinctFactors() {
+		List<ServiceInstance> instances = new ArrayList<>();
+		for (int i = 0; i < 1_000; i++) {
+			instances.add(registeredAt("i" + i, T0 - i * 37L));
+		}
+		double[] weights = new SlowStart(WarmupRules.DEFAULTS, this.clock)
+			.apply(InstanceSnapshot.of(instances, this.parser))
+			.effectiveWeights();
+		assertThat(Arrays.stream(weights).distinct().count()).isLessThanOrEqualTo(100);
+	}
+
+	@Test
+	void rulesAreValidated() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(-1), 1, 10));
+		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(1), 0, 10))
+			.withMessageContaining("aggression");
+		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(1), 1, 101))
+			.withMessageContaining("min-weight-percent");
+	}
+
 	/** Counts {@code millis()} calls. */
 	private static final class CountingClock extends Clock {
 
@@ -249,36 +279,6 @@ class SlowStartTest {
 			throw new UnsupportedOperationException();
 		}
 
-	}
-
-	@Test
-	void zeroWeightsStayZeroAndOffMeansUnchanged() {
-		InstanceSnapshot fleet = fleet(instance("A", "weight", "0", "atlas.registered-at", Long.toString(T0)),
-				registeredAt("B", T0));
-		assertThat(new SlowStart(WarmupRules.DEFAULTS, this.clock).apply(fleet).effectiveWeights()).containsExactly(0.0,
-				0.1);
-		assertThat(new SlowStart(WarmupRules.OFF, this.clock).apply(fleet)).isSameAs(fleet);
-	}
-
-	@Test
-	void manyInstancesAtDifferentAgesKeepFewDistinctFactors() {
-		List<ServiceInstance> instances = new ArrayList<>();
-		for (int i = 0; i < 1_000; i++) {
-			instances.add(registeredAt("i" + i, T0 - i * 37L));
-		}
-		double[] weights = new SlowStart(WarmupRules.DEFAULTS, this.clock)
-			.apply(InstanceSnapshot.of(instances, this.parser))
-			.effectiveWeights();
-		assertThat(Arrays.stream(weights).distinct().count()).isLessThanOrEqualTo(100);
-	}
-
-	@Test
-	void rulesAreValidated() {
-		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(-1), 1, 10));
-		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(1), 0, 10))
-			.withMessageContaining("aggression");
-		assertThatIllegalArgumentException().isThrownBy(() -> new WarmupRules(Duration.ofSeconds(1), 1, 101))
-			.withMessageContaining("min-weight-percent");
 	}
 
 }

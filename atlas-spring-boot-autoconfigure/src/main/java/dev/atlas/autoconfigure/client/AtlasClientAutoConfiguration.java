@@ -25,12 +25,17 @@ import org.springframework.context.annotation.Configuration;
  * and the WebClient filters report why Atlas chose no instance, and the statistics
  * lifecycle keys its gauges by instance identity. Each replaces Spring Cloud's bean of
  * the exact class only, so an application's own client, filter or lifecycle is kept.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(before = LoadBalancerAutoConfiguration.class)
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
 @ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 public final class AtlasClientAutoConfiguration {
+
+	private AtlasClientAutoConfiguration() {
+	}
 
 	/**
 	 * Puts {@link AtlasBlockingLoadBalancerClient} in place of Spring Cloud's

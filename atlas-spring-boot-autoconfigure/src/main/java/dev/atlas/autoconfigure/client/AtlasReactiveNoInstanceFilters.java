@@ -45,6 +45,8 @@ import org.springframework.web.reactive.function.client.ExchangeFunction;
  * shun the instance. Outlier detection ignores cancellations.</li>
  * </ul>
  * Put in place of Spring Cloud's filters by {@link AtlasClientAutoConfiguration}.
+ *
+ * @since 0.1.0
  */
 public final class AtlasReactiveNoInstanceFilters {
 
@@ -57,6 +59,27 @@ public final class AtlasReactiveNoInstanceFilters {
 		return chosen.flatMap((response) -> {
 			NoInstanceAvailableException none = NoInstanceErrors.discarded(factory, serviceId, request, response);
 			return (none != null) ? Mono.error(none) : Mono.just(response);
+		});
+	}
+
+	/**
+	 * Runs {@code exchange} tracking {@link Attempt}s, so that a cancellation completes.
+	 */
+	static Mono<ClientResponse> tracked(ClientRequest clientRequest, ExchangeFunction next, Attempt attempt,
+			BiFunction<ClientRequest, ExchangeFunction, Mono<ClientResponse>> exchange) {
+		ExchangeFunction tracking = (request) -> next.exchange(request)
+			.doOnSubscribe((subscription) -> attempt.started())
+			.doOnTerminate(attempt::ended);
+		return exchange.apply(clientRequest, tracking)
+			.contextWrite((context) -> context.put(Attempt.class, attempt))
+			.doOnCancel(attempt::cancelled);
+	}
+
+	/** Tells the filter call's {@link Attempt} which instance was chosen. */
+	static Mono<Response<ServiceInstance>> remember(Request<?> request, Mono<Response<ServiceInstance>> chosen) {
+		return Mono.deferContextual((context) -> {
+			Attempt attempt = context.getOrDefault(Attempt.class, null);
+			return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
 		});
 	}
 
@@ -122,27 +145,6 @@ public final class AtlasReactiveNoInstanceFilters {
 			}
 		}
 
-	}
-
-	/**
-	 * Runs {@code exchange} tracking {@link Attempt}s, so that a cancellation completes.
-	 */
-	static Mono<ClientResponse> tracked(ClientRequest clientRequest, ExchangeFunction next, Attempt attempt,
-			BiFunction<ClientRequest, ExchangeFunction, Mono<ClientResponse>> exchange) {
-		ExchangeFunction tracking = (request) -> next.exchange(request)
-			.doOnSubscribe((subscription) -> attempt.started())
-			.doOnTerminate(attempt::ended);
-		return exchange.apply(clientRequest, tracking)
-			.contextWrite((context) -> context.put(Attempt.class, attempt))
-			.doOnCancel(attempt::cancelled);
-	}
-
-	/** Tells the filter call's {@link Attempt} which instance was chosen. */
-	static Mono<Response<ServiceInstance>> remember(Request<?> request, Mono<Response<ServiceInstance>> chosen) {
-		return Mono.deferContextual((context) -> {
-			Attempt attempt = context.getOrDefault(Attempt.class, null);
-			return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
-		});
 	}
 
 	/**

@@ -110,57 +110,6 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private volatile long deregisteredAt = -1;
 
-	/** Where the sequence is. */
-	public enum State {
-
-		/** Not shutting down. */
-		SERVING,
-
-		/** Deregistered, refusing new traffic, still serving while callers notice. */
-		DRAINING,
-
-		/** Drain over; Spring is stopping the web server and the rest. */
-		DRAINED
-
-	}
-
-	/** What started the sequence. */
-	public enum Trigger {
-
-		/**
-		 * The root context is closing: SIGTERM, or {@code close()} (a test's context, an
-		 * IDE stopping a local run).
-		 */
-		CONTEXT_CLOSED,
-
-		/**
-		 * The preStop endpoint ({@link PreStopEndpoint}): an orchestrator is taking this
-		 * instance out of service.
-		 */
-		PRE_STOP
-
-	}
-
-	/**
-	 * How the sequence waits out the drain. Production uses {@link #THREAD_SLEEP}; tests
-	 * pass one that advances a fake clock instead of waiting. Called at most once per
-	 * application, on the thread running the sequence.
-	 */
-	@FunctionalInterface
-	public interface Sleeper {
-
-		/** Blocks the calling thread with {@link Thread#sleep(long)}, in milliseconds. */
-		Sleeper THREAD_SLEEP = (duration) -> Thread.sleep(duration.toMillis());
-
-		/**
-		 * Waits for a duration, on the calling thread.
-		 * @param duration how long, not negative
-		 * @throws InterruptedException if the thread is interrupted while waiting
-		 */
-		void sleep(Duration duration) throws InterruptedException;
-
-	}
-
 	/**
 	 * Creates the sequence.
 	 * @param context the root application context
@@ -335,6 +284,57 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 */
 	public long deregisteredAt() {
 		return this.deregisteredAt;
+	}
+
+	/** Where the sequence is. */
+	public enum State {
+
+		/** Not shutting down. */
+		SERVING,
+
+		/** Deregistered, refusing new traffic, still serving while callers notice. */
+		DRAINING,
+
+		/** Drain over; Spring is stopping the web server and the rest. */
+		DRAINED
+
+	}
+
+	/** What started the sequence. */
+	public enum Trigger {
+
+		/**
+		 * The root context is closing: SIGTERM, or {@code close()} (a test's context, an
+		 * IDE stopping a local run).
+		 */
+		CONTEXT_CLOSED,
+
+		/**
+		 * The preStop endpoint ({@link PreStopEndpoint}): an orchestrator is taking this
+		 * instance out of service.
+		 */
+		PRE_STOP
+
+	}
+
+	/**
+	 * How the sequence waits out the drain. Production uses {@link #THREAD_SLEEP}; tests
+	 * pass one that advances a fake clock instead of waiting. Called at most once per
+	 * application, on the thread running the sequence.
+	 */
+	@FunctionalInterface
+	public interface Sleeper {
+
+		/** Blocks the calling thread with {@link Thread#sleep(long)}, in milliseconds. */
+		Sleeper THREAD_SLEEP = (duration) -> Thread.sleep(duration.toMillis());
+
+		/**
+		 * Waits for a duration, on the calling thread.
+		 * @param duration how long, not negative
+		 * @throws InterruptedException if the thread is interrupted while waiting
+		 */
+		void sleep(Duration duration) throws InterruptedException;
+
 	}
 
 }

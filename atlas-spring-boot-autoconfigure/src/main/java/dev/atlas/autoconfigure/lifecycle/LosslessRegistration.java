@@ -99,32 +99,6 @@ public class LosslessRegistration implements SmartApplicationListener {
 	private volatile boolean registrationFailed;
 
 	/**
-	 * Runs the delayed registration. Production uses {@link #DELAYED_EXECUTOR}; tests
-	 * pass one that only records the task, and run it when they choose.
-	 */
-	@FunctionalInterface
-	public interface Scheduler {
-
-		/**
-		 * Runs the task on the common fork-join pool after the delay
-		 * ({@link CompletableFuture#delayedExecutor}); cancelling the returned future
-		 * before then keeps the task from running.
-		 */
-		Scheduler DELAYED_EXECUTOR = (task, delay) -> CompletableFuture.runAsync(task,
-				CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS));
-
-		/**
-		 * Runs a task once, after a delay, on another thread.
-		 * @param task what to run
-		 * @param delay how long to wait first, positive
-		 * @return a future whose {@code cancel} keeps the task from starting if it has
-		 * not yet
-		 */
-		Future<?> schedule(Runnable task, Duration delay);
-
-	}
-
-	/**
 	 * Creates the coordinator.
 	 * @param context the root application context, whose {@link ContextClosedEvent}
 	 * closes this coordinator (those of child contexts are ignored)
@@ -340,6 +314,32 @@ public class LosslessRegistration implements SmartApplicationListener {
 	 */
 	public boolean registrationFailed() {
 		return this.registrationFailed;
+	}
+
+	/**
+	 * Runs the delayed registration. Production uses {@link #DELAYED_EXECUTOR}; tests
+	 * pass one that only records the task, and run it when they choose.
+	 */
+	@FunctionalInterface
+	public interface Scheduler {
+
+		/**
+		 * Runs the task on the common fork-join pool after the delay
+		 * ({@link CompletableFuture#delayedExecutor}); cancelling the returned future
+		 * before then keeps the task from running.
+		 */
+		Scheduler DELAYED_EXECUTOR = (task, delay) -> CompletableFuture.runAsync(task,
+				CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS));
+
+		/**
+		 * Runs a task once, after a delay, on another thread.
+		 * @param task what to run
+		 * @param delay how long to wait first, positive
+		 * @return a future whose {@code cancel} keeps the task from starting if it has
+		 * not yet
+		 */
+		Future<?> schedule(Runnable task, Duration delay);
+
 	}
 
 	private record Deferred(AbstractAutoServiceRegistration<?> target, WebServerInitializedEvent event) {

@@ -19,6 +19,8 @@ import org.springframework.context.annotation.Bean;
  * cached instance lists at once ({@link RegistryEventRefresher}). The registry
  * integrations ({@code nacos}, {@code zookeeper}) declare their change sources after this
  * configuration.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)

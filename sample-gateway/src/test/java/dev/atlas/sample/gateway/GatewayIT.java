@@ -131,26 +131,6 @@ class GatewayIT {
 		assertThat(share).isBetween(71.0, 79.0);
 	}
 
-	/**
-	 * One more route, beside those of gateway.yml: {@code /api/stripped/users/**} to
-	 * user-service, removing the client's {@code X-Service-Version} (how a gateway keeps
-	 * clients from choosing a lane themselves).
-	 */
-	@Configuration(proxyBeanMethods = false)
-	static class StrippedRoute {
-
-		@Bean
-		RouteLocator strippedRoute(RouteLocatorBuilder routes) {
-			return routes.routes()
-				.route("stripped",
-						(route) -> route.path("/api/stripped/users/**")
-							.filters((filters) -> filters.stripPrefix(2).removeRequestHeader("X-Service-Version"))
-							.uri("lb://user-service"))
-				.build();
-		}
-
-	}
-
 	@Test
 	void aGrayHeaderARouteRemovesDoesNotChooseTheLaneButTheRulesStillDo() {
 		String baselineUser = usersInV2(200).baseline().get(0);
@@ -227,9 +207,6 @@ class GatewayIT {
 		return new Lanes(v2, baseline);
 	}
 
-	private record Lanes(List<String> v2, List<String> baseline) {
-	}
-
 	@Test
 	void tenPercentOfUsersGoToV2AndEachUserAlwaysToTheSameLane() {
 		Lanes lanes = usersInV2(1_000);
@@ -273,6 +250,29 @@ class GatewayIT {
 					.isEqualTo("v2");
 			}
 		}
+	}
+
+	/**
+	 * One more route, beside those of gateway.yml: {@code /api/stripped/users/**} to
+	 * user-service, removing the client's {@code X-Service-Version} (how a gateway keeps
+	 * clients from choosing a lane themselves).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class StrippedRoute {
+
+		@Bean
+		RouteLocator strippedRoute(RouteLocatorBuilder routes) {
+			return routes.routes()
+				.route("stripped",
+						(route) -> route.path("/api/stripped/users/**")
+							.filters((filters) -> filters.stripPrefix(2).removeRequestHeader("X-Service-Version"))
+							.uri("lb://user-service"))
+				.build();
+		}
+
+	}
+
+	private record Lanes(List<String> v2, List<String> baseline) {
 	}
 
 }

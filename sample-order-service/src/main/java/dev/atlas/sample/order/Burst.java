@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntConsumer;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Runs a bounded burst of calls on a few threads of its own, counting the calls that
  * fail. Used by the traffic and gray reports.
@@ -83,7 +85,7 @@ final class Burst {
 	 * @param count how many failed
 	 * @param first the first failure, or {@code null}
 	 */
-	record Failures(int count, String first) {
+	record Failures(int count, @Nullable String first) {
 	}
 
 }

@@ -3,6 +3,8 @@ package dev.atlas.sample.order;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -54,7 +56,7 @@ public class DiscoveryController {
 	 * @param port its port
 	 * @param metadata its registry metadata
 	 */
-	public record Instance(String instanceId, String host, int port, Map<String, String> metadata) {
+	public record Instance(@Nullable String instanceId, String host, int port, @Nullable Map<String, String> metadata) {
 
 		static Instance of(ServiceInstance instance) {
 			return new Instance(instance.getInstanceId(), instance.getHost(), instance.getPort(),

@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;
@@ -111,7 +113,7 @@ public class ExpectedShares {
 	 * @param tag a tag as published or configured, or {@code null}
 	 * @return the tag trimmed and lower-cased, {@code ""} for none
 	 */
-	static String normalize(String tag) {
+	static String normalize(@Nullable String tag) {
 		return (tag != null) ? tag.trim().toLowerCase(Locale.ROOT) : "";
 	}
 

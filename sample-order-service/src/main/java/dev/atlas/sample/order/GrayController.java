@@ -2,6 +2,8 @@ package dev.atlas.sample.order;
 
 import java.util.Locale;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
@@ -88,8 +90,8 @@ public class GrayController {
 		return ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, ex.getMessage());
 	}
 
-	static GrayReport.Scenario scenario(String version, String path, String client, int calls, int concurrency,
-			String expect, String expectShare, String label) {
+	static GrayReport.Scenario scenario(@Nullable String version, String path, String client, int calls,
+			int concurrency, @Nullable String expect, @Nullable String expectShare, @Nullable String label) {
 		String sent = (version == null || version.isBlank()) ? null : version.trim();
 		boolean chain = switch (path.trim().toLowerCase(Locale.ROOT)) {
 			case "chain" -> true;

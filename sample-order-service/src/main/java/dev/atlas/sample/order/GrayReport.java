@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
@@ -221,8 +222,8 @@ public class GrayReport {
 	 * @param expectShare hop 1's share of a tag must be within a tolerance, or
 	 * {@code null}
 	 */
-	public record Scenario(String label, String version, boolean chain, ClientType client, int calls, int concurrency,
-			String expectTag, ShareExpectation expectShare) {
+	public record Scenario(String label, @Nullable String version, boolean chain, ClientType client, int calls,
+			int concurrency, @Nullable String expectTag, @Nullable ShareExpectation expectShare) {
 
 		String describeExpectation() {
 			List<String> parts = new ArrayList<>();
@@ -310,8 +311,8 @@ public class GrayReport {
 	 * user-service grew during the scenario (hop 1's fallbacks; hop 2's are
 	 * user-service's)
 	 */
-	public record Result(Scenario scenario, int failures, String firstError, List<String> tags, List<HopTally> hops,
-			long fallbacks) {
+	public record Result(Scenario scenario, int failures, @Nullable String firstError, List<String> tags,
+			List<HopTally> hops, long fallbacks) {
 
 		/**
 		 * @return what is wrong, empty when the expectation is met

@@ -22,7 +22,8 @@ public class MaintenanceFilterConfiguration {
 	 */
 	@Bean
 	CandidateFilter skipInstancesInMaintenance() {
-		return CandidateFilter.excluding((instance) -> "true".equals(instance.getMetadata().get("maintenance")));
+		return CandidateFilter.excluding((instance) -> instance.getMetadata() != null
+				&& "true".equals(instance.getMetadata().get("maintenance")));
 	}
 
 }

@@ -1,5 +1,7 @@
 package dev.atlas.sample.order;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -40,7 +42,7 @@ public class OrderController {
 	 * @param client the client used
 	 * @param user the user, as user-service returned it
 	 */
-	public record Order(long orderId, String client, User user) {
+	public record Order(long orderId, String client, @Nullable User user) {
 	}
 
 }

@@ -4,8 +4,11 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
@@ -73,8 +76,10 @@ public class TrafficService {
 			Map<String, User.ServedBy> servedBy) {
 		// every instance: those that answered, and those discovered that got no call
 		Map<String, InstanceShare> rows = new LinkedHashMap<>();
-		servedBy.forEach((address, by) -> rows.put(address, new InstanceShare(by.instanceId(), by.host(), by.port(),
-				ExpectedShares.normalize(by.tag()), by.weight(), counts.get(address).longValue(), 0, 0)));
+		servedBy.forEach((address, by) -> rows.put(address,
+				new InstanceShare(by.instanceId(), by.host(), by.port(), ExpectedShares.normalize(by.tag()),
+						by.weight(), Objects.requireNonNull(counts.get(address), "counted with servedBy").longValue(),
+						0, 0)));
 		String tagKey = this.expectedShares.tagMetadataKey();
 		for (ServiceInstance instance : this.discoveryClient.getInstances(USER_SERVICE)) {
 			String address = instance.getHost() + ":" + instance.getPort();
@@ -128,7 +133,8 @@ public class TrafficService {
 	 * @param firstError the first failure, or {@code null}
 	 * @param instances every instance that answered or is discovered, by host and port
 	 */
-	public record Traffic(String client, int calls, int failures, String firstError, List<InstanceShare> instances) {
+	public record Traffic(String client, int calls, int failures, @Nullable String firstError,
+			List<InstanceShare> instances) {
 	}
 
 	/**
@@ -144,8 +150,8 @@ public class TrafficService {
 	 * share of the lane untagged calls can reach; 0 for an instance outside it)
 	 * @param observedShare its calls over the successful calls, 0..1
 	 */
-	public record InstanceShare(String instanceId, String host, int port, String tag, double weight, long count,
-			double expectedShare, double observedShare) {
+	public record InstanceShare(@Nullable String instanceId, String host, int port, String tag, double weight,
+			long count, double expectedShare, double observedShare) {
 	}
 
 }

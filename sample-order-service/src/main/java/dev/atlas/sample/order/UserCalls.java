@@ -2,6 +2,8 @@ package dev.atlas.sample.order;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.stereotype.Component;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
@@ -42,7 +44,7 @@ public class UserCalls {
 	 * @param id the user id
 	 * @return the user, with the instance that served it
 	 */
-	public User user(ClientType client, long id) {
+	public @Nullable User user(ClientType client, long id) {
 		return switch (client) {
 			case REST_TEMPLATE -> this.restTemplate.getForObject(USER_URL, User.class, id);
 			case REST_CLIENT -> this.restClient.get().uri(USER_URL, id).retrieve().body(User.class);

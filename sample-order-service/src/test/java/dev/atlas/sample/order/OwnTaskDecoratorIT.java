@@ -35,40 +35,6 @@ class OwnTaskDecoratorIT {
 
 	static ConfigurableApplicationContext orders;
 
-	/**
-	 * The application's own decorator: copies the logging MDC to {@code @Async} threads.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	static class MdcTaskDecoratorConfiguration {
-
-		@Bean
-		TaskDecorator mdcTaskDecorator() {
-			return (runnable) -> {
-				Map<String, String> mdc = MDC.getCopyOfContextMap();
-				return () -> {
-					Map<String, String> previous = MDC.getCopyOfContextMap();
-					setMdc(mdc);
-					try {
-						runnable.run();
-					}
-					finally {
-						setMdc(previous);
-					}
-				};
-			};
-		}
-
-		private static void setMdc(Map<String, String> values) {
-			if (values != null) {
-				MDC.setContextMap(values);
-			}
-			else {
-				MDC.clear();
-			}
-		}
-
-	}
-
 	@BeforeAll
 	static void startFleet() throws Exception {
 		fleet = new SampleFleet();
@@ -110,6 +76,40 @@ class OwnTaskDecoratorIT {
 			assertThat(chain.hop1().received().version()).isEqualTo("v2");
 			assertThat(chain.hop2().tag()).as("hop 2: %s", chain).isEqualTo("v2");
 		}
+	}
+
+	/**
+	 * The application's own decorator: copies the logging MDC to {@code @Async} threads.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class MdcTaskDecoratorConfiguration {
+
+		@Bean
+		TaskDecorator mdcTaskDecorator() {
+			return (runnable) -> {
+				Map<String, String> mdc = MDC.getCopyOfContextMap();
+				return () -> {
+					Map<String, String> previous = MDC.getCopyOfContextMap();
+					setMdc(mdc);
+					try {
+						runnable.run();
+					}
+					finally {
+						setMdc(previous);
+					}
+				};
+			};
+		}
+
+		private static void setMdc(Map<String, String> values) {
+			if (values != null) {
+				MDC.setContextMap(values);
+			}
+			else {
+				MDC.clear();
+			}
+		}
+
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.atlas.autoconfigure.loadbalancer;
+package dev.atlas.autoconfigure.client;
 
 import java.net.URI;
 import java.time.Duration;
@@ -8,7 +8,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.atlas.autoconfigure.client.AtlasReactiveNoInstanceFilters;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.stats.InstanceStatsLifecycle;
 import org.jspecify.annotations.Nullable;
