@@ -37,7 +37,7 @@ public final class AffinityStep implements RuntimeStep {
 	/**
 	 * Creates the step.
 	 * @param serviceId the service
-	 * @param filter Atlas's affinity filter of the service, or {@code null}
+	 * @param filter the affinity filter Atlas built for the service, or {@code null}
 	 * @param nextRules the caller's rules now (those of a change being applied), or
 	 * {@code null} when not resolved yet
 	 * @param meters where a new filter's meters are registered

@@ -4,8 +4,8 @@ import java.util.Objects;
 
 import dev.atlas.autoconfigure.runtime.ReloadListener;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
-import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.CallerSettings;
+import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -46,14 +46,18 @@ import org.springframework.core.env.Environment;
  * Thread-safe: the first resolution is synchronized, every later call reads a volatile
  * field ({@link dev.atlas.loadbalancer.routing.ClusterAffinity} keeps the rules itself,
  * so a request does not even do that).
+ *
+ * @since 0.1.0
  */
 public final class CallerCluster implements ReloadListener {
 
-	private static final Logger log = LoggerFactory.getLogger(CallerCluster.class);
-
+	/** The property holding this application's Nacos cluster name. */
 	public static final String NACOS_CLUSTER = "spring.cloud.nacos.discovery.cluster-name";
 
+	/** The property holding this application's zone for Spring Cloud LoadBalancer. */
 	public static final String LOADBALANCER_ZONE = "spring.cloud.loadbalancer.zone";
+
+	private static final Logger log = LoggerFactory.getLogger(CallerCluster.class);
 
 	private final AtlasSettings settings;
 

@@ -25,7 +25,8 @@ public final class GrayStep implements RuntimeStep {
 	/**
 	 * Creates the step.
 	 * @param serviceId the service
-	 * @param router Atlas's router of the service, or {@code null} when there is none
+	 * @param router the gray router Atlas built for the service, or {@code null} when
+	 * there is none
 	 * @param meters where the new router's meters are registered
 	 */
 	public GrayStep(String serviceId, @Nullable GrayRouter router, MeterRegistry meters) {

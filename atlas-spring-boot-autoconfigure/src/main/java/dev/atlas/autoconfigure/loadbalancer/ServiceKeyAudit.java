@@ -45,14 +45,14 @@ import org.springframework.scheduling.concurrent.ConcurrentTaskScheduler;
  */
 final class ServiceKeyAudit implements DisposableBean {
 
-	private static final Logger log = LoggerFactory.getLogger(ServiceKeyAudit.class);
-
 	/**
 	 * How long after the first call of any service the configured keys are checked: long
 	 * enough for a freshly started application's first requests to reach the services it
 	 * calls, short enough to show up while someone watches a new deployment.
 	 */
 	static final Duration GRACE = Duration.ofMinutes(2);
+
+	private static final Logger log = LoggerFactory.getLogger(ServiceKeyAudit.class);
 
 	private static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName
 		.of(AtlasProperties.PREFIX + ".services");

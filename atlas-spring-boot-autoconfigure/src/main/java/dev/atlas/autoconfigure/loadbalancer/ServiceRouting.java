@@ -26,6 +26,8 @@ import org.springframework.beans.factory.DisposableBean;
  *
  * <p>
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class ServiceRouting implements DisposableBean {
 

@@ -27,7 +27,7 @@ public final class OutlierStep implements RuntimeStep {
 	/**
 	 * Creates the step.
 	 * @param detector the service's detector, or {@code null} when there is none
-	 * @param ejection Atlas's ejection filter of the service, or {@code null}
+	 * @param ejection the ejection filter Atlas built for the service, or {@code null}
 	 */
 	public OutlierStep(@Nullable OutlierDetector detector, @Nullable OutlierEjection ejection) {
 		this.detector = detector;

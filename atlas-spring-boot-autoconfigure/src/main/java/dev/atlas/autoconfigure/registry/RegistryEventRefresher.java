@@ -9,8 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
-import dev.atlas.autoconfigure.lifecycle.DeferredRegistryClose;
-import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

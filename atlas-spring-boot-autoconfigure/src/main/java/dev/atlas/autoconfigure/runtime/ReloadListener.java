@@ -1,8 +1,8 @@
 package dev.atlas.autoconfigure.runtime;
 
 import dev.atlas.autoconfigure.settings.AtlasSettings;
-import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.CallerSettings;
+import dev.atlas.autoconfigure.settings.Reload;
 
 /**
  * Hears of runtime changes of the rules, for what is configured once per caller rather

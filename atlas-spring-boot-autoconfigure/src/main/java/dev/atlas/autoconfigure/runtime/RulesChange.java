@@ -24,7 +24,7 @@ public record RulesChange(String serviceId, ServiceSettings previous, ServiceSet
 	 * @return {@code true} when its rules differ
 	 */
 	public boolean changed(Section<?, ?> section) {
-		return next.differs(previous, section);
+		return this.next.differs(this.previous, section);
 	}
 
 	/**
@@ -34,7 +34,7 @@ public record RulesChange(String serviceId, ServiceSettings previous, ServiceSet
 	 * @return never {@code null}
 	 */
 	public <R> R rules(Section<?, R> section) {
-		return next.get(section);
+		return this.next.get(section);
 	}
 
 	/**

@@ -10,6 +10,8 @@ import org.springframework.core.Ordered;
  * config reload) to {@link RuntimeRules}. Ordered first, before Spring Cloud rebinds the
  * {@code @ConfigurationProperties} beans: that rebinding throws on an invalid value and
  * stops the event there, and Atlas must still reject the change, say why and count it.
+ *
+ * @since 0.1.0
  */
 public final class RulesRefreshListener implements ApplicationListener<EnvironmentChangeEvent>, Ordered {
 

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.CallerSettings;
 import dev.atlas.autoconfigure.settings.Reload;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import io.micrometer.core.instrument.Counter;
@@ -52,13 +53,13 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  */
 public final class RuntimeRules {
 
-	private static final Logger log = LoggerFactory.getLogger(RuntimeRules.class);
-
 	/** Counter of rejected runtime changes; tags {@code service}. */
 	public static final String REJECTED_METER = "atlas.config.rejected";
 
 	/** Counter of runtime changes put in force; tags {@code service}. */
 	public static final String CHANGES_METER = "atlas.config.changes";
+
+	private static final Logger log = LoggerFactory.getLogger(RuntimeRules.class);
 
 	private final AtlasSettings settings;
 
@@ -120,10 +121,11 @@ public final class RuntimeRules {
 	}
 
 	private void apply(Reload reload, Collection<String> changedKeys) {
-		boolean callerValid = reload.caller() != null;
-		if (callerValid) {
+		CallerSettings caller = reload.caller();
+		boolean callerValid = caller != null;
+		if (caller != null) {
 			this.settings.acceptCaller(reload);
-			this.listeners.orderedStream().forEach((listener) -> listener.callerChanged(reload.caller()));
+			this.listeners.orderedStream().forEach((listener) -> listener.callerChanged(caller));
 		}
 		// rejections grouped by message, so that one invalid value many services read
 		// gives one ERROR line

@@ -3,10 +3,6 @@ package dev.atlas.autoconfigure.settings;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
-import dev.atlas.autoconfigure.propagation.PropagationProperties;
-import dev.atlas.autoconfigure.registry.RegistryProperties;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**

@@ -4,7 +4,11 @@ import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
-/** Checks shared by the property classes. Stateless. */
+/**
+ * Checks shared by the property classes. Stateless.
+ *
+ * @since 0.1.0
+ */
 public final class PropertyChecks {
 
 	private PropertyChecks() {

@@ -25,6 +25,8 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  * same for {@code spring.cloud.loadbalancer.clients.<name>} over
  * {@code spring.cloud.loadbalancer} at bind time ({@code DefaultsBindHandlerAdvisor}).
  * Thread-safe (each call binds a new object).
+ *
+ * @since 0.1.0
  */
 public final class ServiceOverlay {
 

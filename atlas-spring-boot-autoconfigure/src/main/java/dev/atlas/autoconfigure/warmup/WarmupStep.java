@@ -19,7 +19,8 @@ public final class WarmupStep implements RuntimeStep {
 
 	/**
 	 * Creates the step.
-	 * @param warmup Atlas's warmup of the service, or {@code null} when there is none
+	 * @param warmup the warmup Atlas built for the service, or {@code null} when there is
+	 * none
 	 */
 	public WarmupStep(@Nullable SlowStart warmup) {
 		this.current = warmup;
