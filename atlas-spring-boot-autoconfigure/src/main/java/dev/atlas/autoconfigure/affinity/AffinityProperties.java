@@ -1,6 +1,6 @@
 package dev.atlas.autoconfigure.affinity;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import org.jspecify.annotations.Nullable;
 
@@ -18,7 +18,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class AffinityProperties implements InitializingBean {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".affinity";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".affinity";
 
 	/** Whether calls prefer instances of the caller's own cluster. */
 	private boolean enabled = true;

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.ServiceOverlay;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
 import dev.atlas.loadbalancer.routing.GrayRules;
@@ -27,7 +27,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class GrayProperties extends GrayLaneProperties implements InitializingBean {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".gray";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".gray";
 
 	private static final String PERCENTAGES = " (each value is a percentage 0..100 of untagged requests, adding up to at most 100)";
 

@@ -2,7 +2,7 @@ package dev.atlas.autoconfigure.lifecycle;
 
 import java.time.Duration;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.PropertyChecks;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -18,7 +18,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class LifecycleProperties implements InitializingBean {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".lifecycle";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".lifecycle";
 
 	/**
 	 * Whether this application registers in its registry only once it is ready and

@@ -18,7 +18,6 @@ import dev.atlas.autoconfigure.registry.RegistryProperties;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
 import dev.atlas.autoconfigure.runtime.RulesRefreshListener;
 import dev.atlas.autoconfigure.runtime.RuntimeRules;
-import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.AtlasValueConverters;
 import dev.atlas.autoconfigure.settings.CallerSection;
@@ -119,6 +118,17 @@ public final class AtlasLoadBalancerAutoConfiguration {
 			ObjectProvider<CallerSection<?>> callerSections) {
 		return new AtlasSettings(environment, sections.orderedStream().toList(),
 				callerSections.orderedStream().toList());
+	}
+
+	/**
+	 * The stale limit of every service's last-known-good list, read once, here, when the
+	 * application context starts.
+	 * @param registry {@code atlas.registry.*}
+	 * @return the limit
+	 */
+	@Bean
+	StaleLimit atlasStaleLimit(RegistryProperties registry) {
+		return StaleLimit.of(registry);
 	}
 
 	/**

@@ -243,7 +243,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * Last-known-good over empty registry answers, with a connect check of stale lists
 	 * (TCP, the outlier probe's timeout and interval).
 	 * @param environment the child context's environment (names the service)
-	 * @param atlasSettings the stale limit
+	 * @param staleLimit {@code atlas.registry.stale-limit} as at startup
 	 * @param settings the service's settings (its probe timeout and interval)
 	 * @param scheduler runs the connect checks
 	 * @param meterRegistry where the stale counter is registered
@@ -252,11 +252,11 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	LastKnownGood atlasLastKnownGood(Environment environment, AtlasSettings atlasSettings, ServiceSettings settings,
+	LastKnownGood atlasLastKnownGood(Environment environment, StaleLimit staleLimit, ServiceSettings settings,
 			ProbeScheduler scheduler, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = serviceId(environment);
 		ProbeRules probe = settings.get(OutlierSection.SECTION).probe();
-		return new LastKnownGood(serviceId, atlasSettings.staleLimit(), Clock.systemUTC(), meters(meterRegistry),
+		return new LastKnownGood(serviceId, staleLimit.duration(), Clock.systemUTC(), meters(meterRegistry),
 				new LastKnownGood.StaleCheck(Probes.tcp(probe.timeout()), scheduler, probe.interval()));
 	}
 

@@ -3,7 +3,7 @@ package dev.atlas.autoconfigure.loadbalancer;
 import java.time.Duration;
 import java.util.Locale;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
@@ -25,7 +25,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class LoadBalancerProperties implements InitializingBean {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".loadbalancer";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".loadbalancer";
 
 	/** The strategy of a service that names none. */
 	public static final String DEFAULT_STRATEGY = "weighted-random";

@@ -11,7 +11,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -55,7 +54,7 @@ final class ServiceKeyAudit implements DisposableBean {
 	private static final Logger log = LoggerFactory.getLogger(ServiceKeyAudit.class);
 
 	private static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName
-		.of(AtlasProperties.PREFIX + ".services");
+		.of(AtlasSettings.PREFIX + ".services");
 
 	private final AtlasSettings settings;
 

@@ -17,7 +17,6 @@ import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
 import dev.atlas.autoconfigure.outlier.OutlierSection;
 import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import dev.atlas.autoconfigure.registry.RegistryProperties;
-import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.autoconfigure.warmup.WarmupSection;

@@ -2,7 +2,7 @@ package dev.atlas.autoconfigure.outlier;
 
 import java.time.Duration;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.outlier.ProbeRules;
 import dev.atlas.loadbalancer.outlier.ProbeType;
@@ -22,7 +22,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class OutlierProperties implements InitializingBean {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".outlier";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".outlier";
 
 	/** Whether instances that fail requests in a row are ejected. */
 	private boolean enabled = true;

@@ -5,9 +5,9 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 import dev.atlas.autoconfigure.gray.GrayProperties;
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.loadbalancer.AtlasProperties;
+import dev.atlas.autoconfigure.loadbalancer.ServiceProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
-import dev.atlas.autoconfigure.settings.ServiceProperties;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;

@@ -3,7 +3,7 @@ package dev.atlas.autoconfigure.propagation;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.routing.GrayRules;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -19,7 +19,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class PropagationProperties {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".propagation";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".propagation";
 
 	/**
 	 * Whether routing headers are carried from inbound requests to outbound @LoadBalanced

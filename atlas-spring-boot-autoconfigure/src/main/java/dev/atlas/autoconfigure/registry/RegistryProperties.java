@@ -2,7 +2,7 @@ package dev.atlas.autoconfigure.registry;
 
 import java.time.Duration;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.PropertyChecks;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -18,7 +18,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class RegistryProperties implements InitializingBean {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".registry";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".registry";
 
 	/**
 	 * Whether registry change events (Spring Cloud's HeartbeatEvent, e.g. ZooKeeper's

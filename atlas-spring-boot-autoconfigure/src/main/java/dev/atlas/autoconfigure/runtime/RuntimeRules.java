@@ -11,7 +11,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.CallerSettings;
 import dev.atlas.autoconfigure.settings.Reload;
@@ -183,7 +182,7 @@ public final class RuntimeRules {
 	private static Set<String> atlasKeys(Collection<String> changedKeys) {
 		Set<String> keys = new TreeSet<>();
 		for (String key : changedKeys) {
-			if (key.regionMatches(true, 0, AtlasProperties.PREFIX + ".", 0, AtlasProperties.PREFIX.length() + 1)) {
+			if (key.regionMatches(true, 0, AtlasSettings.PREFIX + ".", 0, AtlasSettings.PREFIX.length() + 1)) {
 				keys.add(key);
 			}
 		}

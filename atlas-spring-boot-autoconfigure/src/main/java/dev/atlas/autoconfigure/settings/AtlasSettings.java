@@ -1,6 +1,5 @@
 package dev.atlas.autoconfigure.settings;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -14,12 +13,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
-import dev.atlas.autoconfigure.registry.RegistryProperties;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
@@ -56,6 +53,12 @@ import org.springframework.core.env.ConfigurableEnvironment;
  */
 public class AtlasSettings {
 
+	/**
+	 * Prefix of every Atlas property, {@code atlas}: each section's properties class
+	 * builds its own prefix from it.
+	 */
+	public static final String PREFIX = "atlas";
+
 	private static final Logger log = LoggerFactory.getLogger(AtlasSettings.class);
 
 	/**
@@ -79,8 +82,6 @@ public class AtlasSettings {
 	private final ConcurrentMap<String, ServiceSettings> resolved = new ConcurrentHashMap<>();
 
 	private volatile boolean reloaded;
-
-	private final Duration staleLimit;
 
 	private final List<BiConsumer<String, ServiceSettings>> checks = new CopyOnWriteArrayList<>();
 
@@ -121,11 +122,6 @@ public class AtlasSettings {
 		Binder binder = binders.get();
 		this.atStartup = CallerSettings.bind(binder, this.callerSections, null);
 		this.caller = this.atStartup;
-		RegistryProperties registry = binder
-			.bind(RegistryProperties.PREFIX, Bindable.ofInstance(new RegistryProperties()))
-			.orElseGet(RegistryProperties::new);
-		registry.afterPropertiesSet();
-		this.staleLimit = registry.getStaleLimit();
 		settingsFor("");
 		configuredServiceIds().forEach(this::settingsFor);
 	}
@@ -172,7 +168,7 @@ public class AtlasSettings {
 		catch (RuntimeException ex) {
 			// the rules in force of the most specific configured key that applies to it,
 			// else the global ones
-			List<String> keys = ServiceOverlay.keysFor(this.caller.atlas().getServices().keySet(), serviceId);
+			List<String> keys = ServiceOverlay.keysFor(this.caller.configuredServiceIds(), serviceId);
 			for (int i = keys.size() - 1; i >= 0; i--) {
 				ServiceSettings configured = this.resolved.get(keys.get(i));
 				if (configured != null) {
@@ -249,15 +245,6 @@ public class AtlasSettings {
 	}
 
 	/**
-	 * How long empty registry answers are overridden
-	 * ({@code atlas.registry.stale-limit}), as at startup: read only at startup.
-	 * @return not negative
-	 */
-	public Duration staleLimit() {
-		return this.staleLimit;
-	}
-
-	/**
 	 * Adds a check that the settings of a service must pass beyond what binding checks
 	 * (e.g. the strategy is registered): run at once for the global settings and every
 	 * configured service (startup), on every runtime change before it is put in force,
@@ -270,10 +257,8 @@ public class AtlasSettings {
 	 */
 	public void addCheck(BiConsumer<String, ServiceSettings> check) {
 		Objects.requireNonNull(check, "check");
-		check.accept(AtlasProperties.PREFIX, settingsFor(""));
-		this.caller.atlas()
-			.getServices()
-			.keySet()
+		check.accept(AtlasSettings.PREFIX, settingsFor(""));
+		this.caller.configuredServiceIds()
 			.forEach((serviceId) -> check.accept(propertyPrefix(serviceId), settingsFor(serviceId)));
 		this.checks.add(check);
 	}
@@ -301,7 +286,7 @@ public class AtlasSettings {
 		Set<String> configured = configuredServiceIds();
 		String key = configured.contains(serviceId) ? serviceId
 				: configured.stream().filter((k) -> matches(k, serviceId)).findFirst().orElse(null);
-		return (key != null) ? propertyPrefix(key) : AtlasProperties.PREFIX;
+		return (key != null) ? propertyPrefix(key) : AtlasSettings.PREFIX;
 	}
 
 	/**
@@ -402,7 +387,7 @@ public class AtlasSettings {
 
 	private ServiceSettings resolve(CallerSettings caller, String serviceId) {
 		ServiceOverlay overlay = new ServiceOverlay(caller.binder());
-		List<String> keys = ServiceOverlay.keysFor(caller.atlas().getServices().keySet(), serviceId);
+		List<String> keys = ServiceOverlay.keysFor(caller.configuredServiceIds(), serviceId);
 		SectionContext context = new Context(serviceId, caller, this.atStartup);
 		Map<Section<?, ?>, Object> rules = new LinkedHashMap<>();
 		for (Section<?, ?> section : this.sections) {

@@ -14,22 +14,31 @@ import org.springframework.boot.context.properties.bind.Binder;
 
 /**
  * The caller-level settings, bound from the environment at one time: the configured
- * service keys ({@code atlas.services}) and every registered {@link CallerSection}.
- * Immutable once bound (do not modify the objects it returns); thread-safe.
+ * service keys (the keys of {@code atlas.services}, bound generically) and every
+ * registered {@link CallerSection}. Immutable once bound (do not modify the objects it
+ * returns); thread-safe.
  *
  * @since 0.1.0
  */
 public final class CallerSettings {
 
+	/**
+	 * {@code atlas.services} bound generically: Spring Boot's map binding treats an
+	 * {@code Object} value as nested maps, so the keys are those of a typed map of the
+	 * sections (an id with dots in brackets, e.g. {@code atlas.services[user.service]},
+	 * is the key {@code user.service}), and no concern's properties class is named.
+	 */
+	private static final Bindable<Map<String, Object>> SERVICES_BY_KEY = Bindable.mapOf(String.class, Object.class);
+
 	private final Binder binder;
 
-	private final AtlasProperties atlas;
+	private final Set<String> serviceKeys;
 
 	private final Map<CallerSection<?>, Object> sections;
 
-	private CallerSettings(Binder binder, AtlasProperties atlas, Map<CallerSection<?>, Object> sections) {
+	private CallerSettings(Binder binder, Set<String> serviceKeys, Map<CallerSection<?>, Object> sections) {
 		this.binder = binder;
-		this.atlas = atlas;
+		this.serviceKeys = Collections.unmodifiableSet(serviceKeys);
 		this.sections = Collections.unmodifiableMap(sections);
 	}
 
@@ -43,13 +52,13 @@ public final class CallerSettings {
 	 * @throws RuntimeException naming the property when a value is invalid
 	 */
 	static CallerSettings bind(Binder binder, List<CallerSection<?>> sections, @Nullable CallerSettings atStartup) {
-		AtlasProperties atlas = binder.bind(AtlasProperties.PREFIX, Bindable.ofInstance(new AtlasProperties()))
-			.orElseGet(AtlasProperties::new);
+		Set<String> serviceKeys = new LinkedHashSet<>(
+				binder.bind(ServiceOverlay.SERVICES, SERVICES_BY_KEY).orElseGet(Collections::emptyMap).keySet());
 		Map<CallerSection<?>, Object> bound = new LinkedHashMap<>();
 		for (CallerSection<?> section : sections) {
 			bound.put(section, bindOne(binder, section, atStartup));
 		}
-		return new CallerSettings(binder, atlas, bound);
+		return new CallerSettings(binder, serviceKeys, bound);
 	}
 
 	private static <C> C bindOne(Binder binder, CallerSection<C> section, @Nullable CallerSettings atStartup) {
@@ -62,14 +71,6 @@ public final class CallerSettings {
 	 */
 	public Binder binder() {
 		return this.binder;
-	}
-
-	/**
-	 * The root section, with the configured keys.
-	 * @return do not modify
-	 */
-	public AtlasProperties atlas() {
-		return this.atlas;
 	}
 
 	/**
@@ -93,7 +94,7 @@ public final class CallerSettings {
 	 * @return service ids, in configuration order
 	 */
 	public Set<String> configuredServiceIds() {
-		return new LinkedHashSet<>(this.atlas.getServices().keySet());
+		return new LinkedHashSet<>(this.serviceKeys);
 	}
 
 }

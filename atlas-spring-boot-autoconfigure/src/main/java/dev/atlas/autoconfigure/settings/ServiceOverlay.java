@@ -30,8 +30,7 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  */
 public final class ServiceOverlay {
 
-	private static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName
-		.of(AtlasProperties.PREFIX + ".services");
+	static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName.of(AtlasSettings.PREFIX + ".services");
 
 	private final Binder binder;
 
@@ -57,7 +56,7 @@ public final class ServiceOverlay {
 	public <T> T bind(Section<T, ?> section, List<String> keys) {
 		T target = section.newProperties();
 		Bindable<T> bindable = Bindable.ofInstance(target);
-		ConfigurationPropertyName global = ConfigurationPropertyName.of(AtlasProperties.PREFIX).append(section.name());
+		ConfigurationPropertyName global = ConfigurationPropertyName.of(AtlasSettings.PREFIX).append(section.name());
 		this.binder.bind(global, bindable, skipping(global, section.perServiceOnly()));
 		for (String key : keys) {
 			for (ConfigurationPropertyName service : serviceNames(key)) {
@@ -123,7 +122,7 @@ public final class ServiceOverlay {
 	 */
 	public static String propertyName(String serviceId, String path) {
 		if (serviceId.isEmpty()) {
-			return AtlasProperties.PREFIX + "." + path;
+			return AtlasSettings.PREFIX + "." + path;
 		}
 		return SERVICES + ((dashed(serviceId) != null) ? "." + serviceId : "[" + serviceId + "]") + "." + path;
 	}
@@ -134,7 +133,8 @@ public final class ServiceOverlay {
 	 * the way Spring Boot compares property names: ignoring case and dashes), when the id
 	 * has no dot; and in brackets, {@code atlas.services[Id.With.Dots]} (compared
 	 * exactly), which an id with a dot needs. These are the names Spring Boot's map
-	 * binding gives the keys of {@link AtlasProperties#getServices()}.
+	 * binding gives the keys of {@code atlas.services}
+	 * ({@link CallerSettings#configuredServiceIds()}).
 	 * @param serviceId the service id; empty for none
 	 * @return empty for the empty id
 	 */

@@ -4,9 +4,11 @@
  * {@code atlas.<section>} and {@code atlas.services.<service-id>.<section>}) and its
  * caller-level {@link dev.atlas.autoconfigure.settings.CallerSection}; a service's rules
  * are one immutable {@link dev.atlas.autoconfigure.settings.ServiceSettings} keyed by
- * section. The generic code names no concern; {@code ServiceProperties}, which only
- * describes {@code atlas.services.<service-id>.*} for the configuration metadata, names
- * the built-in sections' properties classes.
+ * section. This package names no concern: the configured service keys are bound
+ * generically, and the classes that describe {@code atlas.*} and
+ * {@code atlas.services.<service-id>.*} for the configuration metadata
+ * ({@code AtlasProperties}, {@code ServiceProperties}) are in the composition root,
+ * {@code dev.atlas.autoconfigure.loadbalancer}.
  */
 @NullMarked
 package dev.atlas.autoconfigure.settings;

@@ -2,7 +2,7 @@ package dev.atlas.autoconfigure.warmup;
 
 import java.time.Duration;
 
-import dev.atlas.autoconfigure.settings.AtlasProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.weighting.WarmupRules;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -19,7 +19,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class WarmupProperties implements InitializingBean {
 
 	/** Prefix of this section. */
-	public static final String PREFIX = AtlasProperties.PREFIX + ".warmup";
+	public static final String PREFIX = AtlasSettings.PREFIX + ".warmup";
 
 	/** Whether new instances ramp up their weight. */
 	private boolean enabled = true;

@@ -11,7 +11,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.regex.Pattern;
 
 import dev.atlas.autoconfigure.gray.GraySettings;
-import dev.atlas.autoconfigure.settings.AtlasProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import org.junit.jupiter.api.Test;

@@ -1,8 +1,9 @@
-package dev.atlas.autoconfigure.settings;
+package dev.atlas.autoconfigure.loadbalancer;
 
 import dev.atlas.autoconfigure.gray.ServiceGrayProperties;
-import dev.atlas.autoconfigure.loadbalancer.LoadBalancerProperties;
 import dev.atlas.autoconfigure.outlier.OutlierProperties;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.autoconfigure.warmup.WarmupProperties;
 
 /**
@@ -15,8 +16,9 @@ import dev.atlas.autoconfigure.warmup.WarmupProperties;
  * <p>
  * This class only describes {@code atlas.services.<service-id>.*} for the configuration
  * metadata (IDE completion and the reference): {@link AtlasSettings} binds every
- * registered {@link Section} generically and uses only its keys. It is the one class of
- * this package that names the built-in sections' properties classes.
+ * registered {@link Section} generically and only the keys of {@code atlas.services}. It
+ * names the built-in sections' properties classes, which is why it is in the composition
+ * root.
  *
  * @since 0.1.0
  */

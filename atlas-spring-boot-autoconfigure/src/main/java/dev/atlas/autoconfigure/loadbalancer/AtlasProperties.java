@@ -1,7 +1,9 @@
-package dev.atlas.autoconfigure.settings;
+package dev.atlas.autoconfigure.loadbalancer;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -21,13 +23,18 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * the property and the allowed values. Mutable while being bound, not thread-safe; read
  * only afterwards.
  *
+ * <p>
+ * This class is in the composition root because {@link ServiceProperties} names the
+ * built-in sections' properties classes; the settings code binds the configured keys
+ * generically and reads the prefix from {@link AtlasSettings#PREFIX}.
+ *
  * @since 0.1.0
  */
 @ConfigurationProperties(prefix = AtlasProperties.PREFIX)
 public class AtlasProperties {
 
-	/** Prefix of every Atlas property. */
-	public static final String PREFIX = "atlas";
+	/** Prefix of every Atlas property, {@link AtlasSettings#PREFIX}. */
+	public static final String PREFIX = AtlasSettings.PREFIX;
 
 	/**
 	 * Whether Atlas is the load balancer of every @LoadBalanced client. When false,
