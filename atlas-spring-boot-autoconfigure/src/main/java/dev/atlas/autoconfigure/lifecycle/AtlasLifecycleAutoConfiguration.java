@@ -5,9 +5,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import dev.atlas.autoconfigure.affinity.AffinityProperties;
-import dev.atlas.autoconfigure.gray.GrayProperties;
-import dev.atlas.loadbalancer.instance.MetadataKeys;
+import dev.atlas.autoconfigure.settings.RegistrationMetadataContributor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -47,22 +45,19 @@ import org.springframework.core.env.Environment;
 @AutoConfiguration
 @ConditionalOnClass({ ServiceRegistry.class, ProxyFactory.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
-@EnableConfigurationProperties({ LifecycleProperties.class, GrayProperties.class, AffinityProperties.class })
+@EnableConfigurationProperties(LifecycleProperties.class)
 public final class AtlasLifecycleAutoConfiguration {
 
+	/**
+	 * The registration stamper, with the metadata every concern contributes (the gray
+	 * tag, the cluster), collected once, here, in order.
+	 * @param contributors the concerns' contributions
+	 * @return the stamper
+	 */
 	@Bean
-	RegistrationMetadata atlasRegistrationMetadata(GrayProperties gray, AffinityProperties affinity,
-			Environment environment) {
+	RegistrationMetadata atlasRegistrationMetadata(ObjectProvider<RegistrationMetadataContributor> contributors) {
 		Map<String, String> extra = new LinkedHashMap<>();
-		String tag = gray.getOwnTag();
-		if (tag != null && !tag.isBlank()) {
-			extra.put(gray.getMetadataKey(), tag.trim());
-		}
-		String cluster = affinity.getCluster();
-		if (cluster != null && !cluster.isBlank()
-				&& !environment.containsProperty("spring.cloud.nacos.discovery.cluster-name")) {
-			extra.put(MetadataKeys.ZONE, cluster.trim());
-		}
+		contributors.orderedStream().forEach((contributor) -> extra.putAll(contributor.metadata()));
 		return new RegistrationMetadata(extra, Clock.systemUTC());
 	}
 
