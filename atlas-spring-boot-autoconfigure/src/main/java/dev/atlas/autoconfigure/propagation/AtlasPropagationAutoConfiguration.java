@@ -4,10 +4,6 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
-import dev.atlas.autoconfigure.gray.GrayProperties;
-import dev.atlas.autoconfigure.loadbalancer.AtlasProperties;
-import dev.atlas.autoconfigure.loadbalancer.ServiceProperties;
-import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;
@@ -58,7 +54,7 @@ import org.springframework.web.reactive.function.client.WebClient;
 @ConditionalOnClass({ ContextRegistry.class, LoadBalancerRequestTransformer.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.propagation.enabled", matchIfMissing = true)
-@EnableConfigurationProperties({ PropagationProperties.class, GrayProperties.class, AtlasProperties.class })
+@EnableConfigurationProperties(PropagationProperties.class)
 public final class AtlasPropagationAutoConfiguration {
 
 	static {
@@ -66,41 +62,36 @@ public final class AtlasPropagationAutoConfiguration {
 	}
 
 	@Bean
-	PropagatedHeaders atlasPropagatedHeaders(PropagationProperties propagation, GrayProperties gray,
-			AtlasProperties atlas) {
-		return new PropagatedHeaders(headerNames(propagation, gray, atlas.getServices().values()));
+	PropagatedHeaders atlasPropagatedHeaders(PropagationProperties propagation,
+			ObjectProvider<PropagatedHeaderSource> sources) {
+		return new PropagatedHeaders(headerNames(propagation.getHeaders(), sources.orderedStream().toList()));
 	}
 
 	/**
 	 * Keeps the propagated headers on the rules in force after a runtime change.
 	 * @param headers the propagated headers
-	 * @param settings the rules in force (there when Atlas is the load balancer, which
-	 * alone calls the listener)
+	 * @param sources the header names the concerns need carried
 	 * @return the listener
 	 */
 	@Bean
 	PropagatedHeadersListener atlasPropagatedHeadersListener(PropagatedHeaders headers,
-			ObjectProvider<AtlasSettings> settings) {
-		return new PropagatedHeadersListener(headers, settings);
+			ObjectProvider<PropagatedHeaderSource> sources) {
+		return new PropagatedHeadersListener(headers, sources);
 	}
 
 	/**
 	 * The headers carried from inbound requests to outbound calls: the configured ones,
-	 * the gray header, and the hash-key header of the caller and of every service that
-	 * sets its own.
-	 * @param propagation {@code atlas.propagation.*}
-	 * @param gray {@code atlas.gray.*}
-	 * @param services the sections under {@code atlas.services}
+	 * then those of every source (the gray header, the hash-key header of the caller and
+	 * of every service that sets its own, ...).
+	 * @param configured {@code atlas.propagation.headers}
+	 * @param sources the sources, in order
 	 * @return trimmed lower-case names in that order, without blanks or duplicates, never
 	 * {@code null}
 	 */
-	static Set<String> headerNames(PropagationProperties propagation, GrayProperties gray,
-			Collection<ServiceProperties> services) {
+	static Set<String> headerNames(Collection<String> configured, Collection<PropagatedHeaderSource> sources) {
 		Set<String> headers = new LinkedHashSet<>();
-		propagation.getHeaders().forEach((header) -> PropagatedHeaders.add(headers, header));
-		PropagatedHeaders.add(headers, gray.getHeader());
-		PropagatedHeaders.add(headers, gray.getHashKeyHeader());
-		services.forEach((service) -> PropagatedHeaders.add(headers, service.getGray().getHashKeyHeader()));
+		configured.forEach((header) -> PropagatedHeaders.add(headers, header));
+		sources.forEach((source) -> source.headerNames().forEach((header) -> PropagatedHeaders.add(headers, header)));
 		return headers;
 	}
 

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.atlas.autoconfigure.gray.AtlasGrayAutoConfiguration;
+import dev.atlas.autoconfigure.gray.AtlasGrayHeadersAutoConfiguration;
 import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.propagation.AtlasPropagationAutoConfiguration;
 import dev.atlas.autoconfigure.propagation.LaneTagger;
@@ -57,10 +58,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RuntimeRulesTest {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(
-				AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, AtlasGrayAutoConfiguration.class,
-						AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
-						SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
+				AtlasGrayAutoConfiguration.class, AtlasGrayHeadersAutoConfiguration.class,
+				AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+				SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 		.withPropertyValues("spring.cloud.discovery.client.simple.instances.user-service[0].uri=http://u1:8080",
 				"spring.cloud.discovery.client.simple.instances.user-service[1].uri=http://u2:8080",

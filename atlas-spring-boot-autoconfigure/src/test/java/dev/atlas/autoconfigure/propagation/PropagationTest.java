@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.autoconfigure.gray.AtlasGrayAutoConfiguration;
+import dev.atlas.autoconfigure.gray.AtlasGrayHeadersAutoConfiguration;
 import dev.atlas.autoconfigure.loadbalancer.AtlasLoadBalancerAutoConfiguration;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
@@ -58,8 +59,8 @@ class PropagationTest {
 
 	private final PropagatedHeaders headers = new PropagatedHeaders(Set.of("x-service-version", "x-user-id"));
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AtlasPropagationAutoConfiguration.class));
+	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
+			AutoConfigurations.of(AtlasGrayHeadersAutoConfiguration.class, AtlasPropagationAutoConfiguration.class));
 
 	@AfterEach
 	void clear() {
@@ -217,7 +218,8 @@ class PropagationTest {
 	@Test
 	void servletFilterIsRegisteredInServletApplicationsAndAllOfItCanBeTurnedOff() {
 		new WebApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(AtlasPropagationAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(AtlasGrayHeadersAutoConfiguration.class,
+					AtlasPropagationAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasBean("atlasRoutingContextFilter"));
 		this.runner.withPropertyValues("atlas.propagation.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(PropagatedHeaders.class));
@@ -316,10 +318,10 @@ class PropagationTest {
 	@SuppressWarnings("unchecked")
 	void theAutoConfiguredServletFilterAppliesTheConfiguredLaneRules() {
 		new WebApplicationContextRunner()
-			.withConfiguration(
-					AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class, AtlasGrayAutoConfiguration.class,
-							AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
-							SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(AtlasLoadBalancerAutoConfiguration.class,
+					AtlasGrayAutoConfiguration.class, AtlasGrayHeadersAutoConfiguration.class,
+					AtlasPropagationAutoConfiguration.class, LoadBalancerAutoConfiguration.class,
+					SimpleDiscoveryClientAutoConfiguration.class, UtilAutoConfiguration.class))
 			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 			.withPropertyValues("atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].cookie=canary",
 					"atlas.gray.rules[0].equals=1")
