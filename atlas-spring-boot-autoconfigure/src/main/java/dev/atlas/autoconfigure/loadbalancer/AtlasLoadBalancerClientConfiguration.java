@@ -4,31 +4,25 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.atlas.autoconfigure.affinity.CallerCluster;
 import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.outlier.OutlierSection;
 import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import dev.atlas.autoconfigure.registry.RegistryEventRefresher;
 import dev.atlas.autoconfigure.runtime.RuntimeRules;
 import dev.atlas.autoconfigure.runtime.RuntimeStep;
+import dev.atlas.autoconfigure.runtime.ServiceContext;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
-import dev.atlas.autoconfigure.warmup.WarmupSection;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
-import dev.atlas.loadbalancer.outlier.OutlierEjection;
-import dev.atlas.loadbalancer.outlier.OutlierLifecycle;
-import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.outlier.ProbeRules;
 import dev.atlas.loadbalancer.outlier.Probes;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.pipeline.Pipeline;
 import dev.atlas.loadbalancer.pipeline.ServicePipeline;
-import dev.atlas.loadbalancer.routing.ClusterAffinity;
-import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
@@ -39,12 +33,10 @@ import dev.atlas.loadbalancer.stats.InstanceStatsLifecycle;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
@@ -67,10 +59,13 @@ import org.springframework.core.env.Environment;
  * context has (Spring's discovery + cache chain by default, or one the application
  * declares), and makes {@link AtlasLoadBalancer} choose among what the stage leaves. The
  * stage is a loop over every {@link WeightAdjuster} and {@link CandidateFilter} bean, in
- * their order: the built-in ones declared here (each its own conditional bean, replaced
- * by a bean of the same type the application declares), plus any the application
- * declares, in its context (every service) or in a {@code @LoadBalancerClient}
- * configuration (one service).
+ * their order: the built-in ones, each declared by its concern's own child configuration
+ * ({@code GrayClientConfiguration}, {@code WarmupClientConfiguration},
+ * {@code OutlierClientConfiguration}, {@code AffinityClientConfiguration}, imported
+ * through {@link AtlasRuntimeStepsConfiguration}) or here (retry avoidance), each its own
+ * conditional bean replaced by a bean of the same type the application declares, plus any
+ * the application declares, in its context (every service) or in a
+ * {@code @LoadBalancerClient} configuration (one service).
  *
  * <p>
  * Atlas steps aside completely for a balancer that the application declares for one
@@ -98,14 +93,11 @@ public class AtlasLoadBalancerClientConfiguration {
 	public static final String PICKS_METER = "atlas.picks";
 
 	static String serviceId(Environment environment) {
-		return environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME, "");
+		return ServiceContext.serviceId(environment);
 	}
 
 	static MeterRegistry meters(ObjectProvider<MeterRegistry> meterRegistry) {
-		// Meters go nowhere when the application has no (single) MeterRegistry: into an
-		// empty registry of the bean's own, which goes with the bean (one shared by every
-		// context in the JVM kept their meters and warned of a second registration).
-		return meterRegistry.getIfUnique(CompositeMeterRegistry::new);
+		return ServiceContext.meters(meterRegistry);
 	}
 
 	/**
@@ -133,57 +125,6 @@ public class AtlasLoadBalancerClientConfiguration {
 	}
 
 	/**
-	 * Warmup (slow start), the built-in weight adjuster; always declared, since a service
-	 * may turn warmup on under {@code atlas.services.<service-id>.warmup} while it is off
-	 * globally (then it passes every snapshot through unchanged).
-	 * @param settings the service's settings (its warmup rules)
-	 * @return the adjuster
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	SlowStart atlasSlowStart(ServiceSettings settings) {
-		return new SlowStart(settings.get(WarmupSection.SECTION), Clock.systemUTC());
-	}
-
-	/**
-	 * Gray-tag lanes, the first built-in candidate filter.
-	 * @param environment the child context's environment (names the service)
-	 * @param settings the service's settings (its gray rules)
-	 * @param meterRegistry where the fallback counter is registered
-	 * @return the filter
-	 */
-	@Bean
-	@ConditionalOnBooleanProperty(name = "atlas.gray.enabled", matchIfMissing = true)
-	@ConditionalOnMissingBean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	GrayRouter atlasGrayRouter(Environment environment, ServiceSettings settings,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		String serviceId = serviceId(environment);
-		return new GrayRouter(serviceId, settings.get(GraySettings.SECTION).gray(), meters(meterRegistry));
-	}
-
-	/**
-	 * Cluster affinity, within the gray lane; passes every candidate through when the
-	 * caller has no cluster. The caller's cluster is read at the first request
-	 * ({@link CallerCluster}), when a registry integration has set Spring Cloud's
-	 * {@code LoadBalancerZoneConfig}.
-	 * @param environment the child context's environment (names the service)
-	 * @param callerCluster the caller's affinity rules
-	 * @param meterRegistry where the spill-over counter is registered
-	 * @return the filter
-	 */
-	@Bean
-	@ConditionalOnBooleanProperty(name = "atlas.affinity.enabled", matchIfMissing = true)
-	@ConditionalOnMissingBean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	ClusterAffinity atlasClusterAffinity(Environment environment, CallerCluster callerCluster,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new ClusterAffinity(serviceId(environment), callerCluster::rules, meters(meterRegistry),
-				Clock.systemUTC());
-	}
-
-	/**
 	 * Retry avoidance, the last built-in candidate filter.
 	 * @return the filter
 	 */
@@ -192,51 +133,6 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	RetryAvoidance atlasRetryAvoidance() {
 		return new RetryAvoidance();
-	}
-
-	/**
-	 * Outlier detection of the service: always declared, since a service may turn it on
-	 * under {@code atlas.services.<service-id>.outlier} while it is off globally (then it
-	 * records nothing and ejects nothing).
-	 * @param environment the child context's environment (names the service)
-	 * @param settings the service's settings (its outlier rules)
-	 * @param scheduler runs the probes
-	 * @param meterRegistry where the outlier meters are registered
-	 * @return the detector, closed with the child context
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	OutlierDetector atlasOutlierDetector(Environment environment, ServiceSettings settings, ProbeScheduler scheduler,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		String serviceId = serviceId(environment);
-		OutlierRules rules = settings.get(OutlierSection.SECTION);
-		return new OutlierDetector(serviceId, rules, Clock.systemUTC(), Probes.of(rules.probe()), scheduler,
-				meters(meterRegistry));
-	}
-
-	/**
-	 * Outlier ejection, the candidate filter between the gray lane and cluster affinity.
-	 * @param detector the service's detector
-	 * @return the filter
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	OutlierEjection atlasOutlierEjection(OutlierDetector detector) {
-		return new OutlierEjection(detector);
-	}
-
-	/**
-	 * Feeds outlier detection from the request lifecycle, and tells it whether the
-	 * service is still called.
-	 * @param detector the service's detector
-	 * @return the lifecycle
-	 */
-	@Bean
-	@Conditional(OnNoApplicationLoadBalancerCondition.class)
-	OutlierLifecycle atlasOutlierLifecycle(OutlierDetector detector) {
-		return new OutlierLifecycle(detector);
 	}
 
 	/**

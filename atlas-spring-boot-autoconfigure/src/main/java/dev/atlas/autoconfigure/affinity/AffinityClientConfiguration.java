@@ -1,0 +1,62 @@
+package dev.atlas.autoconfigure.affinity;
+
+import java.time.Clock;
+
+import dev.atlas.autoconfigure.runtime.ServiceContext;
+import dev.atlas.loadbalancer.routing.ClusterAffinity;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * Cluster affinity in every load-balancer child context that Atlas routes: the candidate
+ * filter and the runtime step that gives it the caller's new rules. Imported by the
+ * load-balancer configuration; not meant for component scanning.
+ *
+ * @since 0.1.0
+ */
+@Configuration(proxyBeanMethods = false)
+public class AffinityClientConfiguration {
+
+	/**
+	 * Cluster affinity, within the gray lane; passes every candidate through when the
+	 * caller has no cluster. The caller's cluster is read at the first request
+	 * ({@link CallerCluster}), when a registry integration has set Spring Cloud's
+	 * {@code LoadBalancerZoneConfig}.
+	 * @param environment the child context's environment (names the service)
+	 * @param callerCluster the caller's affinity rules
+	 * @param meterRegistry where the spill-over counter is registered
+	 * @return the filter
+	 */
+	@Bean
+	@ConditionalOnBooleanProperty(name = "atlas.affinity.enabled", matchIfMissing = true)
+	@ConditionalOnMissingBean
+	ClusterAffinity atlasClusterAffinity(Environment environment, CallerCluster callerCluster,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		return new ClusterAffinity(ServiceContext.serviceId(environment), callerCluster::rules,
+				ServiceContext.meters(meterRegistry), Clock.systemUTC());
+	}
+
+	/**
+	 * Atlas's affinity filter under new caller-level rules.
+	 * @param environment the child context's environment (names the service)
+	 * @param beanFactory the child context
+	 * @param callerCluster the caller's affinity rules
+	 * @param meterRegistry where a new filter's meters are registered
+	 * @return the step
+	 */
+	@Bean
+	AffinityStep atlasAffinityStep(Environment environment, ConfigurableListableBeanFactory beanFactory,
+			CallerCluster callerCluster, ObjectProvider<MeterRegistry> meterRegistry) {
+		return new AffinityStep(ServiceContext.serviceId(environment),
+				ServiceContext.ownBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class),
+				callerCluster::nextRules, ServiceContext.meters(meterRegistry), Clock.systemUTC());
+	}
+
+}
