@@ -2,6 +2,7 @@ package dev.atlas.loadbalancer.pipeline;
 
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
@@ -55,6 +56,12 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	private final LiveStats stats;
 
 	/**
+	 * The chain when the provider yields none: one for the load balancer's life, so that
+	 * such requests keep one {@link Chooser} too.
+	 */
+	private final Supplier<ServiceInstanceListSupplier> noSupplier;
+
+	/**
 	 * Creates the load balancer of one service.
 	 * @param serviceId the service
 	 * @param supplierProvider the supplier chain; when it yields nothing, every request
@@ -71,8 +78,9 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
 		this.stats = Objects.requireNonNull(stats, "stats");
-		this.chooser = new Chooser(pipeline, pipeline.current(), new NoopServiceInstanceListSupplier(), stats,
-				this.noInstance);
+		ServiceInstanceListSupplier none = new NoopServiceInstanceListSupplier();
+		this.noSupplier = () -> none;
+		this.chooser = new Chooser(pipeline, pipeline.current(), none, stats, this.noInstance);
 	}
 
 	/**
@@ -88,8 +96,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	@Override
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	public Mono<Response<ServiceInstance>> choose(Request request) {
-		ServiceInstanceListSupplier supplier = this.supplierProvider
-			.getIfAvailable(NoopServiceInstanceListSupplier::new);
+		ServiceInstanceListSupplier supplier = this.supplierProvider.getIfAvailable(this.noSupplier);
 		// One read of the rules in force for the whole request.
 		return chooser(this.pipeline.current(), supplier).choose(request);
 	}

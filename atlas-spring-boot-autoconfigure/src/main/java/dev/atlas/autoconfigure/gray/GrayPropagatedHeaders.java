@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.gray;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 
 import dev.atlas.autoconfigure.propagation.PropagatedHeaderSource;
@@ -46,7 +47,7 @@ public final class GrayPropagatedHeaders implements PropagatedHeaderSource, Relo
 
 	@Override
 	public Collection<@Nullable String> headerNames() {
-		return this.names;
+		return Collections.unmodifiableList(this.names);
 	}
 
 	@Override

@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
+import dev.atlas.autoconfigure.settings.CallerSection;
 import dev.atlas.loadbalancer.context.RoutingContextAccessor;
 import io.micrometer.context.ContextRegistry;
 import io.micrometer.context.ContextSnapshotFactory;
@@ -59,6 +60,16 @@ public final class AtlasPropagationAutoConfiguration {
 
 	static {
 		ContextRegistry.getInstance().registerThreadLocalAccessor(new RoutingContextAccessor());
+	}
+
+	/**
+	 * The caller-level section {@code atlas.propagation}, bound and checked with the
+	 * other caller-level sections on every runtime change.
+	 * @return the section
+	 */
+	@Bean
+	static CallerSection<?> atlasPropagationCallerSection() {
+		return PropagationSection.CALLER;
 	}
 
 	@Bean

@@ -10,7 +10,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.core.Ordered;
 
 /**
@@ -18,8 +17,9 @@ import org.springframework.core.Ordered;
  * configured ones ({@code atlas.propagation.headers}), then those every
  * {@link PropagatedHeaderSource} needs for the rules in force (the gray and hash-key
  * headers of every service's rules in force, not those of a change that was rejected); a
- * change with an invalid caller-level value changes nothing. Runs after every other
- * listener, so that the sources have seen the change. Thread-safe (called under the
+ * change with an invalid caller-level value (an invalid {@code atlas.propagation.*}
+ * included) changes nothing. Ordered last, after the sources that listen to changes
+ * themselves (such as the gray headers, ordered first). Thread-safe (called under the
  * runtime rules' lock).
  *
  * @since 0.1.0
@@ -49,9 +49,7 @@ public final class PropagatedHeadersListener implements ReloadListener, Ordered 
 		if (caller == null) {
 			return;
 		}
-		PropagationProperties propagation = caller.binder()
-			.bind(PropagationProperties.PREFIX, Bindable.ofInstance(new PropagationProperties()))
-			.orElseGet(PropagationProperties::new);
+		PropagationProperties propagation = caller.get(PropagationSection.CALLER);
 		Set<String> names = AtlasPropagationAutoConfiguration.headerNames(propagation.getHeaders(),
 				this.sources.orderedStream().toList());
 		if (!names.equals(new LinkedHashSet<>(this.headers.names()))) {

@@ -8,7 +8,9 @@ import dev.atlas.autoconfigure.settings.Reload;
  * Hears of runtime changes of the rules, for what is configured once per caller rather
  * than per service (rules where requests enter, propagated headers, rules resolved at the
  * first request). Declare one as a bean of the application context; every one is called,
- * in order, under {@link RuntimeRules}' lock.
+ * in order ({@link org.springframework.core.Ordered}, then registration order), under
+ * {@link RuntimeRules}' lock. A listener should not throw: one that does is logged at
+ * ERROR and skipped, and the others are still called.
  *
  * @since 0.1.0
  */

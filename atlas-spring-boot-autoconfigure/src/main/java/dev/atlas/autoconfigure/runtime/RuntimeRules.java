@@ -124,7 +124,8 @@ public final class RuntimeRules {
 		boolean callerValid = caller != null;
 		if (caller != null) {
 			this.settings.acceptCaller(reload);
-			this.listeners.orderedStream().forEach((listener) -> listener.callerChanged(caller));
+			this.listeners.orderedStream()
+				.forEach((listener) -> notify(listener, () -> listener.callerChanged(caller)));
 		}
 		// rejections grouped by message, so that one invalid value many services read
 		// gives one ERROR line
@@ -176,7 +177,20 @@ public final class RuntimeRules {
 							: "services " + services + ", whose previous rules stay");
 			log.error("Atlas rejected the configuration change for {} in force: {}", which, message);
 		});
-		this.listeners.orderedStream().forEach((listener) -> listener.changed(reload));
+		this.listeners.orderedStream().forEach((listener) -> notify(listener, () -> listener.changed(reload)));
+	}
+
+	/**
+	 * Tells one listener of a change: one that throws is logged and skipped, so that the
+	 * others still follow the rules in force and the refresh goes on.
+	 */
+	private static void notify(ReloadListener listener, Runnable call) {
+		try {
+			call.run();
+		}
+		catch (RuntimeException ex) {
+			log.error("Atlas: {} failed to follow the configuration change: {}", listener, ex.toString(), ex);
+		}
 	}
 
 	private static Set<String> atlasKeys(Collection<String> changedKeys) {

@@ -381,6 +381,26 @@ class RuntimeRulesTest {
 	}
 
 	@Test
+	void anInvalidPropagationValueRejectsTheChangeAndTheRefreshGoesOn(CapturedOutput output) {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			PropagatedHeaders headers = context.getBean(PropagatedHeaders.class);
+			List<String> before = headers.names();
+			change(context, Map.of("atlas.propagation.reactor-automatic", "not-a-boolean", "atlas.propagation.headers",
+					"X-Tenant", "atlas.loadbalancer.strategy", "smooth-round-robin"));
+			assertThat(balancer(context, "user-service").strategyName()).as("rejected: the rules in force stay")
+				.isEqualTo("weighted-random");
+			assertThat(headers.names()).as("rejected: the propagated headers stay").isEqualTo(before);
+			assertThat(output.getOut()).contains("Atlas rejected the configuration change")
+				.contains("atlas.propagation.reactor-automatic");
+			assertThat(counter(context, RuntimeRules.REJECTED_METER, "user-service")).isEqualTo(1);
+			change(context, Map.of("atlas.propagation.reactor-automatic", "true"));
+			assertThat(headers.names()).as("a later valid change applies").contains("x-tenant");
+			assertThat(balancer(context, "user-service").strategyName()).isEqualTo("smooth-round-robin");
+		});
+	}
+
+	@Test
 	void thePropagatedHeadersFollowTheHashKeyHeader() {
 		this.runner.run((context) -> {
 			PropagatedHeaders headers = context.getBean(PropagatedHeaders.class);
