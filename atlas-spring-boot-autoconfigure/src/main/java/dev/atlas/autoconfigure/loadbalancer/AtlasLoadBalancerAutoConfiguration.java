@@ -18,6 +18,7 @@ import dev.atlas.autoconfigure.registry.RegistryProperties;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
 import dev.atlas.autoconfigure.runtime.RulesRefreshListener;
 import dev.atlas.autoconfigure.runtime.RuntimeRules;
+import dev.atlas.autoconfigure.runtime.ServiceContext;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.AtlasValueConverters;
 import dev.atlas.autoconfigure.settings.CallerSection;
@@ -297,8 +298,7 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	RuntimeRules atlasRuntimeRules(AtlasSettings settings, ObjectProvider<MeterRegistry> meterRegistry,
 			ObjectProvider<ReloadListener> listeners) {
-		return new RuntimeRules(settings, AtlasLoadBalancerClientConfiguration.meters(meterRegistry), Clock.systemUTC(),
-				listeners);
+		return new RuntimeRules(settings, ServiceContext.meters(meterRegistry), Clock.systemUTC(), listeners);
 	}
 
 	/** Spring Cloud's refresh drives runtime changes. */

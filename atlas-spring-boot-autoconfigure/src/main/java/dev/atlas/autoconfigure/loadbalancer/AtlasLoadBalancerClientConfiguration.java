@@ -92,14 +92,6 @@ public class AtlasLoadBalancerClientConfiguration {
 	 */
 	public static final String PICKS_METER = "atlas.picks";
 
-	static String serviceId(Environment environment) {
-		return ServiceContext.serviceId(environment);
-	}
-
-	static MeterRegistry meters(ObjectProvider<MeterRegistry> meterRegistry) {
-		return ServiceContext.meters(meterRegistry);
-	}
-
 	/**
 	 * The service's settings as this context is built with them, resolved once, so that
 	 * every built-in step and {@link ServiceRouting} start from the same rules (a runtime
@@ -112,7 +104,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	ServiceSettings atlasServiceSettings(Environment environment, AtlasSettings settings) {
-		return settings.settingsFor(serviceId(environment));
+		return settings.settingsFor(ServiceContext.serviceId(environment));
 	}
 
 	@Bean
@@ -120,8 +112,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceAttributesParser atlasInstanceAttributesParser(Environment environment, AtlasSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new InstanceAttributesParser(serviceId(environment),
-				settings.atStartup(GraySettings.CALLER).getMetadataKey(), meters(meterRegistry));
+		return new InstanceAttributesParser(ServiceContext.serviceId(environment),
+				settings.atStartup(GraySettings.CALLER).getMetadataKey(), ServiceContext.meters(meterRegistry));
 	}
 
 	/**
@@ -150,9 +142,10 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	LastKnownGood atlasLastKnownGood(Environment environment, StaleLimit staleLimit, ServiceSettings settings,
 			ProbeScheduler scheduler, ObjectProvider<MeterRegistry> meterRegistry) {
-		String serviceId = serviceId(environment);
+		String serviceId = ServiceContext.serviceId(environment);
 		ProbeRules probe = settings.get(OutlierSection.SECTION).probe();
-		return new LastKnownGood(serviceId, staleLimit.duration(), Clock.systemUTC(), meters(meterRegistry),
+		return new LastKnownGood(serviceId, staleLimit.duration(), Clock.systemUTC(),
+				ServiceContext.meters(meterRegistry),
 				new LastKnownGood.StaleCheck(Probes.tcp(probe.timeout()), scheduler, probe.interval()));
 	}
 
@@ -250,7 +243,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	ServiceFirstUse atlasServiceFirstUse(Environment environment, ConfigurableListableBeanFactory beanFactory,
 			AtlasSettings settings, ObjectProvider<ServiceKeyAudit> audit) {
-		return new ServiceFirstUse(serviceId(environment), beanFactory, settings, audit.getIfAvailable());
+		return new ServiceFirstUse(ServiceContext.serviceId(environment), beanFactory, settings,
+				audit.getIfAvailable());
 	}
 
 	/**
@@ -272,8 +266,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	ServicePipeline atlasServicePipeline(Environment environment, ServiceSettings settings, StrategyRegistry strategies,
 			InstanceAttributesParser parser, ObjectProvider<WeightAdjuster> adjusters,
 			ObjectProvider<CandidateFilter> filters, ObjectProvider<MeterRegistry> meterRegistry) {
-		String serviceId = serviceId(environment);
-		MeterRegistry meters = meters(meterRegistry);
+		String serviceId = ServiceContext.serviceId(environment);
+		MeterRegistry meters = ServiceContext.meters(meterRegistry);
 		StrategyRules choice = settings.get(StrategyRules.SECTION);
 		LoadBalancingStrategy strategy = strategies.create(choice.strategy(),
 				new StrategySettings(serviceId, parser, choice.allZeroWeights(), meters));
@@ -311,8 +305,8 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	ServiceRouting atlasServiceRouting(Environment environment, ServiceSettings settings, ServicePipeline pipeline,
 			RuntimeRules rules, InstanceAttributesParser parser, ObjectProvider<RuntimeStep> steps) {
-		return new ServiceRouting(serviceId(environment), pipeline, settings, steps.orderedStream().toList(), parser,
-				rules);
+		return new ServiceRouting(ServiceContext.serviceId(environment), pipeline, settings,
+				steps.orderedStream().toList(), parser, rules);
 	}
 
 	@Bean
@@ -320,7 +314,7 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
 			LoadBalancerClientFactory loadBalancerClientFactory, ServicePipeline pipeline, InstanceStats stats) {
-		String serviceId = serviceId(environment);
+		String serviceId = ServiceContext.serviceId(environment);
 		return new AtlasLoadBalancer(serviceId,
 				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), pipeline,
 				stats);

@@ -5,6 +5,7 @@ import dev.atlas.autoconfigure.gray.GrayClientConfiguration;
 import dev.atlas.autoconfigure.outlier.OutlierClientConfiguration;
 import dev.atlas.autoconfigure.outlier.StaleCheckStep;
 import dev.atlas.autoconfigure.runtime.RuntimeStep;
+import dev.atlas.autoconfigure.runtime.ServiceContext;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.autoconfigure.warmup.WarmupClientConfiguration;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
@@ -40,9 +41,8 @@ class AtlasRuntimeStepsConfiguration {
 	@Bean
 	StrategyStep atlasStrategyStep(Environment environment, ServiceSettings settings, StrategyRegistry strategies,
 			InstanceAttributesParser parser, InstanceStats stats, ObjectProvider<MeterRegistry> meterRegistry) {
-		return new StrategyStep(AtlasLoadBalancerClientConfiguration.serviceId(environment),
-				settings.get(StrategyRules.SECTION).strategy(), strategies, parser, stats,
-				AtlasLoadBalancerClientConfiguration.meters(meterRegistry));
+		return new StrategyStep(ServiceContext.serviceId(environment), settings.get(StrategyRules.SECTION).strategy(),
+				strategies, parser, stats, ServiceContext.meters(meterRegistry));
 	}
 
 	/**
