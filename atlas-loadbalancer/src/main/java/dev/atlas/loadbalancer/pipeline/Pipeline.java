@@ -179,6 +179,27 @@ public final class Pipeline {
 		return this.strategy;
 	}
 
+	/**
+	 * The first step of a type in this version: its weight adjusters, then its candidate
+	 * filters, then its strategy. Not for the request path (a loop over the steps).
+	 * @param type the type looked for
+	 * @param <T> the type
+	 * @return {@code null} when no step is of that type
+	 */
+	public <T> @Nullable T step(Class<T> type) {
+		for (WeightAdjuster adjuster : this.adjusters) {
+			if (type.isInstance(adjuster)) {
+				return type.cast(adjuster);
+			}
+		}
+		for (CandidateFilter filter : this.filters) {
+			if (type.isInstance(filter)) {
+				return type.cast(filter);
+			}
+		}
+		return type.isInstance(this.strategy) ? type.cast(this.strategy) : null;
+	}
+
 	@Override
 	public String toString() {
 		return "Pipeline[adjusters=" + adjusters() + ", filters=" + filters() + ", strategy=" + this.strategyName + ']';

@@ -11,8 +11,6 @@ import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.pipeline.Pipeline;
 import dev.atlas.loadbalancer.pipeline.ServicePipeline;
-import dev.atlas.loadbalancer.spi.CandidateFilter;
-import dev.atlas.loadbalancer.spi.WeightAdjuster;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import org.jspecify.annotations.Nullable;
 
@@ -88,24 +86,13 @@ public final class ServiceRouting implements DisposableBean {
 
 	/**
 	 * The first step of a type in the version in force: its weight adjusters, then its
-	 * candidate filters.
+	 * candidate filters, then its strategy ({@link Pipeline#step}).
 	 * @param type the type
 	 * @param <T> the type
 	 * @return {@code null} when none
 	 */
 	public <T> @Nullable T step(Class<T> type) {
-		Pipeline version = this.pipeline.current();
-		for (WeightAdjuster adjuster : version.adjusters()) {
-			if (type.isInstance(adjuster)) {
-				return type.cast(adjuster);
-			}
-		}
-		for (CandidateFilter filter : version.filters()) {
-			if (type.isInstance(filter)) {
-				return type.cast(filter);
-			}
-		}
-		return null;
+		return this.pipeline.current().step(type);
 	}
 
 	/**

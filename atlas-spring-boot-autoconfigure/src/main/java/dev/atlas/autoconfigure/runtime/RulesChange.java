@@ -67,17 +67,7 @@ public record RulesChange(String serviceId, ServiceSettings previous, ServiceSet
 	 * @return {@code null} when none
 	 */
 	public <T> @Nullable T step(Class<T> type) {
-		for (WeightAdjuster adjuster : this.inForce.adjusters()) {
-			if (type.isInstance(adjuster)) {
-				return type.cast(adjuster);
-			}
-		}
-		for (CandidateFilter filter : this.inForce.filters()) {
-			if (type.isInstance(filter)) {
-				return type.cast(filter);
-			}
-		}
-		return type.isInstance(this.inForce.strategy()) ? type.cast(this.inForce.strategy()) : null;
+		return this.inForce.step(type);
 	}
 
 }
