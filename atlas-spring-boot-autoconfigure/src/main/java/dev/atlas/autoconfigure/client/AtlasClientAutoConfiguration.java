@@ -1,5 +1,7 @@
 package dev.atlas.autoconfigure.client;
 
+import java.util.List;
+
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -7,10 +9,13 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerClientsProperties;
 import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerClientRequestTransformer;
 import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryPolicy;
 import org.springframework.cloud.client.loadbalancer.reactive.ReactorLoadBalancerExchangeFilterFunction;
 import org.springframework.cloud.client.loadbalancer.reactive.RetryableLoadBalancerExchangeFilterFunction;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalancerClient;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
@@ -35,6 +40,24 @@ import org.springframework.context.annotation.Configuration;
 public final class AtlasClientAutoConfiguration {
 
 	private AtlasClientAutoConfiguration() {
+	}
+
+	/**
+	 * Spring Cloud's {@code LoadBalancerClientFactory}, built as Spring Cloud builds it,
+	 * as an {@link AtlasLoadBalancerClientFactory}: the look-ups of a service's load
+	 * balancer and lifecycle beans that every load-balanced request makes are answered
+	 * from a cache. An application's own factory bean wins.
+	 * @param properties Spring Cloud LoadBalancer's per-client properties
+	 * @param configurations the {@code @LoadBalancerClient(s)} configurations
+	 * @return the factory
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	static LoadBalancerClientFactory loadBalancerClientFactory(LoadBalancerClientsProperties properties,
+			ObjectProvider<List<LoadBalancerClientSpecification>> configurations) {
+		AtlasLoadBalancerClientFactory factory = new AtlasLoadBalancerClientFactory(properties);
+		factory.setConfigurations(configurations.getIfAvailable(List::of));
+		return factory;
 	}
 
 	/**

@@ -5,10 +5,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerClient;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerClientsProperties;
 import org.springframework.cloud.commons.util.UtilAutoConfiguration;
 import org.springframework.cloud.loadbalancer.blocking.client.BlockingLoadBalancerClient;
 import org.springframework.cloud.loadbalancer.config.BlockingLoadBalancerClientAutoConfiguration;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.Mockito.mock;
@@ -30,10 +32,25 @@ class AtlasClientAutoConfigurationTest {
 	}
 
 	@Test
+	void theLookUpsOfEveryRequestAreCachedPerService() {
+		this.runner.run((context) -> assertThat(context.getBean(LoadBalancerClientFactory.class))
+			.isInstanceOf(AtlasLoadBalancerClientFactory.class));
+	}
+
+	@Test
+	void anApplicationsOwnFactoryIsKept() {
+		LoadBalancerClientFactory own = new LoadBalancerClientFactory(new LoadBalancerClientsProperties());
+		this.runner.withBean(LoadBalancerClientFactory.class, () -> own)
+			.run((context) -> assertThat(context.getBean(LoadBalancerClientFactory.class)).isSameAs(own));
+	}
+
+	@Test
 	void offWhenAtlasIsDisabled() {
 		this.runner.withPropertyValues("atlas.enabled=false").run((context) -> {
 			assertThat(context).doesNotHaveBean(AtlasClientAutoConfiguration.class);
 			assertThat(context.getBean(LoadBalancerClient.class)).isExactlyInstanceOf(BlockingLoadBalancerClient.class);
+			assertThat(context.getBean(LoadBalancerClientFactory.class))
+				.isExactlyInstanceOf(LoadBalancerClientFactory.class);
 		});
 	}
 
