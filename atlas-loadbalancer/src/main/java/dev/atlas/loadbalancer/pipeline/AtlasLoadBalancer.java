@@ -8,6 +8,7 @@ import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.PickContext;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -99,6 +100,24 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		ServiceInstanceListSupplier supplier = this.supplierProvider.getIfAvailable(this.noSupplier);
 		// One read of the rules in force for the whole request.
 		return chooser(this.pipeline.current(), supplier).choose(request);
+	}
+
+	/**
+	 * Chooses an instance for a request and waits for the response on the calling thread:
+	 * what {@code choose(request).block()} returns, without the snapshot of every
+	 * registered {@code ThreadLocal} that {@code block()} takes per call when Reactor's
+	 * automatic context propagation is on (Atlas's blocking client calls this). The
+	 * choice sees the calling thread's routing context, as with {@code block()}.
+	 * @param request the request, as for {@link #choose}
+	 * @return the response {@link #choose} emits (an instance or a
+	 * {@link NoInstanceResponse}); {@code null} only if the supplier chain's publisher
+	 * breaks its contract
+	 * @throws RuntimeException the error {@link #choose} signals, or when the thread is
+	 * interrupted while the candidate list is being fetched
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	public @Nullable Response<ServiceInstance> chooseAndWait(Request request) {
+		return AwaitedChoice.await(choose(request));
 	}
 
 	/**

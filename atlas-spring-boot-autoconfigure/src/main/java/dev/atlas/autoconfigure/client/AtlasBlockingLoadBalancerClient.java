@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.client;
 
+import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -51,7 +52,10 @@ public class AtlasBlockingLoadBalancerClient extends BlockingLoadBalancerClient 
 		if (loadBalancer == null) {
 			return null;
 		}
-		Response<ServiceInstance> response = Mono.from(loadBalancer.choose(request)).block();
+		// Atlas's own balancer answers without Mono.block(), which snapshots every
+		// ThreadLocal per call when Reactor's automatic context propagation is on.
+		Response<ServiceInstance> response = (loadBalancer instanceof AtlasLoadBalancer atlas)
+				? atlas.chooseAndWait(request) : Mono.from(loadBalancer.choose(request)).block();
 		if (response == null) {
 			return null;
 		}
