@@ -56,9 +56,16 @@ public final class AtlasReactiveNoInstanceFilters {
 	static <C extends RequestDataContext> Mono<Response<ServiceInstance>> failIfNone(
 			ReactiveLoadBalancer.Factory<ServiceInstance> factory, String serviceId, Request<C> request,
 			Mono<Response<ServiceInstance>> chosen) {
-		return chosen.flatMap((response) -> {
+		// handle: one operator and no inner Mono per request (flatMap with Mono.just made
+		// three)
+		return chosen.handle((response, sink) -> {
 			NoInstanceAvailableException none = NoInstanceErrors.discarded(factory, serviceId, request, response);
-			return (none != null) ? Mono.error(none) : Mono.just(response);
+			if (none != null) {
+				sink.error(none);
+			}
+			else {
+				sink.next(response);
+			}
 		});
 	}
 

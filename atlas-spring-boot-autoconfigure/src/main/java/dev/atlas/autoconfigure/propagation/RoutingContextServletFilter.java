@@ -56,6 +56,12 @@ public class RoutingContextServletFilter extends OncePerRequestFilter {
 		if (this.lanes != null && this.lanes.hasRules()) {
 			context = this.lanes.tag(context, new ServletAttributes(request));
 		}
+		if (previous == null && context.isEmpty()) {
+			// Nothing to carry and nothing to restore (most requests): the thread's
+			// holder is left alone, rather than cleared twice.
+			chain.doFilter(request, response);
+			return;
+		}
 		RoutingContextHolder.set(context);
 		try {
 			chain.doFilter(request, response);
