@@ -29,6 +29,12 @@ class AtlasDefaultsTest {
 	}
 
 	@Test
+	void springCloudsPerRequestMetersAreLeftOffAsSpringCloudHasThem() {
+		MockEnvironment environment = postProcessed(new MockEnvironment());
+		assertThat(environment.getProperty("spring.cloud.loadbalancer.stats.micrometer.enabled")).isNull();
+	}
+
+	@Test
 	void anExplicitFalseWins() {
 		MockEnvironment environment = new MockEnvironment();
 		environment.getPropertySources()

@@ -41,8 +41,11 @@ class NoInstanceAvailableIT {
 		ConfigurableApplicationContext untagged = apps.start(WhoApp.class, "untagged");
 		ConfigurableApplicationContext drained = apps.start(WhoApp.class, "drained",
 				"spring.cloud.zookeeper.discovery.metadata.weight=0");
-		callers = Map.of(true, apps.start(WhoApp.class, "ghost-caller", "app.target=ghost"), false, apps
-			.start(WhoApp.class, "ghost-caller", "app.target=ghost", "spring.cloud.loadbalancer.retry.enabled=false"));
+		// Spring Cloud's loadbalancer.requests.* meters are opt-in (as in Spring Cloud).
+		String stats = "spring.cloud.loadbalancer.stats.micrometer.enabled=true";
+		callers = Map.of(true, apps.start(WhoApp.class, "ghost-caller", "app.target=ghost", stats), false,
+				apps.start(WhoApp.class, "ghost-caller", "app.target=ghost", stats,
+						"spring.cloud.loadbalancer.retry.enabled=false"));
 		grayCaller = apps.start(WhoApp.class, "gray-caller", "app.target=untagged", "atlas.gray.own-tag=v9",
 				"atlas.gray.fallback=none");
 		zeroWeightCaller = apps.start(WhoApp.class, "zero-caller", "app.target=drained",

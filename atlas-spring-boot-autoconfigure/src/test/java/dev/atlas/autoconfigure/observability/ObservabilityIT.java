@@ -54,7 +54,11 @@ class ObservabilityIT {
 				"management.endpoints.web.exposure.include=health,prometheus,atlas",
 				// A long warmup keeps every young instance at the 10 % floor: effective
 				// weights are exact.
-				"atlas.warmup.duration=600s");
+				"atlas.warmup.duration=600s",
+				// Spring Cloud's own loadbalancer.requests.* meters are opt-in (as in
+				// Spring
+				// Cloud); switched on, they count beside Atlas's.
+				"spring.cloud.loadbalancer.stats.micrometer.enabled=true");
 	}
 
 	private static String get(ConfigurableApplicationContext app, String path) throws Exception {

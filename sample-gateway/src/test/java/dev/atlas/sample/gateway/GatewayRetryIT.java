@@ -160,7 +160,9 @@ class GatewayRetryIT {
 		try (ConfigurableApplicationContext edge = GatewayApplication.application()
 			.run("--server.port=0", "--management.server.port=0",
 					"--spring.cloud.zookeeper.connect-string=" + registry.connectString(),
-					"--spring.main.banner-mode=off", "--atlas.lifecycle.drain=0s", "--atlas.warmup.enabled=false")) {
+					"--spring.main.banner-mode=off", "--atlas.lifecycle.drain=0s", "--atlas.warmup.enabled=false",
+					// counts the attempts per instance (Spring Cloud's meters are opt-in)
+					"--spring.cloud.loadbalancer.stats.micrometer.enabled=true")) {
 			RestClient gateway = RestClient
 				.create("http://127.0.0.1:" + ((WebServerApplicationContext) edge).getWebServer().getPort());
 			MeterRegistry meters = edge.getBean(MeterRegistry.class);
