@@ -129,7 +129,7 @@ public final class AtlasPropagationAutoConfiguration {
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(Hooks.class)
-	@ConditionalOnBooleanProperty(name = "atlas.propagation.reactor-automatic", matchIfMissing = true)
+	@ConditionalOnBooleanProperty(name = "atlas.propagation.reactor-automatic")
 	static class ReactorConfiguration {
 
 		ReactorConfiguration() {

@@ -36,11 +36,15 @@ public class PropagationProperties {
 
 	/**
 	 * Whether Atlas turns on Reactor's automatic context propagation
-	 * (Hooks.enableAutomaticContextPropagation), so that the routing context follows
-	 * reactive chains across schedulers. Same effect as
-	 * spring.reactor.context-propagation=auto.
+	 * (Hooks.enableAutomaticContextPropagation, same effect as
+	 * spring.reactor.context-propagation=auto), so that code reading the routing context
+	 * from its thread (a blocking client, or a Mono blocked on) after a scheduler hop
+	 * still sees it. Off by default: the hook applies to every Reactor operator of the
+	 * application and costs a WebClient call in a servlet application about a quarter of
+	 * its throughput; WebClient, WebFlux, the gateway and reactive controller return
+	 * values carry the routing context in Reactor's Context without it.
 	 */
-	private boolean reactorAutomatic = true;
+	private boolean reactorAutomatic;
 
 	public boolean isEnabled() {
 		return this.enabled;
