@@ -47,7 +47,7 @@ public final class AtlasClientAutoConfiguration {
 	 * as an {@link AtlasLoadBalancerClientFactory}: the look-ups of a service's load
 	 * balancer and lifecycle beans that every load-balanced request makes are answered
 	 * from a cache. An application's own factory bean wins.
-	 * @param properties Spring Cloud LoadBalancer's per-client properties
+	 * @param properties the per-client properties of Spring Cloud LoadBalancer
 	 * @param configurations the {@code @LoadBalancerClient(s)} configurations
 	 * @return the factory
 	 */

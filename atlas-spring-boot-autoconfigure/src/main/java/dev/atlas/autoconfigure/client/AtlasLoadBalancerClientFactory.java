@@ -53,7 +53,7 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 
 	/**
 	 * Creates the factory.
-	 * @param properties Spring Cloud LoadBalancer's per-client properties
+	 * @param properties the per-client properties of Spring Cloud LoadBalancer
 	 */
 	public AtlasLoadBalancerClientFactory(LoadBalancerClientsProperties properties) {
 		super(properties);

@@ -56,16 +56,15 @@ public final class AtlasReactiveNoInstanceFilters {
 	static <C extends RequestDataContext> Mono<Response<ServiceInstance>> failIfNone(
 			ReactiveLoadBalancer.Factory<ServiceInstance> factory, String serviceId, Request<C> request,
 			Mono<Response<ServiceInstance>> chosen) {
-		// handle: one operator and no inner Mono per request (flatMap with Mono.just made
-		// three)
-		return chosen.handle((response, sink) -> {
+		// map, throwing (Reactor signals it as the error): one operator and no inner Mono
+		// per request, and no ThreadLocal restoration (which handle gets from Reactor
+		// when context-propagation is on the class path)
+		return chosen.map((response) -> {
 			NoInstanceAvailableException none = NoInstanceErrors.discarded(factory, serviceId, request, response);
 			if (none != null) {
-				sink.error(none);
+				throw none;
 			}
-			else {
-				sink.next(response);
-			}
+			return response;
 		});
 	}
 
