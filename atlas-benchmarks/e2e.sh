@@ -12,7 +12,7 @@
 # Environment: ROUNDS (4), SECS per round and side (15), WARM s of warm-up per side and target (90, in
 # interleaved chunks of 30 s; the first target gets twice as much: the JIT of a Spring application on 2 busy cores
 # takes minutes), CONNS (16), THREADS of wrk (2), JFR=1 records a JFR recording (settings=default: execution samples every 20 ms) of each
-# side during the rounds of the first target, B_ARGS (--atlas.enabled=false: what makes side B), A_ARGS (none),
+# side during the rounds of each target, and JfrProfile prints where the CPU went, B_ARGS (--atlas.enabled=false: what makes side B), A_ARGS (none),
 # ORDER_JAR_B / GATEWAY_JAR_B (side B from another build, e.g. to compare two versions of Atlas with B_ARGS=" "),
 # OUT (atlas-benchmarks/target/e2e). Needs wrk, curl and python3 (free ports); builds the samples with ./mvnw.
 # Run it on an otherwise idle machine; with the defaults it takes about 8 minutes for the first
@@ -59,20 +59,22 @@ start() { # name jar args...
 ZK=$(free_port)
 java "${JOPTS[@]}" -jar "$OUT/jars/sample-registry.jar" --port="$ZK" > "$OUT/logs/registry.log" 2>&1 & PIDS+=($!)
 sleep 3
+# the callers' CPU time is read from their actuator (management port only)
+EXPOSE=--management.endpoints.web.exposure.include=health,metrics
 declare -A PORT MGMT
 for n in user1 user2 orderA orderB gatewayA gatewayB; do PORT[$n]=$(free_port); MGMT[$n]=$(free_port); done
 for n in user1 user2; do start $n "$OUT/jars/sample-user-service.jar" --server.port=${PORT[$n]} --management.server.port=${MGMT[$n]}; done
 # shellcheck disable=SC2086
-start orderA "$OUT/jars/sample-order-service.jar" --server.port=${PORT[orderA]} --management.server.port=${MGMT[orderA]} ${A_ARGS:-}
+start orderA "$OUT/jars/sample-order-service.jar" --server.port=${PORT[orderA]} --management.server.port=${MGMT[orderA]} $EXPOSE ${A_ARGS:-}
 # shellcheck disable=SC2086
-start orderB "$OUT/jars/order-b.jar" --server.port=${PORT[orderB]} --management.server.port=${MGMT[orderB]} ${B_ARGS:---atlas.enabled=false}
+start orderB "$OUT/jars/order-b.jar" --server.port=${PORT[orderB]} --management.server.port=${MGMT[orderB]} $EXPOSE ${B_ARGS:---atlas.enabled=false}
 callers=(user1 user2 orderA orderB)
 if [[ " ${TARGETS[*]} " == *" gateway "* ]]; then
 callers+=(gatewayA gatewayB)
 # shellcheck disable=SC2086
-start gatewayA "$OUT/jars/sample-gateway.jar" --server.port=${PORT[gatewayA]} --management.server.port=${MGMT[gatewayA]} ${A_ARGS:-}
+start gatewayA "$OUT/jars/sample-gateway.jar" --server.port=${PORT[gatewayA]} --management.server.port=${MGMT[gatewayA]} $EXPOSE ${A_ARGS:-}
 # shellcheck disable=SC2086
-start gatewayB "$OUT/jars/gateway-b.jar" --server.port=${PORT[gatewayB]} --management.server.port=${MGMT[gatewayB]} ${B_ARGS:---atlas.enabled=false}
+start gatewayB "$OUT/jars/gateway-b.jar" --server.port=${PORT[gatewayB]} --management.server.port=${MGMT[gatewayB]} $EXPOSE ${B_ARGS:---atlas.enabled=false}
 fi
 for n in "${callers[@]}"; do wait_up "http://127.0.0.1:${MGMT[$n]}/actuator/health"; done
 
@@ -83,9 +85,10 @@ url() { # target side
 }
 caller_of() { [[ $1 == gateway ]] && echo gateway$2 || echo order$2; }
 cpu_ns() { # process.cpu.time of a caller's JVM (OperatingSystemMXBean.getProcessCpuTime, through Micrometer), ns
-  curl -fs "http://127.0.0.1:${MGMT[$1]}/actuator/prometheus" | awk '/^process_cpu_time/ {
-    if (done) next; done = 1
-    v = $2; if ($1 ~ /_seconds/) v *= 1e9; else if ($1 ~ /_milliseconds/) v *= 1e6; printf "%.0f\n", v }'
+  curl -fs "http://127.0.0.1:${MGMT[$1]}/actuator/metrics/process.cpu.time" | python3 -c '
+import json, sys
+m = json.load(sys.stdin); v = m["measurements"][0]["value"]; u = m.get("baseUnit") or "seconds"
+print(round(v * {"seconds": 1e9, "milliseconds": 1e6, "microseconds": 1e3}.get(u, 1)))'
 }
 # Both providers must answer before anything is measured (the registry may take a moment to list them).
 for t in "${TARGETS[@]}"; do for s in A B; do
@@ -106,7 +109,7 @@ for t in "${TARGETS[@]}"; do
   for (( done_s = 0; done_s < warm; done_s += 30 )); do chunk=$(( warm - done_s < 30 ? warm - done_s : 30 ))
     for s in A B; do wrk -t"$THREADS" -c"$CONNS" -d${chunk}s "$(url "$t" $s)" > /dev/null; done
   done
-  if [[ "${JFR:-0}" == 1 && $t == "$first" ]]; then
+  if [[ "${JFR:-0}" == 1 ]]; then
     for s in A B; do c=$(caller_of "$t" $s); pid_var=PID_$c
       jcmd "${!pid_var}" JFR.start name=e2e settings=default filename="$PWD/$OUT/$t-$s.jfr" > /dev/null
     done
@@ -122,14 +125,15 @@ for t in "${TARGETS[@]}"; do
       echo "   round $r $s: $(grep 'Requests/sec' "$f.wrk")" >&2
     done
   done
-  if [[ "${JFR:-0}" == 1 && $t == "$first" ]]; then
+  if [[ "${JFR:-0}" == 1 ]]; then
     for s in A B; do c=$(caller_of "$t" $s); pid_var=PID_$c; jcmd "${!pid_var}" JFR.stop name=e2e > /dev/null; done
     echo ">> JFR recordings: $OUT/$t-A.jfr (Atlas), $OUT/$t-B.jfr (plain)" >&2
   fi
 done
 java -cp "$report_cp" dev.atlas.benchmarks.e2e.EndToEndReport "$OUT/rounds" | tee "$OUT/report.md"
 if [[ "${JFR:-0}" == 1 ]]; then
-  echo; echo "Profile (JFR) of $first, by component:"; echo
-  java -cp "$report_cp" dev.atlas.benchmarks.e2e.JfrProfile "$OUT/rounds" "$first" "$OUT/$first-A.jfr" "$OUT/$first-B.jfr" \
-    | tee "$OUT/profile.md"
+  for t in "${TARGETS[@]}"; do
+    echo; echo "Profile (JFR) of $t, by component:"; echo
+    java -cp "$report_cp" dev.atlas.benchmarks.e2e.JfrProfile "$OUT/rounds" "$t" "$OUT/$t-A.jfr" "$OUT/$t-B.jfr"
+  done | tee "$OUT/profile.md"
 fi

@@ -24,10 +24,10 @@ import org.jspecify.annotations.Nullable;
  * (A and B of the same round, measured one after the other) with their range.
  *
  * <p>
- * A round is two files named {@code <target>.r<round>.<A|B>.wrk} (wrk's output with
- * {@code --latency}) and {@code ….cpu} (the caller JVM's {@code process.cpu.time} in ns
- * before and after the round, space-separated); {@code run.txt}, when present, is copied
- * at the top as the run's description.
+ * A round is two files named {@code TARGET.rROUND.SIDE.wrk} (side {@code A} or {@code B};
+ * wrk's output with {@code --latency}) and {@code ….cpu} (the caller JVM's
+ * {@code process.cpu.time} in ns before and after the round, space-separated);
+ * {@code run.txt}, when present, is copied at the top as the run's description.
  */
 public final class EndToEndReport {
 
@@ -64,7 +64,7 @@ public final class EndToEndReport {
 	/**
 	 * The report of a run.
 	 * @param dir the directory of the rounds
-	 * @return Markdown
+	 * @return the report, in Markdown
 	 * @throws IOException when the directory cannot be read
 	 * @throws IllegalArgumentException when a round's files are incomplete
 	 */
@@ -133,7 +133,7 @@ public final class EndToEndReport {
 	private static String cpu(List<Round[]> pairs) {
 		double a = median(pairs, (p) -> p[0].cpuMicrosPerRequest());
 		double b = median(pairs, (p) -> p[1].cpuMicrosPerRequest());
-		return Double.isNaN(a) || Double.isNaN(b) ? "–" : String.format(Locale.ROOT, "%.1f / %.1f", a, b);
+		return (Double.isNaN(a) || Double.isNaN(b)) ? "–" : String.format(Locale.ROOT, "%.1f / %.1f", a, b);
 	}
 
 	private static String ratio(List<Round[]> pairs, ToDoubleFunction<Round> value) {

@@ -85,9 +85,9 @@ public final class JfrProfile {
 	 * @param target the target profiled
 	 * @param atlas samples per component, Atlas's side
 	 * @param plain samples per component, plain Spring Cloud's side
-	 * @param atlasCpu Atlas's CPU time per request over the recording, µs
-	 * @param plainCpu plain Spring Cloud's, µs
-	 * @return Markdown
+	 * @param atlasCpu the CPU time per request of Atlas's side over the recording, µs
+	 * @param plainCpu the same of plain Spring Cloud's side, µs
+	 * @return the table, in Markdown
 	 */
 	static String markdown(String target, Map<String, Integer> atlas, Map<String, Integer> plain, double atlasCpu,
 			double plainCpu) {
