@@ -14,19 +14,21 @@
 # takes minutes), CONNS (16), THREADS of wrk (2), JFR=1 records a JFR recording (settings=default: execution samples every 20 ms) of each
 # side during the rounds of each target, and JfrProfile prints where the CPU went, B_ARGS (--atlas.enabled=false: what makes side B), A_ARGS (none),
 # ORDER_JAR_B / GATEWAY_JAR_B (side B from another build, e.g. to compare two versions of Atlas with B_ARGS=" "),
-# OUT (atlas-benchmarks/target/e2e). Needs wrk, curl and python3 (free ports); builds the samples with ./mvnw.
+# OUT (atlas-benchmarks/target/e2e), SKIP_BUILD=1 (use the jars already built). Needs bash 4.4+, wrk, curl, python3
+# (free ports) and, with JFR=1, jcmd; builds the samples with ./mvnw.
 # Run it on an otherwise idle machine; with the defaults it takes about 8 minutes for the first
 # target and 5 for each other.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-4}; SECS=${SECS:-15}; WARM=${WARM:-90}; CONNS=${CONNS:-16}; THREADS=${THREADS:-2}
-OUT=${OUT:-atlas-benchmarks/target/e2e}
+OUT=${OUT:-atlas-benchmarks/target/e2e}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 TARGETS=("$@"); [[ ${#TARGETS[@]} -gt 0 ]] || TARGETS=(rest-client rest-template web-client feign gateway)
 for t in "${TARGETS[@]}"; do
   case $t in rest-client|rest-template|web-client|feign|gateway) ;; *) echo "unknown target: $t" >&2; exit 2 ;; esac
 done
 command -v wrk >/dev/null || { echo "wrk is needed (Debian/Ubuntu: apt-get install wrk)" >&2; exit 2; }
+[[ "${JFR:-0}" != 1 ]] || command -v jcmd >/dev/null || { echo "JFR=1 needs jcmd (a JDK)" >&2; exit 2; }
 
 if [[ -z "${SKIP_BUILD:-}" ]]; then
   echo ">> building the samples and the benchmarks (./mvnw -B -q package -DskipTests)" >&2
@@ -49,8 +51,8 @@ wait_up() { for _ in $(seq 1 120); do curl -fs -o /dev/null "$1" && return 0; sl
 JOPTS=(-Xms256m -Xmx512m -XX:+UseParallelGC)
 start() { # name jar args...
   local name=$1 jar=$2 jfr=(); shift 2
-  # With JFR=1 the callers run with JFR from the start (a recording of the first minutes only), so that the
-  # recording of the rounds does not make the JVM re-instrument and recompile its I/O under load.
+  # With JFR=1 the callers run with JFR from the start (a small rolling recording, never written out), so that
+  # the recording of the rounds does not make the JVM re-instrument and recompile its I/O under load.
   [[ "${JFR:-0}" == 1 && $name != user* ]] && jfr=(-XX:StartFlightRecording=name=boot,settings=default,maxsize=5m)
   ZK_ADDR=127.0.0.1:$ZK java "${JOPTS[@]}" "${jfr[@]}" -jar "$jar" "$@" > "$OUT/logs/$name.log" 2>&1 &
   PIDS+=($!); eval "PID_$name=$!"
@@ -111,7 +113,7 @@ for t in "${TARGETS[@]}"; do
   done
   if [[ "${JFR:-0}" == 1 ]]; then
     for s in A B; do c=$(caller_of "$t" $s); pid_var=PID_$c
-      jcmd "${!pid_var}" JFR.start name=e2e settings=default filename="$PWD/$OUT/$t-$s.jfr" > /dev/null
+      jcmd "${!pid_var}" JFR.start name=e2e settings=default filename="$OUT/$t-$s.jfr" > /dev/null
     done
   fi
   for r in $(seq 1 "$ROUNDS"); do

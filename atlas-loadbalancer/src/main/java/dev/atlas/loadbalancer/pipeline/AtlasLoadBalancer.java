@@ -107,11 +107,16 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * what {@code choose(request).block()} returns, without the snapshot of every
 	 * registered {@code ThreadLocal} that {@code block()} takes per call when Reactor's
 	 * automatic context propagation is on (Atlas's blocking client calls this). The
-	 * choice sees the calling thread's routing context, as with {@code block()}.
+	 * choice sees the calling thread's routing context, as with {@code block()}, and no
+	 * other {@code ThreadLocal} (Spring Cloud's suppliers read none). Waits without a
+	 * timeout, as {@code block()} does, only while the supplier chain fetches a list it
+	 * has not cached. Thread-safe.
 	 * @param request the request, as for {@link #choose}
 	 * @return the response {@link #choose} emits (an instance or a
 	 * {@link NoInstanceResponse}); {@code null} only if the supplier chain's publisher
 	 * breaks its contract
+	 * @throws IllegalStateException when it would wait on a non-blocking thread (an event
+	 * loop), as {@code block()} does
 	 * @throws RuntimeException the error {@link #choose} signals, or when the thread is
 	 * interrupted while the candidate list is being fetched
 	 */

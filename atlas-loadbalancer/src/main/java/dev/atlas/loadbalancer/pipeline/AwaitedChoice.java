@@ -9,6 +9,7 @@ import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -25,7 +26,8 @@ import org.springframework.cloud.client.loadbalancer.Response;
  * and nothing else. When the candidate list is at hand (the usual case: the supplier
  * chain's cache answers at once) the response arrives during {@code subscribe} and
  * nothing waits; else the thread waits for it. One object per call (the subscriber, which
- * is its own latch). Not thread-safe: one per call.
+ * is its own latch). Confined to one call: its fields are written by the publishing
+ * thread and read by the waiting one after the latch opens.
  */
 final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<Response<ServiceInstance>> {
 
@@ -46,6 +48,8 @@ final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<Respo
 	 * Subscribes to a choice and waits for its response.
 	 * @param choice the {@code Mono} of one response
 	 * @return the response, {@code null} when the {@code Mono} completes empty
+	 * @throws IllegalStateException when it would wait on a non-blocking thread (an event
+	 * loop), as {@code Mono.block()} does
 	 * @throws RuntimeException the error the {@code Mono} signals (a checked one wrapped
 	 * by {@link Exceptions#propagate}), or when the thread is interrupted while waiting
 	 */
@@ -59,6 +63,11 @@ final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<Respo
 
 	private @Nullable Response<ServiceInstance> response() {
 		if (getCount() != 0) {
+			if (Schedulers.isInNonBlockingThread()) {
+				// as Mono.block(): never wait on an event loop
+				throw new IllegalStateException("chooseAndWait() waits for the candidate list, which is not "
+						+ "supported in thread " + Thread.currentThread().getName());
+			}
 			try {
 				await();
 			}

@@ -85,8 +85,8 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	 * @param <T> the type
 	 * @param name the service
 	 * @param type the type of the beans
-	 * @return the beans by name, {@code null} when the context has none; the cached map
-	 * is read-only
+	 * @return the beans by name, empty when the context has none; the cached map is
+	 * read-only
 	 */
 	@Override
 	public <T> @Nullable Map<String, T> getInstances(String name, Class<T> type) {
@@ -140,12 +140,15 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		return true;
 	}
 
-	/** Forgets the cached answers, then closes the services' contexts. */
+	/**
+	 * Closes the services' contexts, then forgets the cached answers (a look-up made in
+	 * between is forgotten too).
+	 */
 	@Override
 	public void destroy() {
+		super.destroy();
 		this.loadBalancers.clear();
 		this.lifecycles.clear();
-		super.destroy();
 	}
 
 	@SuppressWarnings("unchecked")
@@ -154,8 +157,8 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	}
 
 	/**
-	 * A provider that keeps the first bean its delegate provides, when allowed (checked
-	 * then, once).
+	 * A provider that keeps the first bean its delegate provides, when allowed: decided
+	 * once, at the first bean found.
 	 */
 	private static final class KeptProvider<T> implements ObjectProvider<T> {
 
@@ -165,13 +168,24 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 
 		private volatile @Nullable T kept;
 
+		/** {@code null} until decided. */
+		private volatile @Nullable Boolean keep;
+
 		KeptProvider(ObjectProvider<T> delegate, BooleanSupplier keepable) {
 			this.delegate = delegate;
 			this.keepable = keepable;
 		}
 
 		private @Nullable T keep(@Nullable T found) {
-			if (found != null && this.keepable.getAsBoolean()) {
+			if (found == null) {
+				return null;
+			}
+			Boolean decided = this.keep;
+			if (decided == null) {
+				decided = this.keepable.getAsBoolean();
+				this.keep = decided;
+			}
+			if (decided) {
 				this.kept = found;
 			}
 			return found;

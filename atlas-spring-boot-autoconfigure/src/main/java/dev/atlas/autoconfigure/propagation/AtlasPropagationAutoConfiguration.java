@@ -38,7 +38,9 @@ import org.springframework.web.reactive.function.client.WebClient;
  * reused thread);</li>
  * <li>across threads: Micrometer's context-propagation, through a {@link TaskDecorator}
  * (applied by Spring Boot, together with the application's own decorators, to its
- * {@code @Async} and task executors) and Reactor's automatic context propagation;</li>
+ * {@code @Async} and task executors), Reactor's {@code Context} on reactive paths, and
+ * Reactor's automatic context propagation when
+ * {@code atlas.propagation.reactor-automatic} is {@code true};</li>
  * <li>out: Spring Cloud's load-balancer request transformers, which it applies only to
  * load-balanced calls, once the instance is chosen, in its plain and its retrying
  * variants: a {@link LoadBalancerRequestTransformer} (RestTemplate, RestClient), a

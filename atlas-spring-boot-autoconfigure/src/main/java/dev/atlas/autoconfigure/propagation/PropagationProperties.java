@@ -41,8 +41,8 @@ public class PropagationProperties {
 	 * from its thread (a blocking client, or a Mono blocked on) after a scheduler hop
 	 * still sees it. Off by default: the hook applies to every Reactor operator of the
 	 * application and costs a WebClient call in a servlet application about a quarter of
-	 * its throughput; WebClient, WebFlux, the gateway and reactive controller return
-	 * values carry the routing context in Reactor's Context without it.
+	 * its throughput; WebClient calls, WebFlux and the gateway carry the routing context
+	 * in Reactor's Context without it.
 	 */
 	private boolean reactorAutomatic;
 

@@ -58,8 +58,15 @@ public class RoutingContextServletFilter extends OncePerRequestFilter {
 		}
 		if (previous == null && context.isEmpty()) {
 			// Nothing to carry and nothing to restore (most requests): the thread's
-			// holder is left alone, rather than cleared twice.
-			chain.doFilter(request, response);
+			// holder is not written, only cleared if something set it meanwhile.
+			try {
+				chain.doFilter(request, response);
+			}
+			finally {
+				if (RoutingContextHolder.get() != null) {
+					RoutingContextHolder.clear();
+				}
+			}
 			return;
 		}
 		RoutingContextHolder.set(context);

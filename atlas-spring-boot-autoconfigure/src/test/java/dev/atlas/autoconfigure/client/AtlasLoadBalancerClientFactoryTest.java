@@ -64,8 +64,7 @@ class AtlasLoadBalancerClientFactoryTest {
 		assertThat(this.factory.getInstances("users", LoadBalancerLifecycle.class)).isSameAs(first);
 		assertThat(loadBalancer).isInstanceOf(RoundRobinLoadBalancer.class).isSameAs(this.factory.getInstance("users"));
 		// what the service's own context holds
-		assertThat(first.get("lifecycle"))
-			.isSameAs(this.factory.getInstances("users", LoadBalancerLifecycle.class).get("lifecycle"));
+		assertThat(first.get("lifecycle")).isSameAs(this.factory.getInstance("users", LoadBalancerLifecycle.class));
 		assertThat(this.factory.getInstances("orders", LoadBalancerLifecycle.class)).isNotSameAs(first)
 			.containsOnlyKeys("lifecycle");
 	}

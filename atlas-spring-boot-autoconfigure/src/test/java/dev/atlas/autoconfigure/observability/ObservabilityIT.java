@@ -55,9 +55,8 @@ class ObservabilityIT {
 				// A long warmup keeps every young instance at the 10 % floor: effective
 				// weights are exact.
 				"atlas.warmup.duration=600s",
-				// Spring Cloud's own loadbalancer.requests.* meters are opt-in (as in
-				// Spring
-				// Cloud); switched on, they count beside Atlas's.
+				// Spring Cloud's own loadbalancer.requests.* meters are opt-in (as
+				// in Spring Cloud); switched on, they count beside Atlas's.
 				"spring.cloud.loadbalancer.stats.micrometer.enabled=true");
 	}
 

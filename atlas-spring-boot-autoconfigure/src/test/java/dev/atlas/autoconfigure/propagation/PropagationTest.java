@@ -96,6 +96,19 @@ class PropagationTest {
 	}
 
 	@Test
+	void aContextSetWhileServingAnUntaggedRequestDoesNotLeakIntoTheNextOne() throws Exception {
+		MockFilterChain setsOne = new MockFilterChain() {
+			@Override
+			public void doFilter(ServletRequest req, ServletResponse res) {
+				RoutingContextHolder.set(RoutingContext.of(Map.of("x-service-version", "v9")));
+			}
+		};
+		new RoutingContextServletFilter(this.headers).doFilter(new MockHttpServletRequest("GET", "/chain/3"),
+				new MockHttpServletResponse(), setsOne);
+		assertThat(RoutingContextHolder.get()).isNull();
+	}
+
+	@Test
 	void taskDecoratorCarriesTheContextAndNothingLeaksIntoTheNextTask() {
 		this.runner.run((context) -> {
 			ThreadPoolTaskExecutor pool = new ThreadPoolTaskExecutor();
