@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -69,21 +68,7 @@ public final class EndToEndReport {
 	 * @throws IllegalArgumentException when a round's files are incomplete
 	 */
 	static String markdown(Path dir) throws IOException {
-		Map<String, Map<Integer, Map<String, Round>>> byTarget = new LinkedHashMap<>();
-		List<Path> files;
-		try (Stream<Path> listing = Files.list(dir)) {
-			files = listing.sorted().toList();
-		}
-		for (Path file : files) {
-			Matcher name = ROUND.matcher(file.getFileName().toString());
-			if (name.matches()) {
-				Path cpu = file.resolveSibling(file.getFileName().toString().replace(".wrk", ".cpu"));
-				Round round = Round.read(file, Files.exists(cpu) ? cpu : null);
-				byTarget.computeIfAbsent(name.group(1), (t) -> new LinkedHashMap<>())
-					.computeIfAbsent(Integer.parseInt(name.group(2)), (r) -> new LinkedHashMap<>())
-					.put(name.group(3), round);
-			}
-		}
+		Map<String, Map<Integer, Map<String, Round>>> byTarget = rounds(dir);
 		StringBuilder out = new StringBuilder();
 		Path description = dir.resolve("run.txt");
 		if (Files.exists(description)) {
@@ -130,6 +115,33 @@ public final class EndToEndReport {
 		return out.toString();
 	}
 
+	/**
+	 * The rounds of a run.
+	 * @param dir the directory of the rounds
+	 * @return by target, then round number, then side ({@code A} or {@code B}), in file
+	 * name order
+	 * @throws IOException when a file cannot be read
+	 * @throws IllegalArgumentException when a round's files are incomplete
+	 */
+	static Map<String, Map<Integer, Map<String, Round>>> rounds(Path dir) throws IOException {
+		Map<String, Map<Integer, Map<String, Round>>> byTarget = new LinkedHashMap<>();
+		List<Path> files;
+		try (Stream<Path> listing = Files.list(dir)) {
+			files = listing.sorted().toList();
+		}
+		for (Path file : files) {
+			Matcher name = ROUND.matcher(file.getFileName().toString());
+			if (name.matches()) {
+				Path cpu = file.resolveSibling(file.getFileName().toString().replace(".wrk", ".cpu"));
+				Round round = Round.read(file, Files.exists(cpu) ? cpu : null);
+				byTarget.computeIfAbsent(name.group(1), (t) -> new LinkedHashMap<>())
+					.computeIfAbsent(Integer.parseInt(name.group(2)), (r) -> new LinkedHashMap<>())
+					.put(name.group(3), round);
+			}
+		}
+		return byTarget;
+	}
+
 	private static String cpu(List<Round[]> pairs) {
 		double a = median(pairs, (p) -> p[0].cpuMicrosPerRequest());
 		double b = median(pairs, (p) -> p[1].cpuMicrosPerRequest());
@@ -153,13 +165,13 @@ public final class EndToEndReport {
 		return median(pairs.stream().map(value::applyAsDouble).filter((v) -> !v.isNaN()).sorted().toList());
 	}
 
+	/** The median of values in ascending order; {@code NaN} when there is none. */
 	static double median(List<Double> sorted) {
 		if (sorted.isEmpty()) {
 			return Double.NaN;
 		}
-		List<Double> values = sorted.stream().sorted(Comparator.naturalOrder()).toList();
-		int middle = values.size() / 2;
-		return (values.size() % 2 == 1) ? values.get(middle) : (values.get(middle - 1) + values.get(middle)) / 2;
+		int middle = sorted.size() / 2;
+		return (sorted.size() % 2 == 1) ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
 	}
 
 	/**

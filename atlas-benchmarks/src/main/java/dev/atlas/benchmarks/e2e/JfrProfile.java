@@ -1,7 +1,6 @@
 package dev.atlas.benchmarks.e2e;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -163,15 +162,13 @@ public final class JfrProfile {
 	private static double cpuMicrosPerRequest(Path rounds, String target, String side) throws IOException {
 		long nanos = 0;
 		long requests = 0;
-		try (Stream<Path> files = Files.list(rounds)) {
-			for (Path wrk : files
-				.filter((f) -> f.getFileName().toString().startsWith(target + ".r")
-						&& f.getFileName().toString().endsWith("." + side + ".wrk"))
-				.toList()) {
-				EndToEndReport.Round round = EndToEndReport.Round.read(wrk,
-						wrk.resolveSibling(wrk.getFileName().toString().replace(".wrk", ".cpu")));
-				nanos += round.cpuNanos();
-				requests += round.requests();
+		for (Map<String, EndToEndReport.Round> round : EndToEndReport.rounds(rounds)
+			.getOrDefault(target, Map.of())
+			.values()) {
+			EndToEndReport.Round measured = round.get(side);
+			if (measured != null && measured.cpuNanos() >= 0) {
+				nanos += measured.cpuNanos();
+				requests += measured.requests();
 			}
 		}
 		return (requests > 0) ? nanos / 1000.0 / requests : Double.NaN;
