@@ -224,12 +224,20 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	 */
 	@SuppressWarnings("unchecked")
 	public <T> T derive(Object key, Function<InstanceSnapshot, T> function) {
+		// The look-up alone, small enough for the JIT to inline at every call site (a
+		// pick makes several); the first derivation is out of line.
 		Object[] pairs = this.derived;
 		for (int i = 0; i < pairs.length; i += 2) {
 			if (pairs[i] == key) {
 				return (T) pairs[i + 1];
 			}
 		}
+		return deriveFirst(key, function, pairs);
+	}
+
+	@SuppressWarnings("unchecked")
+	private <T> T deriveFirst(Object key, Function<InstanceSnapshot, T> function, Object[] seen) {
+		Object[] pairs = seen;
 		Object value = Objects.requireNonNull(function.apply(this), "derived value");
 		while (true) {
 			for (int i = 0; i < pairs.length; i += 2) {

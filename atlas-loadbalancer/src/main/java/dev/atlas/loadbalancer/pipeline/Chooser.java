@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.LiveStats;
@@ -104,7 +105,11 @@ final class Chooser {
 	Mono<Response<ServiceInstance>> choose(@Nullable Request request) {
 		AtlasServiceInstanceListSupplier stage = this.inline;
 		if (stage != null) {
-			return FirstListChoice.of(stage.delegateLists(request), request, RoutingContextHolder.get(), this);
+			// Read once, here on the calling thread: EMPTY when it serves no routed
+			// request, so that the choice does not read the thread-local again.
+			RoutingContext onCallingThread = RoutingContextHolder.get();
+			return FirstListChoice.of(stage.delegateLists(request), request,
+					(onCallingThread != null) ? onCallingThread : RoutingContext.EMPTY, this);
 		}
 		return FirstListChoice.of((request != null) ? this.supplier.get(request) : this.supplier.get(), request, null,
 				this);

@@ -66,8 +66,9 @@ final class FirstListChoice extends Mono<Response<ServiceInstance>> implements S
 	 * inline
 	 * @param request the request; may be {@code null}
 	 * @param onCallingThread the routing context of the thread that asked for the choice
-	 * when the stage runs inline (the stage reads it itself otherwise); may be
-	 * {@code null}
+	 * when the stage runs inline, {@link RoutingContext#EMPTY} when that thread had none;
+	 * {@code null} when the stage is subscribed to as a supplier (it reads the thread
+	 * itself)
 	 * @param chooser the version of the routing read once for the request: chooses from
 	 * the first list
 	 * @return the {@code Mono} of the response
@@ -111,6 +112,12 @@ final class FirstListChoice extends Mono<Response<ServiceInstance>> implements S
 		private @Nullable Subscription upstream;
 
 		private boolean done;
+
+		/** Whether {@link #context} was looked up (on the first header read). */
+		private boolean contextResolved;
+
+		/** The routing context the request's headers fall back on. */
+		private @Nullable RoutingContext context;
 
 		ChoiceSubscriber(CoreSubscriber<? super Response<ServiceInstance>> actual, FirstListChoice parent) {
 			super(actual);
@@ -190,9 +197,11 @@ final class FirstListChoice extends Mono<Response<ServiceInstance>> implements S
 
 		@Override
 		public @Nullable String header(String lowerCaseName) {
-			FirstListChoice p = this.parent;
-			return RequestHeaders.resolve(p.request, RoutingHeaders.context(currentContext(), p.onCallingThread),
-					lowerCaseName);
+			if (!this.contextResolved) {
+				this.context = RoutingHeaders.context(currentContext(), this.parent.onCallingThread);
+				this.contextResolved = true;
+			}
+			return RequestHeaders.resolve(this.parent.request, this.context, lowerCaseName);
 		}
 
 		@Override

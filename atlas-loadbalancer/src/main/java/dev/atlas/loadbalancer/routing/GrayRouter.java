@@ -205,7 +205,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 			double u = (hashKey != null) ? unitHash(hashKey) : random.nextDouble();
 			for (int i = 0; i < this.canaryTags.length; i++) {
 				if (u < this.canaryCumulative[i]) {
-					InstanceSnapshot lane = lanes.byTag.get(this.canaryTags[i]);
+					InstanceSnapshot lane = lanes.canary[i];
 					if (lane != null) {
 						return lane;
 					}
@@ -265,6 +265,11 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 
 		final Map<String, InstanceSnapshot> byTag = new HashMap<>();
 
+		/**
+		 * The lane of each percentage rule's tag, in rule order; {@code null} if none.
+		 */
+		final @Nullable InstanceSnapshot[] canary;
+
 		Lanes(InstanceSnapshot snapshot) {
 			this.all = snapshot;
 			this.none = snapshot.filter((i) -> false);
@@ -277,6 +282,11 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 			}
 			for (String tag : tags.keySet()) {
 				this.byTag.put(tag, snapshot.filter((i) -> tag.equals(snapshot.attributes(i).tag())));
+			}
+			String[] canaryTags = GrayRouter.this.canaryTags;
+			this.canary = new InstanceSnapshot[canaryTags.length];
+			for (int i = 0; i < canaryTags.length; i++) {
+				this.canary[i] = this.byTag.get(canaryTags[i]);
 			}
 			InstanceSnapshot baseline = snapshot.filter((i) -> isBaseline(snapshot.attributes(i).tag()));
 			if (baseline.isEmpty() && !snapshot.isEmpty()) {
