@@ -3,15 +3,22 @@ package dev.atlas.autoconfigure.loadbalancer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import dev.atlas.autoconfigure.runtime.NeverRebound;
+
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.PropertySource;
 
 /**
  * Atlas's defaults for Spring Cloud LoadBalancer properties, added as the
- * lowest-precedence property source (any value the application sets wins; nothing is
- * added when {@code atlas.enabled=false}):
+ * lowest-precedence property source (any value the application sets wins, its default
+ * properties included: a setting they make is left out, since Spring Boot keeps them
+ * below this source; nothing is added when {@code atlas.enabled=false}):
  * <ul>
  * <li>{@code spring.cloud.loadbalancer.retry.enabled=true}: Spring Cloud LoadBalancer
  * retries idempotent requests once on another instance on a connect failure, for
@@ -33,6 +40,10 @@ import org.springframework.core.env.MapPropertySource;
  * path, one series per distinct path. Atlas's own meters are read from its statistics
  * when scraped.
  *
+ * <p>
+ * Also adds {@link NeverRebound}, which keeps Atlas's properties beans out of Spring
+ * Cloud's rebinding on a refresh, whatever {@code atlas.enabled} says.
+ *
  * @since 0.1.0
  */
 public class AtlasDefaults implements EnvironmentPostProcessor {
@@ -40,8 +51,14 @@ public class AtlasDefaults implements EnvironmentPostProcessor {
 	/** Name of the property source holding Atlas's defaults. */
 	public static final String SOURCE = "atlasDefaults";
 
+	/** Spring Boot's name of the application's default properties source. */
+	private static final String APPLICATION_DEFAULTS = "defaultProperties";
+
 	@Override
 	public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
+		if (!environment.getPropertySources().contains(NeverRebound.NAME)) {
+			environment.getPropertySources().addFirst(new NeverRebound(environment));
+		}
 		if (!environment.getProperty("atlas.enabled", Boolean.class, true)
 				|| environment.getPropertySources().contains(SOURCE)) {
 			return;
@@ -49,7 +66,24 @@ public class AtlasDefaults implements EnvironmentPostProcessor {
 		Map<String, Object> defaults = new LinkedHashMap<>();
 		defaults.put("spring.cloud.loadbalancer.retry.enabled", "true");
 		defaults.put("spring.cloud.loadbalancer.retry.retryable-status-codes", "503");
+		// Spring Boot keeps the application's default properties
+		// (SpringApplication.setDefaultProperties, SpringApplicationBuilder.properties)
+		// last, below this source: a setting they make is left out here, so that it wins.
+		PropertySource<?> applicationDefaults = environment.getPropertySources().get(APPLICATION_DEFAULTS);
+		if (applicationDefaults != null) {
+			defaults.keySet().removeIf((name) -> sets(applicationDefaults, name));
+		}
 		environment.getPropertySources().addLast(new MapPropertySource(SOURCE, defaults));
+	}
+
+	private static boolean sets(PropertySource<?> source, String name) {
+		ConfigurationPropertyName property = ConfigurationPropertyName.of(name);
+		for (ConfigurationPropertySource adapted : ConfigurationPropertySources.from(source)) {
+			if (adapted.getConfigurationProperty(property) != null) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

@@ -52,8 +52,17 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
  */
 public final class RuntimeRules {
 
-	/** Counter of rejected runtime changes; tags {@code service}. */
+	/**
+	 * Counter of rejected runtime changes; tags {@code service} ({@value #GLOBAL_TAG} for
+	 * the global rules).
+	 */
 	public static final String REJECTED_METER = "atlas.config.rejected";
+
+	/**
+	 * The {@code service} tag of {@value #REJECTED_METER} for a change of the global
+	 * rules ({@code atlas.*} outside {@code atlas.services}).
+	 */
+	public static final String GLOBAL_TAG = "*";
 
 	/** Counter of runtime changes put in force; tags {@code service}. */
 	public static final String CHANGES_METER = "atlas.config.changes";
@@ -150,7 +159,7 @@ public final class RuntimeRules {
 				this.lastRejection.remove(serviceId);
 				continue;
 			}
-			String message = Reload.describe(error);
+			String message = asWritten(serviceId, Reload.describe(error));
 			// Reported (logged and counted) once per attempt: the rules tried, or the
 			// atlas
 			// keys changed when the rules cannot even be resolved; a refresh that changed
@@ -166,15 +175,17 @@ public final class RuntimeRules {
 		}
 		rejected.forEach((message, serviceIds) -> {
 			List<String> services = serviceIds.stream().filter((id) -> !id.isEmpty()).toList();
-			services.forEach((id) -> Counter.builder(REJECTED_METER)
-				.description("Runtime changes of a service's routing rules rejected as invalid (the previous rules "
-						+ "stay in force)")
-				.tag("service", id)
+			boolean global = serviceIds.contains("");
+			serviceIds.forEach((id) -> Counter.builder(REJECTED_METER)
+				.description("Runtime changes of routing rules rejected as invalid (the previous rules stay in "
+						+ "force); service " + GLOBAL_TAG + " counts the global rules")
+				.tag("service", id.isEmpty() ? GLOBAL_TAG : id)
 				.register(this.meters)
 				.increment());
 			String which = services.isEmpty() ? "the global rules (atlas.*), which stay"
-					: ((services.size() == 1) ? "service '" + services.get(0) + "', whose previous rules stay"
-							: "services " + services + ", whose previous rules stay");
+					: ((global ? "the global rules (atlas.*) and " : "")
+							+ ((services.size() == 1) ? "service '" + services.get(0) + "', whose previous rules stay"
+									: "services " + services + ", whose previous rules stay"));
 			log.error("Atlas rejected the configuration change for {} in force: {}", which, message);
 		});
 		this.listeners.orderedStream().forEach((listener) -> notify(listener, () -> listener.changed(reload)));
@@ -191,6 +202,40 @@ public final class RuntimeRules {
 		catch (RuntimeException ex) {
 			log.error("Atlas: {} failed to follow the configuration change: {}", listener, ex.toString(), ex);
 		}
+	}
+
+	/**
+	 * The message of a service's rejection naming the key that was written: a service's
+	 * settings are checked under its own prefix ({@code atlas.services.<id>.…}), but a
+	 * value the service does not set comes from the global key ({@code atlas.…}), which
+	 * the message then names (and is the same for every such service, so reported once).
+	 */
+	String asWritten(String serviceId, String message) {
+		if (serviceId.isEmpty()) {
+			return message;
+		}
+		String prefix = this.settings.prefixFor(serviceId) + ".";
+		int at = message.indexOf(prefix);
+		if (at < 0 || prefix.equals(AtlasSettings.PREFIX + ".")) {
+			return message;
+		}
+		int end = at + prefix.length();
+		while (end < message.length() && isNameCharacter(message.charAt(end))) {
+			end++;
+		}
+		String suffix = message.substring(at + prefix.length(), end);
+		while (suffix.endsWith(".")) {
+			suffix = suffix.substring(0, suffix.length() - 1);
+		}
+		if (suffix.isEmpty() || this.settings.isSet(prefix + suffix)
+				|| !this.settings.isSet(AtlasSettings.PREFIX + "." + suffix)) {
+			return message;
+		}
+		return message.replace(prefix, AtlasSettings.PREFIX + ".");
+	}
+
+	private static boolean isNameCharacter(char c) {
+		return Character.isLetterOrDigit(c) || c == '.' || c == '-' || c == '[' || c == ']' || c == '_';
 	}
 
 	private static Set<String> atlasKeys(Collection<String> changedKeys) {

@@ -17,8 +17,10 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.ConfigurableEnvironment;
 
@@ -309,6 +311,26 @@ public class AtlasSettings {
 	public static boolean matches(String key, String serviceId) {
 		return ServiceOverlay.matches(Objects.requireNonNull(key, "key"),
 				Objects.requireNonNull(serviceId, "serviceId"));
+	}
+
+	/**
+	 * Whether the environment gives a value, a list or a map at a property name now (not
+	 * for the request path: binds from the environment).
+	 * @param name a property name in its canonical form, e.g.
+	 * {@code atlas.outlier.max-ejection-percent}
+	 * @return {@code false} also when the name is not a valid property name
+	 */
+	public boolean isSet(String name) {
+		if (!ConfigurationPropertyName.isValid(name)) {
+			return false;
+		}
+		try {
+			return this.binders.get().bind(name, Bindable.of(Object.class)).isBound();
+		}
+		catch (RuntimeException ex) {
+			// a value that cannot even be bound as an Object is still a value
+			return true;
+		}
 	}
 
 	/**

@@ -265,7 +265,9 @@ class RuntimeRulesTest {
 			choose(context, "user-service");
 			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "150"));
 			change(context, Map.of("logging.level.dev.atlas", "INFO"));
-			assertThat(output.getOut().split("Atlas rejected the configuration change for service 'user-service'"))
+			// "for the global rules (atlas.*) and service 'user-service', whose ...": the
+			// global value is rejected for the global rules and for the service
+			assertThat(output.getOut().split("service 'user-service', whose previous rules stay in force"))
 				.as("one ERROR while the same value stays rejected")
 				.hasSize(2);
 			assertThat(counter(context, RuntimeRules.REJECTED_METER, "user-service")).isEqualTo(1);
@@ -313,7 +315,9 @@ class RuntimeRulesTest {
 			choose(context, "user-service");
 			change(context, Map.of("atlas.loadbalancer.strategy", "bogus"));
 			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "50"));
-			assertThat(output.getOut().split("Atlas rejected the configuration change for service 'user-service'"))
+			// "for the global rules (atlas.*) and service 'user-service', whose ...": the
+			// global value is rejected for the global rules and for the service
+			assertThat(output.getOut().split("service 'user-service', whose previous rules stay in force"))
 				.as("the canary step that did not happen is reported")
 				.hasSize(3);
 			assertThat(counter(context, RuntimeRules.REJECTED_METER, "user-service")).isEqualTo(2);
