@@ -11,7 +11,10 @@ import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.core.Ordered;
@@ -24,18 +27,23 @@ import org.springframework.core.Ordered;
  * <p>
  * An instance is recognised across refreshes by its {@link InstanceKey} (id, host and
  * port), so an instance that shows up with the id of another one has an age of its own.
- * An instance's age is measured from its {@code atlas.registered-at} metadata (a time in
- * the future counts as now), else from when this caller first saw it: instances in the
- * very first list this caller sees count as warm (a caller that starts does not treat its
- * whole fleet as new). An instance missing from every list seen for longer than
- * {@link #forgetAfterMillis()} (max(10 min, 2 × duration)) is forgotten and is new when
- * it comes back; one missing for less (a registry flap, or lists that show part of the
- * fleet, as Spring's hint-based or same-instance suppliers below the stage emit) keeps
- * its age. Start times are resolved once per snapshot; effective weights are recomputed
- * at most once per tick (one second by default) per snapshot while an instance is
- * warming, never per request. Once every instance of a snapshot is warm, the snapshot
- * itself is returned without reading the clock, so a balancer's tables stay memoized and
- * the per-request cost is one memo lookup.
+ * An instance's age is measured on this caller's clock from when its warmup started,
+ * decided when this caller first sees it: its {@code atlas.registered-at} metadata where
+ * this caller's own sightings confirm it (the two hosts' clocks may disagree: a
+ * registration time in the future counts as the time this caller first saw the instance;
+ * one earlier than the last list this caller saw without the instance is replaced by that
+ * time of first sighting, and either is logged once), else when this caller first saw it;
+ * instances without that metadata in the very first list this caller sees count as warm
+ * (a caller that starts does not treat its whole fleet as new). An instance missing from
+ * every list seen for longer than {@link #forgetAfterMillis()} (max(10 min, 2 ×
+ * duration)) is forgotten and is new when it comes back; one missing for less (a registry
+ * flap, or lists that show part of the fleet, as Spring's hint-based or same-instance
+ * suppliers below the stage emit) keeps its age. Start times are resolved once per
+ * snapshot; effective weights are recomputed at most once per tick (one second by
+ * default) per snapshot while an instance is warming, never per request. Once every
+ * instance of a snapshot is warm, the snapshot itself is returned without reading the
+ * clock, so a balancer's tables stay memoized and the per-request cost is one memo
+ * lookup.
  *
  * <p>
  * Thread-safe and lock-free.
@@ -44,9 +52,22 @@ import org.springframework.core.Ordered;
  */
 public final class SlowStart implements WeightAdjuster, Ordered {
 
+	/**
+	 * How far a registration time may be off this caller's sightings before it is taken
+	 * for a clock skew and logged (ms).
+	 */
+	static final long SKEW_TOLERANCE_MILLIS = 5_000;
+
 	private static final long WARM = Long.MIN_VALUE;
 
 	private static final long PRESENT = Long.MAX_VALUE;
+
+	private static final Logger log = LoggerFactory.getLogger(SlowStart.class);
+
+	/**
+	 * One WARN per instance whose registration time disagrees with this caller's clock.
+	 */
+	private final OncePerKeyLog skewWarnings = new OncePerKeyLog();
 
 	private final WarmupRules rules;
 
@@ -237,25 +258,66 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 			InstanceKey key = snapshot.key(i);
 			keys[i] = key;
 			Seen before = (previous != null) ? previous.get(key) : null;
-			long firstSeenAt = (before != null) ? before.firstSeen : ((previous != null) ? now : WARM);
-			next.put(key, new Seen(firstSeenAt, PRESENT));
-			long registeredAt = snapshot.attributes(i).registeredAtMillis();
-			starts[i] = (registeredAt != InstanceAttributes.UNKNOWN_REGISTRATION_TIME) ? registeredAt : firstSeenAt;
+			long start = (before != null) ? before.start
+					: firstStart(key, snapshot.attributes(i).registeredAtMillis(), previous != null, now);
+			next.put(key, new Seen(start, PRESENT));
+			starts[i] = start;
 		}
 		if (previous != null) {
 			previous.forEach((key, seen) -> {
 				if (!next.containsKey(key)) {
 					long absentSince = (seen.absentSince == PRESENT) ? now : seen.absentSince;
 					if (now - absentSince < this.forgetAfterMillis) {
-						next.put(key, new Seen(seen.firstSeen, absentSince));
+						next.put(key, new Seen(seen.start, absentSince));
 					}
 				}
 			});
 		}
 		this.sightings.known = next;
+		this.sightings.resolvedAt = now;
 		Holder holder = new Holder(keys, starts);
 		this.latest = holder;
 		return holder;
+	}
+
+	/**
+	 * When an instance's warmup starts, decided when this caller first sees it, on this
+	 * caller's clock: the provider's registration time is trusted only where this
+	 * caller's own sightings bound it, since the two hosts' clocks may disagree.
+	 * <ul>
+	 * <li>In the first list this caller sees (it cannot tell when the instance came): the
+	 * registration time, but not later than now (a provider clock ahead would keep the
+	 * instance at the minimum weight for as long as it is ahead); warm without one.</li>
+	 * <li>Appearing in a later list: the registration time when it falls between the
+	 * previous list this caller resolved and now (the instance registered in between),
+	 * else now (a provider clock behind would give a brand-new instance its full weight
+	 * at once).</li>
+	 * </ul>
+	 * A registration time more than {@value #SKEW_TOLERANCE_MILLIS} ms in the future, or
+	 * one before the previous list by more than that when the instance was not in it, is
+	 * logged once per instance (the provider's clock is likely off).
+	 */
+	private long firstStart(InstanceKey key, long registeredAt, boolean seenBefore, long now) {
+		boolean stamped = registeredAt != InstanceAttributes.UNKNOWN_REGISTRATION_TIME;
+		if (stamped && registeredAt > now + SKEW_TOLERANCE_MILLIS) {
+			skew(key, registeredAt - now, "ahead of");
+		}
+		if (!seenBefore) {
+			return stamped ? Math.min(registeredAt, now) : WARM;
+		}
+		long previousList = this.sightings.resolvedAt;
+		if (stamped && registeredAt < previousList - SKEW_TOLERANCE_MILLIS) {
+			skew(key, previousList - registeredAt, "behind");
+		}
+		return (stamped && registeredAt >= previousList && registeredAt <= now) ? registeredAt : now;
+	}
+
+	private void skew(InstanceKey key, long millis, String relation) {
+		this.skewWarnings.once(key.toString(),
+				(k) -> log
+					.warn("Instance {}: its registration time (atlas.registered-at) is {} ms {} this caller's clock "
+							+ "or its own sightings; the host clocks may disagree. Its warmup is timed on this "
+							+ "caller's clock, from when it first saw the instance", key, millis, relation));
 	}
 
 	private State compute(InstanceSnapshot candidates, long[] starts, long now) {
@@ -283,16 +345,20 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		 */
 		volatile @Nullable Map<InstanceKey, Seen> known;
 
+		/** Epoch ms when {@link #known} was last replaced (a list was resolved). */
+		volatile long resolvedAt;
+
 	}
 
 	/**
 	 * What is known of one instance.
 	 *
-	 * @param firstSeen epoch ms when this caller first saw it, or {@link #WARM}
+	 * @param start epoch ms on this caller's clock when its warmup started, decided when
+	 * this caller first saw it, or {@link #WARM}
 	 * @param absentSince epoch ms since when it is missing from the lists seen, or
 	 * {@link #PRESENT}
 	 */
-	private record Seen(long firstSeen, long absentSince) {
+	private record Seen(long start, long absentSince) {
 	}
 
 	/**

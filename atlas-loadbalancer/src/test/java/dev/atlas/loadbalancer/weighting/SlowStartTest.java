@@ -17,7 +17,10 @@ import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.client.ServiceInstance;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
@@ -26,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.within;
 
+@ExtendWith(OutputCaptureExtension.class)
 class SlowStartTest {
 
 	private static final long T0 = 1_700_000_000_000L;
@@ -143,6 +147,56 @@ class SlowStartTest {
 		assertThat(slowStart.apply(fleet)).as("same tick, same object").isSameAs(first);
 		this.clock.set(T0 + 13_000);
 		assertThat(slowStart.apply(fleet)).isNotSameAs(first);
+	}
+
+	/**
+	 * Seen failing before: the provider's stamp, ten minutes behind this caller's clock,
+	 * made the brand-new instance warm at once.
+	 */
+	@Test
+	void aProviderClockBehindDoesNotGiveANewInstanceItsFullWeight(CapturedOutput output) {
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		slowStart.apply(fleet(instance("A")));
+		this.clock.advance(Duration.ofSeconds(5));
+		long behind = this.clock.millis() - Duration.ofMinutes(10).toMillis();
+		InstanceSnapshot withB = fleet(instance("A"), registeredAt("B", behind));
+		assertThat(slowStart.apply(withB).effectiveWeights()).as("at first sight").containsExactly(1.0, 0.10);
+		this.clock.advance(Duration.ofSeconds(30));
+		assertThat(slowStart.apply(withB).effectiveWeights()).as("half the window on the caller's clock")
+			.containsExactly(1.0, 0.5);
+		this.clock.advance(Duration.ofSeconds(30));
+		assertThat(slowStart.apply(withB)).as("warm after the window").isSameAs(withB);
+		assertThat(output.getOut()).containsOnlyOnce("its registration time (atlas.registered-at) is");
+	}
+
+	/**
+	 * Seen failing before: the provider's stamp, an hour ahead, kept the instance at the
+	 * minimum weight for the hour, far beyond the 60 s window; in the caller's first list
+	 * and arriving later.
+	 */
+	@Test
+	void aProviderClockAheadDoesNotKeepAnInstanceAtTheMinimumAfterTheWindow(CapturedOutput output) {
+		long ahead = T0 + Duration.ofHours(1).toMillis();
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		InstanceSnapshot first = fleet(instance("A"), registeredAt("B", ahead));
+		assertThat(slowStart.apply(first).effectiveWeights()).containsExactly(1.0, 0.10);
+		this.clock.advance(Duration.ofSeconds(5));
+		InstanceSnapshot withC = fleet(instance("A"), registeredAt("B", ahead), registeredAt("C", ahead));
+		assertThat(slowStart.apply(withC).effectiveWeights()).containsExactly(1.0,
+				1.0 * WarmupRules.DEFAULTS.factor(5_000), 0.10);
+		this.clock.advance(Duration.ofSeconds(60));
+		assertThat(slowStart.apply(withC)).as("both warm one window later on the caller's clock").isSameAs(withC);
+		assertThat(output.getOut()).contains("Instance B").contains("Instance C").contains("ahead of");
+	}
+
+	@Test
+	void aRegistrationTimeBetweenTheCallersListsIsTrusted() {
+		SlowStart slowStart = new SlowStart(WarmupRules.DEFAULTS, this.clock);
+		slowStart.apply(fleet(instance("A")));
+		this.clock.set(T0 + 20_000);
+		// registered at T0 + 8 s, listed for this caller at T0 + 20 s: 12 s old
+		InstanceSnapshot withB = fleet(instance("A"), registeredAt("B", T0 + 8_000));
+		assertThat(slowStart.apply(withB).effectiveWeights()).containsExactly(1.0, 0.2);
 	}
 
 	@Test
