@@ -28,12 +28,12 @@ import org.springframework.web.reactive.function.client.WebClient;
  * as caller.
  * <ul>
  * <li>As provider, {@code GET /who} answers who served the call: {@code app.answer} if
- * set, else its port; with status 503 when {@code app.fail=true}, else 200. It counts the
- * calls it served ({@link #served()}). At run time a test may make it answer 503
- * ({@link #fail(boolean)}, which overrides {@code app.fail}) or hang: accept the
- * connection and the request but answer only once {@link #release() released}
- * ({@link #hang()}). With {@code app.delay} (a duration, e.g. {@code 200ms}) every call
- * waits that long before it answers: a slow instance.</li>
+ * set, else its port; with status 503 (or {@code app.fail-status}) when
+ * {@code app.fail=true}, else 200. It counts the calls it served ({@link #served()}). At
+ * run time a test may make it answer 503 ({@link #fail(boolean)}, which overrides
+ * {@code app.fail}) or hang: accept the connection and the request but answer only once
+ * {@link #release() released} ({@link #hang()}). With {@code app.delay} (a duration, e.g.
+ * {@code 200ms}) every call waits that long before it answers: a slow instance.</li>
  * <li>As caller, it calls {@code /who} of the service {@code app.target} (default
  * {@code provider}) through a load-balanced client: {@link #call()}, {@code GET /call},
  * or {@link #call(String)} to choose the client (RestClient, RestTemplate, WebClient,
@@ -120,7 +120,9 @@ public class WhoApp {
 				this.environment.getProperty("local.server.port", ""));
 		Boolean override = this.fail;
 		boolean fail = (override != null) ? override : this.environment.getProperty("app.fail", Boolean.class, false);
-		return ResponseEntity.status(fail ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.OK).body(answer);
+		return ResponseEntity
+			.status(fail ? this.environment.getProperty("app.fail-status", Integer.class, 503) : HttpStatus.OK.value())
+			.body(answer);
 	}
 
 	/**

@@ -53,12 +53,13 @@ final class BoundedLoad {
 
 	/**
 	 * Whether an instance is below its bound.
-	 * @param inFlight its requests in flight, {@code > 0}
+	 * @param inFlight its requests in flight, counted with its recent failures
+	 * ({@link FailurePenalty#load}), {@code > 0}
 	 * @param perWeight the pick's {@link #perWeight bound per unit of weight}
 	 * @param weight its weight
 	 * @return {@code true} when it may take the request
 	 */
-	static boolean accepts(int inFlight, double perWeight, double weight) {
+	static boolean accepts(double inFlight, double perWeight, double weight) {
 		return inFlight < Math.ceil(perWeight * weight);
 	}
 

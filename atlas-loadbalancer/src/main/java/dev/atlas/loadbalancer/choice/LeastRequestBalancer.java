@@ -28,7 +28,9 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * and compares {@code in-flight^bias ÷ weight}, which is O(1) per pick without a shared
  * schedule (no lock), and keeps shares proportional to weight when idle (with
  * {@code + 1}, the heavier of two idle instances would always win). In-flight requests
- * are this caller's own (counted by the request lifecycle), not the instance's total.
+ * are this caller's own (counted by the request lifecycle), not the instance's total, and
+ * counted with the instance's recent failures ({@link FailurePenalty}): an instance
+ * answering errors at once has little in flight but is not taken for an idle one.
  *
  * <p>
  * Thread-safe and lock-free; a pick allocates nothing.
@@ -82,14 +84,15 @@ public final class LeastRequestBalancer extends DrawingBalancer {
 		if (bias == 0) {
 			return best;
 		}
-		int bestLoad = context.inFlight(best);
+		boolean failures = context.anyFailing();
+		double bestLoad = FailurePenalty.load(context, best, failures);
 		for (int drawn = 1; drawn < this.rules.choiceCount(); drawn++) {
 			if (bestLoad == 0) {
-				// Nothing beats an idle instance; later draws could only tie.
+				// Nothing beats an idle healthy instance; later draws could only tie.
 				return best;
 			}
 			int other = draws.drawOther(random, best);
-			int load = context.inFlight(other);
+			double load = FailurePenalty.load(context, other, failures);
 			if (load == 0 || lighter(load, draws.weights[other], bestLoad, draws.weights[best], bias)) {
 				best = other;
 				bestLoad = load;
@@ -99,7 +102,7 @@ public final class LeastRequestBalancer extends DrawingBalancer {
 	}
 
 	/** Whether {@code load^bias / weight < bestLoad^bias / bestWeight}. */
-	private static boolean lighter(int load, double weight, int bestLoad, double bestWeight, double bias) {
+	private static boolean lighter(double load, double weight, double bestLoad, double bestWeight, double bias) {
 		if (bias == 1.0) {
 			return load * bestWeight < bestLoad * weight;
 		}

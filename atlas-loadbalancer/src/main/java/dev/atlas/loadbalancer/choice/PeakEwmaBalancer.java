@@ -26,7 +26,9 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * flooded. Differences from Finagle: weights decide which instances are drawn (Finagle
  * has none); the cost's decay is computed when read (see
  * {@link dev.atlas.loadbalancer.spi.LiveStats}); response times and in-flight requests
- * are this caller's own.
+ * are this caller's own. In-flight requests are counted with the candidate's recent
+ * failures ({@link FailurePenalty}): an instance answering errors at once is not taken
+ * for a fast one.
  *
  * <p>
  * Thread-safe and lock-free; a pick allocates nothing.
@@ -82,11 +84,12 @@ public final class PeakEwmaBalancer extends DrawingBalancer {
 		RandomGenerator random = random();
 		int best = draws.draw(random);
 		long now = context.nanoTime();
-		int bestLoad = context.inFlight(best);
+		boolean failures = context.anyFailing();
+		double bestLoad = FailurePenalty.load(context, best, failures);
 		double bestLatency = context.peakEwmaMillis(best, now);
 		for (int drawn = 1; drawn < this.choiceCount; drawn++) {
 			int other = draws.drawOther(random, best);
-			int load = context.inFlight(other);
+			double load = FailurePenalty.load(context, other, failures);
 			double latency = context.peakEwmaMillis(other, now);
 			boolean cheaper;
 			if (!(latency > 0) || !(bestLatency > 0)) {

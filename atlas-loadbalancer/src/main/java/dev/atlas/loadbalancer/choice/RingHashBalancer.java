@@ -190,7 +190,8 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 		int index = ring.indexOf(hash);
 		int first = table.positionAt(index);
 		boolean bounded = this.rules.boundedLoad();
-		if (table.factors[first] >= 1 && (!bounded || context.inFlight(first) == 0)) {
+		boolean failures = bounded && context.anyFailing();
+		if (table.factors[first] >= 1 && (!bounded || FailurePenalty.load(context, first, failures) == 0)) {
 			return first;
 		}
 		double perWeight = -1;
@@ -208,14 +209,14 @@ public final class RingHashBalancer extends SnapshotBalancer<RingHashBalancer.Ta
 			if (accepted < 0) {
 				accepted = candidate;
 			}
-			int inFlight = context.inFlight(candidate);
-			if (inFlight == 0) {
+			double load = FailurePenalty.load(context, candidate, failures);
+			if (load == 0) {
 				return candidate;
 			}
 			if (perWeight < 0) {
 				perWeight = this.boundedLoad.perWeight(context, table.factors.length, table.totalWeight);
 			}
-			if (BoundedLoad.accepts(inFlight, perWeight, weights[candidate])) {
+			if (BoundedLoad.accepts(load, perWeight, weights[candidate])) {
 				return candidate;
 			}
 		}

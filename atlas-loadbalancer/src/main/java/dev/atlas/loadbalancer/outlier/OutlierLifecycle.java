@@ -1,15 +1,9 @@
 package dev.atlas.loadbalancer.outlier;
 
-import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.net.SocketTimeoutException;
-import java.nio.channels.ClosedByInterruptException;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 
+import dev.atlas.loadbalancer.support.InstanceFailures;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -17,8 +11,6 @@ import org.springframework.cloud.client.loadbalancer.CompletionContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.Response;
-import org.springframework.cloud.client.loadbalancer.ResponseData;
-import org.springframework.http.HttpStatusCode;
 
 /**
  * Feeds outlier detection from Spring Cloud LoadBalancer's request lifecycle, which
@@ -47,15 +39,6 @@ import org.springframework.http.HttpStatusCode;
  * @since 0.1.0
  */
 public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
-
-	/** Failures of the caller's own connection pool, by simple class name. */
-	private static final Set<String> CALLERS_OWN = Set.of("PoolAcquireTimeoutException",
-			"PoolAcquirePendingLimitException", "ConnectionRequestTimeoutException", "RequestFailedException");
-
-	/**
-	 * Connect timeouts that extend {@link InterruptedIOException}, by simple class name.
-	 */
-	private static final Set<String> CONNECT_TIMEOUTS = Set.of("ConnectTimeoutException");
 
 	private final OutlierDetector detector;
 
@@ -114,7 +97,7 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 		if (failure != null) {
 			return isGatewayFailure(failure) ? Outcome.GATEWAY_FAILURE : Outcome.IGNORED;
 		}
-		int code = statusCode(clientResponse);
+		int code = InstanceFailures.statusCode(clientResponse);
 		if (code == 502 || code == 503 || code == 504) {
 			return Outcome.GATEWAY_FAILURE;
 		}
@@ -124,31 +107,9 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 		return (status == CompletionContext.Status.SUCCESS) ? Outcome.SUCCESS : Outcome.IGNORED;
 	}
 
-	private static int statusCode(@Nullable Object clientResponse) {
-		if (clientResponse instanceof ResponseData data) {
-			HttpStatusCode code = data.getHttpStatus();
-			return (code != null) ? code.value() : -1;
-		}
-		return -1;
-	}
-
 	/** Whether a failure without an answer says the instance is unreachable or stuck. */
 	static boolean isGatewayFailure(Throwable failure) {
-		boolean gateway = false;
-		Throwable current = failure;
-		for (int depth = 0; current != null && depth < 16; depth++) {
-			String name = current.getClass().getSimpleName();
-			if (current instanceof InterruptedException || current instanceof CancellationException
-					|| current instanceof ClosedByInterruptException || CALLERS_OWN.contains(name)
-					|| (current instanceof InterruptedIOException && !(current instanceof SocketTimeoutException)
-							&& !CONNECT_TIMEOUTS.contains(name))) {
-				return false;
-			}
-			gateway |= current instanceof IOException || current instanceof TimeoutException
-					|| name.endsWith("TimeoutException");
-			current = (current.getCause() != current) ? current.getCause() : null;
-		}
-		return gateway;
+		return InstanceFailures.isInstanceFailure(failure);
 	}
 
 	private static String describe(@Nullable Throwable failure, @Nullable Object clientResponse) {
@@ -159,7 +120,7 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 			}
 			return root.getClass().getSimpleName() + ((root.getMessage() != null) ? ": " + root.getMessage() : "");
 		}
-		return "HTTP " + statusCode(clientResponse);
+		return "HTTP " + InstanceFailures.statusCode(clientResponse);
 	}
 
 }

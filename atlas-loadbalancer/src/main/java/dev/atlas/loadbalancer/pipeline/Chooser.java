@@ -214,6 +214,25 @@ final class Chooser {
 	}
 
 	/**
+	 * A candidate's failure rate (see {@link LiveStats#failureRate}).
+	 * @param candidates the request's candidates
+	 * @param position a position in {@code candidates}
+	 * @return a ratio in 0..1
+	 */
+	double failureRate(InstanceSnapshot candidates, int position) {
+		return this.stats.failureRate(candidates, position);
+	}
+
+	/**
+	 * Whether any instance of the service may be failing (see
+	 * {@link LiveStats#anyFailing()}).
+	 * @return {@code false} when every failure rate is 0
+	 */
+	boolean anyFailing() {
+		return this.stats.anyFailing();
+	}
+
+	/**
 	 * A candidate's latency average (see {@link LiveStats#latencyMillis}).
 	 * @param candidates the request's candidates
 	 * @param position a position in {@code candidates}

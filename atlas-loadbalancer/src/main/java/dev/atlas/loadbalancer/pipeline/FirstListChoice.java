@@ -220,6 +220,16 @@ final class FirstListChoice extends Mono<Response<ServiceInstance>> implements S
 		}
 
 		@Override
+		public boolean anyFailing() {
+			return this.parent.chooser.anyFailing();
+		}
+
+		@Override
+		public double failureRate(int position) {
+			return this.parent.chooser.failureRate(this.candidates, position);
+		}
+
+		@Override
 		public double latencyMillis(int position) {
 			return this.parent.chooser.latencyMillis(this.candidates, position);
 		}

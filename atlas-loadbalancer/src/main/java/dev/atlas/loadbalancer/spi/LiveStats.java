@@ -46,6 +46,26 @@ public interface LiveStats {
 	double latencyMillis(InstanceSnapshot candidates, int position);
 
 	/**
+	 * Recent failure rate of the instance at a position (see
+	 * {@link PickContext#failureRate(int)}).
+	 * @param candidates a snapshot
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return a ratio in 0..1; {@code 0} when unknown (this default)
+	 */
+	default double failureRate(InstanceSnapshot candidates, int position) {
+		return 0;
+	}
+
+	/**
+	 * Whether any instance may have a failure rate above 0 (see
+	 * {@link PickContext#anyFailing()}).
+	 * @return {@code false} when every failure rate is 0 (this default)
+	 */
+	default boolean anyFailing() {
+		return false;
+	}
+
+	/**
 	 * Peak-sensitive moving average of the response time of the instance at a position,
 	 * decayed to now (see {@link PickContext#peakEwmaMillis(int)}).
 	 * @param candidates a snapshot

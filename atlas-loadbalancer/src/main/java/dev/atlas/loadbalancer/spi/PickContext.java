@@ -47,12 +47,37 @@ public interface PickContext extends CandidateRequest {
 
 	/**
 	 * This caller's recent latency to a candidate: an exponentially weighted moving
-	 * average of completed requests' durations, failed ones included (an instance that
-	 * fails fast looks fast here; combine with its error rate before trusting it).
+	 * average of completed requests' durations; a failed request's duration never lowers
+	 * it (a fast error is not a fast answer: see {@link #failureRate(int)}).
 	 * @param position {@code 0 <= position < candidates.size()}
 	 * @return ms, {@code >= 0}, or {@link Double#NaN} before any request completed
 	 */
 	double latencyMillis(int position);
+
+	/**
+	 * This caller's recent failure rate of a candidate: an exponentially weighted moving
+	 * average of its attempts' outcomes (1 for a failure: an answer with a failure
+	 * status, by default every 5xx and 429, or no answer because the instance was
+	 * unreachable or stuck; 0 for a success), weight 0.25 for the newest, decaying
+	 * towards 0 while the candidate is not called (with the service's
+	 * {@code peak-ewma.decay-time}). The load-aware strategies divide a candidate's cost
+	 * by {@code 1 - failureRate}.
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @return a ratio in 0..1; {@code 0} when unknown (the default)
+	 */
+	default double failureRate(int position) {
+		return 0;
+	}
+
+	/**
+	 * Whether any candidate may have a {@linkplain #failureRate(int) failure rate} above
+	 * 0: when not, a strategy need not read it per candidate (one read per pick in a
+	 * healthy fleet).
+	 * @return {@code false} when every failure rate is 0 (the default)
+	 */
+	default boolean anyFailing() {
+		return false;
+	}
 
 	/**
 	 * This caller's peak-sensitive exponentially weighted moving average of a candidate's

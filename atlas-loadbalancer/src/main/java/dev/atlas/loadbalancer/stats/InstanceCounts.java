@@ -8,8 +8,8 @@ import dev.atlas.loadbalancer.instance.InstanceKey;
 /**
  * What {@link InstanceStats} keeps of one instance (Envoy's per-host data, apart from the
  * table that finds it and the algorithms that read it): requests sent (each attempt,
- * retries included), requests in flight, and its two latency averages
- * ({@link LatencyEwma}, {@link PeakEwma}).
+ * retries included), requests in flight, its two latency averages ({@link LatencyEwma},
+ * {@link PeakEwma}) and its recent failure rate ({@link FailureRate}).
  *
  * <p>
  * Counts are plain numbers of requests; latencies are in milliseconds. Never {@code null}
@@ -33,6 +33,9 @@ final class InstanceCounts {
 
 	/** The peak-sensitive latency average. */
 	final PeakEwma peak = new PeakEwma();
+
+	/** The recent failure rate. */
+	final FailureRate failures = new FailureRate();
 
 	/**
 	 * Requests seen by the previous clean-up; read and written under the clean-up lock.
@@ -58,6 +61,25 @@ final class InstanceCounts {
 	void recordLatency(double millis, long now, double decayNanos) {
 		this.latency.record(millis);
 		this.peak.record(millis, now, decayNanos);
+	}
+
+	/**
+	 * Records a failed request's duration so that it never makes the instance look
+	 * faster: an average takes it only when it is slower than the average (a timeout),
+	 * and neither starts from a failure (a fast error is not a fast answer).
+	 * @param millis the duration in ms, {@code >= 0}
+	 * @param now the ticker's time, in ns
+	 * @param decayNanos the peak-sensitive average's decay time in ns, {@code > 0}
+	 */
+	void recordFailedLatency(double millis, long now, double decayNanos) {
+		double plain = this.latency.millis();
+		if (millis > plain) {
+			this.latency.record(millis);
+		}
+		double peakNow = this.peak.millis(now, decayNanos);
+		if (millis > peakNow) {
+			this.peak.record(millis, now, decayNanos);
+		}
 	}
 
 }

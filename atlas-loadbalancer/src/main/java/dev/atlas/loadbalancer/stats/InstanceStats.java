@@ -102,6 +102,14 @@ public final class InstanceStats implements LiveStats {
 	/** Decay time of the peak-sensitive average, in ns, {@code > 0}. */
 	private volatile double decayNanos;
 
+	private volatile FailureStatuses failureStatuses = FailureStatuses.DEFAULT;
+
+	/**
+	 * Instances whose failure rate is above 0 (exact for the tracked ones; one forgotten
+	 * while failing keeps counting, which only costs the look-up it saves).
+	 */
+	private final AtomicInteger failing = new AtomicInteger();
+
 	private final LongSupplier nanoTicker;
 
 	/**
@@ -180,15 +188,90 @@ public final class InstanceStats implements LiveStats {
 	 * the latency average is not updated)
 	 */
 	public void completed(ServiceInstance instance, long durationNanos) {
+		completed(instance, durationNanos, false);
+	}
+
+	/**
+	 * Records a request completion of a request recorded by {@link #started}: a success,
+	 * or a failure of the instance (an answer with one of the
+	 * {@linkplain #failureStatuses() failure statuses}, or no answer because the instance
+	 * was unreachable or stuck). A failure never makes the instance look better: its
+	 * duration does not lower the latency averages (a fast error is not a fast answer),
+	 * and it raises the instance's {@linkplain #failureRate failure rate}, which the
+	 * load-aware strategies weigh.
+	 * @param instance the instance called
+	 * @param durationNanos how long the request took, in ns; negative when unknown (then
+	 * the latency averages are not updated)
+	 * @param failed whether the instance failed the request
+	 */
+	public void completed(ServiceInstance instance, long durationNanos, boolean failed) {
 		InstanceCounts counts = find(instance);
-		if (counts != null) {
-			if (counts.inFlight.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
-				this.inFlightTotal.decrement();
+		if (counts == null) {
+			return;
+		}
+		if (counts.inFlight.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
+			this.inFlightTotal.decrement();
+		}
+		boolean rateMoves = failed || !counts.failures.isZero();
+		if (durationNanos < 0 && !rateMoves) {
+			return;
+		}
+		long now = this.nanoTicker.getAsLong();
+		if (durationNanos >= 0) {
+			double millis = durationNanos / 1_000_000.0;
+			if (failed) {
+				counts.recordFailedLatency(millis, now, this.decayNanos);
 			}
-			if (durationNanos >= 0) {
-				counts.recordLatency(durationNanos / 1_000_000.0, this.nanoTicker.getAsLong(), this.decayNanos);
+			else {
+				counts.recordLatency(millis, now, this.decayNanos);
 			}
 		}
+		if (rateMoves) {
+			int moved = counts.failures.record(failed, now, this.decayNanos);
+			if (moved != 0) {
+				this.failing.addAndGet(moved);
+			}
+		}
+	}
+
+	/**
+	 * The recent failure rate of an instance: an exponentially weighted moving average of
+	 * its outcomes (weight 0.25 for the newest), decaying towards 0 with the decay time
+	 * of the peak-sensitive average when it is not called.
+	 * @param instance an instance
+	 * @return a ratio in 0..1; {@code 0} for an instance not tracked
+	 */
+	public double failureRate(ServiceInstance instance) {
+		InstanceCounts counts = find(instance);
+		return (counts != null) ? counts.failures.rate(this.nanoTicker.getAsLong(), this.decayNanos) : 0;
+	}
+
+	@Override
+	public boolean anyFailing() {
+		return this.failing.get() > 0;
+	}
+
+	@Override
+	public double failureRate(InstanceSnapshot candidates, int position) {
+		InstanceCounts counts = candidates.derive(this, this.cells).at(position);
+		return (counts == null || counts.failures.isZero()) ? 0
+				: counts.failures.rate(this.nanoTicker.getAsLong(), this.decayNanos);
+	}
+
+	/**
+	 * The statuses that count as a failure of the instance.
+	 * @return by default {@link FailureStatuses#DEFAULT} (every 5xx and 429)
+	 */
+	public FailureStatuses failureStatuses() {
+		return this.failureStatuses;
+	}
+
+	/**
+	 * Changes the statuses that count as a failure (a runtime change of configuration).
+	 * @param statuses the new set
+	 */
+	public void failureStatuses(FailureStatuses statuses) {
+		this.failureStatuses = Objects.requireNonNull(statuses, "statuses");
 	}
 
 	/**

@@ -2,6 +2,9 @@ package dev.atlas.loadbalancer.stats;
 
 import java.util.Objects;
 
+import dev.atlas.loadbalancer.support.InstanceFailures;
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
@@ -14,11 +17,13 @@ import org.springframework.cloud.client.loadbalancer.TimedRequestContext;
  * lifecycle, which RestTemplate, RestClient, WebClient, Feign and Spring Cloud Gateway
  * all call once per attempt: a request that got an instance counts as sent and in flight
  * when it starts, and when it completes (not when it is discarded) leaves the in-flight
- * count and adds its latency, measured in nanoseconds from the request's start time
- * ({@link TimedRequestContext}, set here with {@link System#nanoTime()} when the client
- * did not set it; without one, the latency is unknown and only the counts change). What
- * the counts serve: the load-aware strategies, the actuator view and the
- * {@code atlas.picks} meter.
+ * count and adds its outcome (a failure: an answer with one of
+ * {@link InstanceStats#failureStatuses()}, by default every 5xx and 429, or no answer
+ * because the instance was unreachable or stuck) and its latency, measured in nanoseconds
+ * from the request's start time ({@link TimedRequestContext}, set here with
+ * {@link System#nanoTime()} when the client did not set it; without one, the latency is
+ * unknown and only the counts change). What the counts serve: the load-aware strategies,
+ * the actuator view and the {@code atlas.picks} meter.
  *
  * <p>
  * Arguments may be {@code null} as Spring Cloud's callers pass them (a request without
@@ -60,8 +65,21 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
 		ServiceInstance server = (response != null && response.hasServer()) ? response.getServer() : null;
 		if (server != null && completionContext.status() != CompletionContext.Status.DISCARD) {
-			this.stats.completed(server, durationNanos(completionContext.getLoadBalancerRequest()));
+			this.stats.completed(server, durationNanos(completionContext.getLoadBalancerRequest()),
+					failed(completionContext.getThrowable(), completionContext.getClientResponse()));
 		}
+	}
+
+	/**
+	 * Whether the instance failed the request: an answer with one of the statistics'
+	 * failure statuses, or no answer because it was unreachable or stuck (not the
+	 * caller's own failures).
+	 */
+	private boolean failed(@Nullable Throwable failure, @Nullable Object clientResponse) {
+		if (failure != null) {
+			return InstanceFailures.isInstanceFailure(failure);
+		}
+		return this.stats.failureStatuses().isFailure(InstanceFailures.statusCode(clientResponse));
 	}
 
 	private static long durationNanos(Request<Object> request) {

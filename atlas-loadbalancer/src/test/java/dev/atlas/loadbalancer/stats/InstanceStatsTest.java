@@ -15,6 +15,7 @@ import org.springframework.cloud.client.ServiceInstance;
 import static dev.atlas.loadbalancer.TestInstances.fleet;
 import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.within;
 
 class InstanceStatsTest {
@@ -156,6 +157,73 @@ class InstanceStatsTest {
 		this.stats.completed(b);
 		this.stats.completed(b);
 		assertThat(this.stats.serviceInFlight()).isEqualTo(1);
+	}
+
+	@Test
+	void aFailureNeverLowersTheLatencyAveragesNorStartsThem() {
+		AtomicLong now = new AtomicLong();
+		InstanceStats stats = new InstanceStats(Duration.ofSeconds(10), now::get);
+		ServiceInstance instance = fleet(1).get(0);
+		stats.started(instance);
+		stats.completed(instance, 1_000_000, true);
+		assertThat(stats.latencyMillis(instance)).as("no average from a failure").isNaN();
+		assertThat(stats.peakEwmaMillis(instance)).isNaN();
+		stats.started(instance);
+		stats.completed(instance, 50_000_000, false);
+		for (int i = 0; i < 20; i++) {
+			now.addAndGet(1_000_000);
+			stats.started(instance);
+			stats.completed(instance, 1_000_000, true);
+		}
+		assertThat(stats.latencyMillis(instance)).as("fast failures keep the plain average").isEqualTo(50.0);
+		assertThat(stats.peakEwmaMillis(instance)).as("and the peak one, decayed by time alone")
+			.isCloseTo(50.0 * Math.exp(-20.0 / 10_000), within(1e-9));
+		assertThat(stats.inFlight(instance)).isZero();
+	}
+
+	@Test
+	void theFailureRateRisesWithFailuresFallsWithSuccessesAndDecaysWhenIdle() {
+		AtomicLong now = new AtomicLong();
+		InstanceStats stats = new InstanceStats(Duration.ofSeconds(10), now::get);
+		ServiceInstance instance = fleet(1).get(0);
+		for (int i = 0; i < 3; i++) {
+			stats.started(instance);
+			stats.completed(instance, -1, true);
+		}
+		// 1 - 0.75^3
+		assertThat(stats.failureRate(instance)).isCloseTo(0.578125, within(1e-9));
+		stats.started(instance);
+		stats.completed(instance, -1, false);
+		assertThat(stats.failureRate(instance)).isCloseTo(0.578125 * 0.75, within(1e-9));
+		now.addAndGet(Duration.ofSeconds(10).toNanos());
+		assertThat(stats.failureRate(instance)).as("one decay time idle")
+			.isCloseTo(0.578125 * 0.75 / Math.E, within(1e-9));
+		now.addAndGet(Duration.ofMinutes(5).toNanos());
+		stats.started(instance);
+		stats.completed(instance, -1, false);
+		assertThat(stats.failureRate(instance)).as("forgotten: exactly 0 again").isZero();
+	}
+
+	@Test
+	void theFailureStatusesAreEvery5xxAnd429ByDefaultAndConfigurable() {
+		assertThat(FailureStatuses.DEFAULT.isFailure(500)).isTrue();
+		assertThat(FailureStatuses.DEFAULT.isFailure(503)).isTrue();
+		assertThat(FailureStatuses.DEFAULT.isFailure(599)).isTrue();
+		assertThat(FailureStatuses.DEFAULT.isFailure(429)).isTrue();
+		assertThat(FailureStatuses.DEFAULT.isFailure(404)).isFalse();
+		assertThat(FailureStatuses.DEFAULT.isFailure(200)).isFalse();
+		assertThat(FailureStatuses.DEFAULT.isFailure(-1)).isFalse();
+		assertThat(FailureStatuses.DEFAULT.isFailure(999)).isFalse();
+		FailureStatuses custom = FailureStatuses.of(List.of(" 503 ", "4XX"));
+		assertThat(custom.isFailure(503)).isTrue();
+		assertThat(custom.isFailure(500)).isFalse();
+		assertThat(custom.isFailure(404)).isTrue();
+		assertThat(custom.entries()).containsExactly("503", "4xx");
+		assertThat(FailureStatuses.of(List.of()).isFailure(500)).isFalse();
+		assertThatIllegalArgumentException().isThrownBy(() -> FailureStatuses.of(List.of("6xx")))
+			.withMessageContaining("'6xx' is not an HTTP status")
+			.withMessageContaining("1xx to 5xx");
+		assertThatIllegalArgumentException().isThrownBy(() -> FailureStatuses.of(List.of("42")));
 	}
 
 }

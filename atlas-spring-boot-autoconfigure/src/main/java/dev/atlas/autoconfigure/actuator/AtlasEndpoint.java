@@ -177,6 +177,7 @@ public class AtlasEndpoint {
 			row.put("inFlight", (stats != null) ? stats.inFlight(instance) : 0);
 			row.put("latencyMs", millis((stats != null) ? stats.latencyMillis(instance) : Double.NaN));
 			row.put("peakEwmaMs", millis((stats != null) ? stats.peakEwmaMillis(instance) : Double.NaN));
+			row.put("failureRate", (stats != null) ? Math.round(stats.failureRate(instance) * 1000) / 1000.0 : 0.0);
 			row.put("outlier", outlier((outliers != null) ? outliers.health(instance) : null));
 			instances.add(row);
 		}

@@ -221,7 +221,10 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Bean
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	InstanceStats atlasInstanceStats(ServiceSettings settings) {
-		return new InstanceStats(settings.get(StrategyRules.SECTION).peakEwma().decayTime(), System::nanoTime);
+		StrategyRules rules = settings.get(StrategyRules.SECTION);
+		InstanceStats stats = new InstanceStats(rules.peakEwma().decayTime(), System::nanoTime);
+		stats.failureStatuses(rules.failureStatuses());
+		return stats;
 	}
 
 	@Bean

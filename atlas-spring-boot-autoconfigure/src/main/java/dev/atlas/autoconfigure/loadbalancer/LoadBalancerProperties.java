@@ -1,6 +1,8 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 import dev.atlas.autoconfigure.settings.AtlasSettings;
@@ -8,6 +10,7 @@ import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.stats.FailureStatuses;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -50,6 +53,17 @@ public class LoadBalancerProperties implements InitializingBean {
 	 */
 	private AllZeroWeightsPolicy allZeroWeights = AllZeroWeightsPolicy.FAIL_OPEN;
 
+	/**
+	 * HTTP statuses of an answer that count as a failure of the instance for the
+	 * load-aware strategies (least-request, peak-ewma, ring-hash with bounded load): each
+	 * a status (429) or a class (5xx). A failure never makes an instance look better: its
+	 * duration does not lower the latency averages and its failure rate divides the
+	 * instance's standing. Connect and read failures always count; an empty list makes no
+	 * status a failure. Default 5xx and 429 (what rate limiters such as Sentinel answer
+	 * at their limit).
+	 */
+	private List<String> failureStatuses = new ArrayList<>(FailureStatuses.DEFAULT_ENTRIES);
+
 	/** Settings of the least-request strategy. */
 	private final LeastRequest leastRequest = new LeastRequest();
 
@@ -61,9 +75,33 @@ public class LoadBalancerProperties implements InitializingBean {
 
 	@Override
 	public void afterPropertiesSet() {
+		failureStatuses(PREFIX);
 		leastRequestRules(PREFIX);
 		peakEwmaRules(PREFIX);
 		hashRules(PREFIX);
+	}
+
+	/**
+	 * The failure statuses of these values.
+	 * @param prefix where these values were bound, e.g. {@code atlas.loadbalancer}
+	 * @return the statuses
+	 * @throws IllegalArgumentException naming the property and the allowed values
+	 */
+	public FailureStatuses failureStatuses(String prefix) {
+		try {
+			return FailureStatuses.of(this.failureStatuses);
+		}
+		catch (IllegalArgumentException | NullPointerException ex) {
+			throw new IllegalArgumentException("Invalid " + prefix + ".failure-statuses: " + ex.getMessage(), ex);
+		}
+	}
+
+	public List<String> getFailureStatuses() {
+		return this.failureStatuses;
+	}
+
+	public void setFailureStatuses(List<String> failureStatuses) {
+		this.failureStatuses = failureStatuses;
 	}
 
 	/**

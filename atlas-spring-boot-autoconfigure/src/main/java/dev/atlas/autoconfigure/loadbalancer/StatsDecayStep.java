@@ -5,13 +5,14 @@ import java.time.Duration;
 import dev.atlas.autoconfigure.runtime.Rebuild;
 import dev.atlas.autoconfigure.runtime.RulesChange;
 import dev.atlas.autoconfigure.runtime.RuntimeStep;
+import dev.atlas.loadbalancer.stats.FailureStatuses;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The decay time of a service's live statistics under new rules
- * ({@code loadbalancer.peak-ewma.decay-time}, whichever strategy is in use): set in
- * place, keeping the statistics. Thread-safe.
+ * The decay time and the failure statuses of a service's live statistics under new rules
+ * ({@code loadbalancer.peak-ewma.decay-time}, {@code loadbalancer.failure-statuses},
+ * whichever strategy is in use): set in place, keeping the statistics. Thread-safe.
  *
  * @since 0.1.0
  */
@@ -29,11 +30,17 @@ public final class StatsDecayStep implements RuntimeStep {
 
 	@Override
 	public @Nullable Rebuild prepare(RulesChange change) {
-		Duration next = change.rules(StrategyRules.SECTION).peakEwma().decayTime();
-		if (next.equals(change.previous().get(StrategyRules.SECTION).peakEwma().decayTime())) {
+		StrategyRules next = change.rules(StrategyRules.SECTION);
+		StrategyRules previous = change.previous().get(StrategyRules.SECTION);
+		Duration decayTime = next.peakEwma().decayTime();
+		FailureStatuses failureStatuses = next.failureStatuses();
+		if (decayTime.equals(previous.peakEwma().decayTime()) && failureStatuses.equals(previous.failureStatuses())) {
 			return null;
 		}
-		return Rebuild.state(() -> this.stats.decayTime(next));
+		return Rebuild.state(() -> {
+			this.stats.decayTime(decayTime);
+			this.stats.failureStatuses(failureStatuses);
+		});
 	}
 
 }

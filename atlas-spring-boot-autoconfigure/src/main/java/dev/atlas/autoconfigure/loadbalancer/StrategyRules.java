@@ -7,6 +7,7 @@ import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.stats.FailureStatuses;
 
 /**
  * The choice rules of one service, section {@code loadbalancer}: which strategy, what to
@@ -20,10 +21,12 @@ import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
  * @param peakEwma the rules of {@code peak-ewma}; its decay time applies to the service's
  * statistics whichever strategy is in use
  * @param hash the rules of {@code ring-hash}
+ * @param failureStatuses the statuses of an answer that count as a failure of the
+ * instance in the service's statistics (whichever strategy is in use)
  * @since 0.1.0
  */
 public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights, LeastRequestRules leastRequest,
-		PeakEwmaRules peakEwma, HashRules hash) {
+		PeakEwmaRules peakEwma, HashRules hash, FailureStatuses failureStatuses) {
 
 	/**
 	 * The section {@code atlas.loadbalancer}, overlaid by
@@ -35,7 +38,7 @@ public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights
 			String prefix = context.propertyName("loadbalancer");
 			return new StrategyRules(properties.getStrategy(), properties.getAllZeroWeights(),
 					properties.leastRequestRules(prefix), properties.peakEwmaRules(prefix),
-					properties.hashRules(prefix));
+					properties.hashRules(prefix), properties.failureStatuses(prefix));
 		})
 		.flatView();
 
@@ -49,6 +52,7 @@ public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights
 		Objects.requireNonNull(leastRequest, "leastRequest");
 		Objects.requireNonNull(peakEwma, "peakEwma");
 		Objects.requireNonNull(hash, "hash");
+		Objects.requireNonNull(failureStatuses, "failureStatuses");
 	}
 
 }

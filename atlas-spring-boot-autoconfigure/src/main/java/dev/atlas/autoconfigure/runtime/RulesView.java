@@ -13,6 +13,7 @@ import java.util.TreeSet;
 
 import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
+import dev.atlas.loadbalancer.stats.FailureStatuses;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.convert.DurationStyle;
@@ -110,6 +111,9 @@ final class RulesView {
 		}
 		if (value instanceof Duration duration) {
 			return DurationStyle.SIMPLE.print(duration, largestExactUnit(duration));
+		}
+		if (value instanceof FailureStatuses statuses) {
+			return statuses.entries();
 		}
 		if (value instanceof Enum<?> || value instanceof CharSequence) {
 			return value.toString();

@@ -94,7 +94,7 @@ class AtlasEndpointTest {
 			Map<String, Object> rules = (Map<String, Object>) service.get("rules");
 			assertThat(rules)
 				.containsOnlyKeys("strategy", "all-zero-weights", "gray-enabled", "gray", "warmup", "outlier",
-						"least-request", "peak-ewma", "hash", "affinity")
+						"least-request", "peak-ewma", "hash", "affinity", "failure-statuses")
 				.containsEntry("strategy", "weighted-random")
 				.containsEntry("all-zero-weights", "fail-open");
 			assertThat((Map<String, Object>) rules.get("gray")).containsEntry("header", "X-Service-Version")
@@ -108,7 +108,8 @@ class AtlasEndpointTest {
 			Map<String, Object> old = instances.get(0);
 			Map<String, Object> young = instances.get(1);
 			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight",
-					"effectiveWeight", "warmup", "picks", "inFlight", "latencyMs", "peakEwmaMs", "outlier");
+					"effectiveWeight", "warmup", "picks", "inFlight", "latencyMs", "peakEwmaMs", "failureRate",
+					"outlier");
 			assertThat((Map<String, Object>) old.get("outlier")).containsExactly(entry("ejected", false),
 					entry("ejectedAt", null), entry("ejectedUntil", null), entry("timesEjected", 0),
 					entry("consecutive5xx", 0), entry("consecutiveGatewayFailures", 0));
