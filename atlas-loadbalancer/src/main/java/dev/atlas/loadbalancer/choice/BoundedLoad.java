@@ -17,8 +17,8 @@ import dev.atlas.loadbalancer.spi.PickContext;
  * the service's total in flight ({@link PickContext#serviceInFlight()}) is used, so the
  * bound costs O(1), not O(n) as in Envoy: that is exact when the candidates are the whole
  * service and looser otherwise (a gray lane's or a cluster's candidates are bounded by
- * the service's average, not their own). An instance with nothing in flight is never
- * passed over.
+ * the service's average, not their own). An instance with nothing in flight and no recent
+ * failures ({@link FailurePenalty}) is never passed over.
  *
  * <p>
  * Immutable and thread-safe; allocates nothing.

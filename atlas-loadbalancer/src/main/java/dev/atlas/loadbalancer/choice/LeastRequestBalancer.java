@@ -16,8 +16,9 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * instance, as Envoy's least-request balancer. Each pick draws
  * {@link LeastRequestRules#choiceCount()} candidates (distinct when it can), each with
  * probability weight ÷ Σweight, and keeps the one with the lowest
- * {@code in-flight^bias ÷ weight}; an instance with nothing in flight beats one with
- * requests in flight; ties keep the earlier draw.
+ * {@code in-flight^bias ÷ weight}; an instance with nothing in flight (and no recent
+ * failures) beats one with requests in flight; ties keep the earlier draw. With bias 0
+ * neither in-flight requests nor failures are read.
  *
  * <p>
  * So with nothing in flight the choice is weighted random (effective weights, warmup

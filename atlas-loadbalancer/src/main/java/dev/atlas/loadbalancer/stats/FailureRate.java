@@ -1,12 +1,13 @@
 package dev.atlas.loadbalancer.stats;
 
 /**
- * One instance's recent failure rate, in 0..1: an exponentially weighted moving average
- * of its attempts' outcomes (1 for a failure, 0 for a success), each new outcome weighing
- * {@value #ALPHA}, which decays towards 0 with the time since the last outcome as
- * {@code exp(-Δt / decay time)}, so that an instance avoided for failing is tried again
- * after a while (ingress-nginx's success-rate factor, with Finagle's decay of the
- * peak-EWMA; the decay time is the service's {@code peak-ewma.decay-time}).
+ * One instance's recent failure rate, in 0..1 (0 below {@value #COUNTED_FROM}): an
+ * exponentially weighted moving average of its attempts' outcomes (1 for a failure, 0 for
+ * a success), each new outcome weighing {@value #ALPHA}, which decays towards 0 with the
+ * time since the last outcome as {@code exp(-Δt / decay time)}, so that an instance
+ * avoided for failing is tried again after a while (ingress-nginx's success-rate factor,
+ * with Finagle's decay of the peak-EWMA; the decay time is the service's
+ * {@code peak-ewma.decay-time}).
  *
  * <p>
  * A healthy instance costs a success no write (the rate stays exactly 0) and a read one
@@ -19,7 +20,15 @@ final class FailureRate {
 	/** Weight of the newest outcome: three failures in a row make the rate 0.58. */
 	static final double ALPHA = 0.25;
 
-	/** Below this the rate is 0 (and a success is free again). */
+	/**
+	 * Rates below this read as 0: one failure among successes (0.25) is forgiven, two in
+	 * a row (0.44) count; and an instance that failed every recent attempt reads 0 again
+	 * after {@code ln(1 / 0.3) ≈ 1.2} decay times without being called (12 s by default),
+	 * so that a caller whose other instances are idle tries it again then.
+	 */
+	static final double COUNTED_FROM = 0.3;
+
+	/** Below this the stored rate is dropped (and a success is free again). */
 	private static final double NEGLIGIBLE = 0.001;
 
 	private static final Sample NONE = new Sample(0, 0);
@@ -31,19 +40,14 @@ final class FailureRate {
 	 * @param failed whether the attempt failed
 	 * @param now the ticker's time of the outcome, in ns
 	 * @param decayNanos the decay time in ns, {@code > 0}
-	 * @return {@code 1} when the rate left 0, {@code -1} when it returned to 0, else
-	 * {@code 0}
 	 */
-	int record(boolean failed, long now, double decayNanos) {
+	void record(boolean failed, long now, double decayNanos) {
 		if (!failed && this.sample == NONE) {
-			return 0;
+			return;
 		}
 		synchronized (this) {
-			Sample before = this.sample;
-			double next = decayed(before, now, decayNanos) * (1 - ALPHA) + (failed ? ALPHA : 0);
-			Sample after = (next < NEGLIGIBLE) ? NONE : new Sample(next, now);
-			this.sample = after;
-			return (before == NONE) ? ((after == NONE) ? 0 : 1) : ((after == NONE) ? -1 : 0);
+			double next = decayed(this.sample, now, decayNanos) * (1 - ALPHA) + (failed ? ALPHA : 0);
+			this.sample = (next < NEGLIGIBLE) ? NONE : new Sample(next, now);
 		}
 	}
 
@@ -56,13 +60,14 @@ final class FailureRate {
 	}
 
 	/**
-	 * The rate decayed to a time.
+	 * The rate decayed to a time, 0 below {@value #COUNTED_FROM}.
 	 * @param now the ticker's time, in ns
 	 * @param decayNanos the decay time in ns, {@code > 0}
-	 * @return a ratio in 0..1
+	 * @return 0, or a ratio in [{@value #COUNTED_FROM}, 1]
 	 */
 	double rate(long now, double decayNanos) {
-		return decayed(this.sample, now, decayNanos);
+		double rate = decayed(this.sample, now, decayNanos);
+		return (rate < COUNTED_FROM) ? 0 : rate;
 	}
 
 	private static double decayed(Sample sample, long now, double decayNanos) {

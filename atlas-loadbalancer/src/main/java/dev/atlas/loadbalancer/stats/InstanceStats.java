@@ -72,6 +72,14 @@ public final class InstanceStats implements LiveStats {
 	 */
 	static final double LATENCY_ALPHA = LatencyEwma.ALPHA;
 
+	/**
+	 * Decay times after an instance's last failure when its failure rate, even 1, reads
+	 * 0: {@code ln(1 / COUNTED_FROM)}.
+	 */
+	private static final double FAILURES_FORGOTTEN_AFTER_DECAYS = Math.log(1 / FailureRate.COUNTED_FROM);
+
+	private static final long NO_FAILURE = Long.MIN_VALUE;
+
 	private final int minThreshold;
 
 	/**
@@ -104,11 +112,8 @@ public final class InstanceStats implements LiveStats {
 
 	private volatile FailureStatuses failureStatuses = FailureStatuses.DEFAULT;
 
-	/**
-	 * Instances whose failure rate is above 0 (exact for the tracked ones; one forgotten
-	 * while failing keeps counting, which only costs the look-up it saves).
-	 */
-	private final AtomicInteger failing = new AtomicInteger();
+	/** When an instance last failed a request (ticker ns), or {@link #NO_FAILURE}. */
+	private volatile long lastFailureNanos = NO_FAILURE;
 
 	private final LongSupplier nanoTicker;
 
@@ -227,10 +232,10 @@ public final class InstanceStats implements LiveStats {
 			}
 		}
 		if (rateMoves) {
-			int moved = counts.failures.record(failed, now, this.decayNanos);
-			if (moved != 0) {
-				this.failing.addAndGet(moved);
-			}
+			counts.failures.record(failed, now, this.decayNanos);
+		}
+		if (failed) {
+			this.lastFailureNanos = now;
 		}
 	}
 
@@ -246,9 +251,25 @@ public final class InstanceStats implements LiveStats {
 		return (counts != null) ? counts.failures.rate(this.nanoTicker.getAsLong(), this.decayNanos) : 0;
 	}
 
+	/**
+	 * Whether an instance may have a failure rate above 0: one failed within the time a
+	 * rate of 1 takes to decay below {@value FailureRate#COUNTED_FROM}. Reads the clock
+	 * only in that window after a failure; a healthy service pays one volatile read.
+	 * @return {@code false} when every failure rate reads 0
+	 */
 	@Override
 	public boolean anyFailing() {
-		return this.failing.get() > 0;
+		long last = this.lastFailureNanos;
+		if (last == NO_FAILURE) {
+			return false;
+		}
+		if (this.nanoTicker.getAsLong() - last <= this.decayNanos * FAILURES_FORGOTTEN_AFTER_DECAYS) {
+			return true;
+		}
+		// Forgotten: later picks need not read the clock (a failure meanwhile sets it
+		// again, and at worst one pick misses it).
+		this.lastFailureNanos = NO_FAILURE;
+		return false;
 	}
 
 	@Override

@@ -31,16 +31,16 @@ import org.springframework.core.Ordered;
  * decided when this caller first sees it: its {@code atlas.registered-at} metadata where
  * this caller's own sightings confirm it (the two hosts' clocks may disagree: a
  * registration time in the future counts as the time this caller first saw the instance;
- * one earlier than the last list this caller saw without the instance is replaced by that
- * time of first sighting, and either is logged once), else when this caller first saw it;
- * instances without that metadata in the very first list this caller sees count as warm
- * (a caller that starts does not treat its whole fleet as new). An instance missing from
- * every list seen for longer than {@link #forgetAfterMillis()} (max(10 min, 2 ×
- * duration)) is forgotten and is new when it comes back; one missing for less (a registry
- * flap, or lists that show part of the fleet, as Spring's hint-based or same-instance
- * suppliers below the stage emit) keeps its age. Start times are resolved once per
- * snapshot; effective weights are recomputed at most once per tick (one second by
- * default) per snapshot while an instance is warming, never per request. Once every
+ * one more than a warmup window before the last list this caller saw without the instance
+ * is replaced by that time of first sighting; a large skew is logged once), else when
+ * this caller first saw it; instances without that metadata in the very first list this
+ * caller sees count as warm (a caller that starts does not treat its whole fleet as new).
+ * An instance missing from every list seen for longer than {@link #forgetAfterMillis()}
+ * (max(10 min, 2 × duration)) is forgotten and is new when it comes back; one missing for
+ * less (a registry flap, or lists that show part of the fleet, as Spring's hint-based or
+ * same-instance suppliers below the stage emit) keeps its age. Start times are resolved
+ * once per snapshot; effective weights are recomputed at most once per tick (one second
+ * by default) per snapshot while an instance is warming, never per request. Once every
  * instance of a snapshot is warm, the snapshot itself is returned without reading the
  * clock, so a balancer's tables stay memoized and the per-request cost is one memo
  * lookup.
@@ -57,6 +57,13 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 * for a clock skew and logged (ms).
 	 */
 	static final long SKEW_TOLERANCE_MILLIS = 5_000;
+
+	/**
+	 * How long before the previous list a newly listed instance's registration time must
+	 * be, at least, to be logged as a clock behind (ms): longer than registries list
+	 * late.
+	 */
+	static final long BEHIND_LOGGED_AFTER_MILLIS = 300_000;
 
 	private static final long WARM = Long.MIN_VALUE;
 
@@ -288,14 +295,15 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	 * <li>In the first list this caller sees (it cannot tell when the instance came): the
 	 * registration time, but not later than now (a provider clock ahead would keep the
 	 * instance at the minimum weight for as long as it is ahead); warm without one.</li>
-	 * <li>Appearing in a later list: the registration time when it falls between the
-	 * previous list this caller resolved and now (the instance registered in between),
-	 * else now (a provider clock behind would give a brand-new instance its full weight
-	 * at once).</li>
+	 * <li>Appearing in a later list: the registration time when it falls between one
+	 * warmup window before the previous list this caller resolved (a registry may list an
+	 * instance late) and now, else now (a provider clock behind would give a brand-new
+	 * instance its full weight at once).</li>
 	 * </ul>
-	 * A registration time more than {@value #SKEW_TOLERANCE_MILLIS} ms in the future, or
-	 * one before the previous list by more than that when the instance was not in it, is
-	 * logged once per instance (the provider's clock is likely off).
+	 * Logged once per instance: a registration time more than
+	 * {@value #SKEW_TOLERANCE_MILLIS} ms in the future (the provider's clock is ahead),
+	 * or one before the previous list by more than max(5 min, 5 warmup windows) when the
+	 * instance was not in it (more than any registry's listing delay).
 	 */
 	private long firstStart(InstanceKey key, long registeredAt, boolean seenBefore, long now) {
 		boolean stamped = registeredAt != InstanceAttributes.UNKNOWN_REGISTRATION_TIME;
@@ -305,19 +313,24 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 		if (!seenBefore) {
 			return stamped ? Math.min(registeredAt, now) : WARM;
 		}
+		// A registration up to one warmup window before the previous list may just not
+		// have been listed yet (registry caches: Eureka's take up to 90 s); earlier than
+		// that, the instance warms up from now (a provider clock behind, or an instance
+		// hidden until now: either way this caller has not seen it serve).
 		long previousList = this.sightings.resolvedAt;
-		if (stamped && registeredAt < previousList - SKEW_TOLERANCE_MILLIS) {
+		long window = this.rules.duration().toMillis();
+		if (stamped && registeredAt < previousList - Math.max(BEHIND_LOGGED_AFTER_MILLIS, 5 * window)) {
 			skew(key, previousList - registeredAt, "behind");
 		}
-		return (stamped && registeredAt >= previousList && registeredAt <= now) ? registeredAt : now;
+		return (stamped && registeredAt >= previousList - window && registeredAt <= now) ? registeredAt : now;
 	}
 
 	private void skew(InstanceKey key, long millis, String relation) {
 		this.skewWarnings.once(key.toString(),
 				(k) -> log
 					.warn("Instance {}: its registration time (atlas.registered-at) is {} ms {} this caller's clock "
-							+ "or its own sightings; the host clocks may disagree. Its warmup is timed on this "
-							+ "caller's clock, from when it first saw the instance", key, millis, relation));
+							+ "or this caller's sightings; the host clocks likely disagree. Its warmup is timed on "
+							+ "this caller's clock, from when it first saw the instance", key, millis, relation));
 	}
 
 	private State compute(InstanceSnapshot candidates, long[] starts, long now) {

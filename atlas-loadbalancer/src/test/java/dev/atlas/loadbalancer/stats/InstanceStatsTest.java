@@ -186,7 +186,12 @@ class InstanceStatsTest {
 		AtomicLong now = new AtomicLong();
 		InstanceStats stats = new InstanceStats(Duration.ofSeconds(10), now::get);
 		ServiceInstance instance = fleet(1).get(0);
-		for (int i = 0; i < 3; i++) {
+		assertThat(stats.anyFailing()).isFalse();
+		stats.started(instance);
+		stats.completed(instance, -1, true);
+		assertThat(stats.failureRate(instance)).as("one failure among successes is forgiven (0.25 < 0.3)").isZero();
+		assertThat(stats.anyFailing()).isTrue();
+		for (int i = 0; i < 2; i++) {
 			stats.started(instance);
 			stats.completed(instance, -1, true);
 		}
@@ -195,13 +200,18 @@ class InstanceStatsTest {
 		stats.started(instance);
 		stats.completed(instance, -1, false);
 		assertThat(stats.failureRate(instance)).isCloseTo(0.578125 * 0.75, within(1e-9));
-		now.addAndGet(Duration.ofSeconds(10).toNanos());
-		assertThat(stats.failureRate(instance)).as("one decay time idle")
-			.isCloseTo(0.578125 * 0.75 / Math.E, within(1e-9));
+		now.addAndGet(Duration.ofSeconds(2).toNanos());
+		assertThat(stats.failureRate(instance)).as("decays while idle")
+			.isCloseTo(0.578125 * 0.75 * Math.exp(-0.2), within(1e-9));
+		now.addAndGet(Duration.ofSeconds(8).toNanos());
+		assertThat(stats.failureRate(instance)).as("one decay time idle: below 0.3, reads 0").isZero();
+		assertThat(stats.anyFailing()).as("within 1.2 decay times of the last failure").isTrue();
+		now.addAndGet(Duration.ofSeconds(3).toNanos());
+		assertThat(stats.anyFailing()).as("13 s after the last failure: every rate reads 0").isFalse();
 		now.addAndGet(Duration.ofMinutes(5).toNanos());
 		stats.started(instance);
 		stats.completed(instance, -1, false);
-		assertThat(stats.failureRate(instance)).as("forgotten: exactly 0 again").isZero();
+		assertThat(stats.failureRate(instance)).isZero();
 	}
 
 	@Test

@@ -65,6 +65,12 @@ public final class NeverRebound extends PropertySource<String> {
 
 	private static final ConfigurationPropertyName PROPERTY_NAME = ConfigurationPropertyName.of(PROPERTY);
 
+	/**
+	 * Set while this thread reads the other sources, so that a nested read answers
+	 * nothing.
+	 */
+	private static final ThreadLocal<@Nullable Boolean> READING = new ThreadLocal<>();
+
 	private final ConfigurableEnvironment environment;
 
 	/**
@@ -81,14 +87,23 @@ public final class NeverRebound extends PropertySource<String> {
 
 	@Override
 	public @Nullable Object getProperty(String name) {
-		if (!PROPERTY.equals(name)) {
+		if (!PROPERTY.equals(name) || READING.get() != null) {
+			// Asked again while reading the other sources: a source that wraps or
+			// resolves through the environment (property encryption libraries do) must
+			// not loop back here.
 			return null;
 		}
-		String application = applicationValue();
-		Set<String> names = new LinkedHashSet<>(
-				StringUtils.commaDelimitedListToSet((application != null) ? application : SPRING_CLOUD_DEFAULT));
-		names.addAll(ATLAS_PROPERTIES);
-		return String.join(",", names);
+		READING.set(Boolean.TRUE);
+		try {
+			String application = applicationValue();
+			Set<String> names = new LinkedHashSet<>(
+					StringUtils.commaDelimitedListToSet((application != null) ? application : SPRING_CLOUD_DEFAULT));
+			names.addAll(ATLAS_PROPERTIES);
+			return String.join(",", names);
+		}
+		finally {
+			READING.remove();
+		}
 	}
 
 	/** The value of the first other property source that sets the property, if any. */

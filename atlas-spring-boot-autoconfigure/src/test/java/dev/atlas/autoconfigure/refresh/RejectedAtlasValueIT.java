@@ -7,7 +7,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import dev.atlas.autoconfigure.ZooKeeperApps;
+import dev.atlas.autoconfigure.outlier.OutlierProperties;
+import dev.atlas.autoconfigure.outlier.OutlierSection;
 import dev.atlas.autoconfigure.runtime.RuntimeRules;
+import dev.atlas.autoconfigure.settings.AtlasSettings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -135,6 +138,12 @@ class RejectedAtlasValueIT {
 		assertThat(app.getEnvironment().getProperty("spring.cloud.refresh.never-refreshable"))
 			.contains("com.zaxxer.hikari.HikariDataSource")
 			.contains("dev.atlas.autoconfigure.outlier.OutlierProperties");
+		assertThat(app.getBean(OutlierProperties.class).getMaxEjectionPercent()).as("the bean, as started")
+			.isEqualTo(10.0);
+		assertThat(app.getBean(AtlasSettings.class)
+			.settingsFor("provider")
+			.get(OutlierSection.SECTION)
+			.maxEjectionPercent()).as("the rules in force").isEqualTo(30.0);
 		assertThat(refresh(Map.of("app.own.greeting", nextGreeting()))).isEqualTo(200);
 	}
 

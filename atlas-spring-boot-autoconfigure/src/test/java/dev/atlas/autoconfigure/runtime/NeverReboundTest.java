@@ -5,12 +5,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.context.annotation.ClassPathScanningCandidateComponentProvider;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.PropertySource;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.type.filter.AnnotationTypeFilter;
 import org.springframework.util.StringUtils;
@@ -43,6 +45,27 @@ class NeverReboundTest {
 			.containsAll(NeverRebound.ATLAS_PROPERTIES);
 		application.put("spring.cloud.refresh.neverRefreshable", "com.example.Other");
 		assertThat(names(environment)).contains("com.example.Other").doesNotContain("com.example.Pool");
+	}
+
+	/**
+	 * Libraries that wrap every property source (property encryption does) wrap this one
+	 * too: reading the other sources then reaches this source again through its wrapper.
+	 * Seen failing without the guard: a StackOverflowError.
+	 */
+	@Test
+	void aWrapperAroundThisSourceDoesNotLoopBack() {
+		StandardEnvironment environment = new StandardEnvironment();
+		NeverRebound own = new NeverRebound(environment);
+		environment.getPropertySources().addFirst(new PropertySource<NeverRebound>("wrapped", own) {
+
+			@Override
+			public @Nullable Object getProperty(String name) {
+				return own.getProperty(name);
+			}
+
+		});
+		assertThat(names(environment)).contains(NeverRebound.SPRING_CLOUD_DEFAULT)
+			.containsAll(NeverRebound.ATLAS_PROPERTIES);
 	}
 
 	@Test
