@@ -95,7 +95,7 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 			return Outcome.IGNORED;
 		}
 		if (failure != null) {
-			return isGatewayFailure(failure) ? Outcome.GATEWAY_FAILURE : Outcome.IGNORED;
+			return InstanceFailures.isInstanceFailure(failure) ? Outcome.GATEWAY_FAILURE : Outcome.IGNORED;
 		}
 		int code = InstanceFailures.statusCode(clientResponse);
 		if (code == 502 || code == 503 || code == 504) {
@@ -105,11 +105,6 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 			return Outcome.SERVER_ERROR;
 		}
 		return (status == CompletionContext.Status.SUCCESS) ? Outcome.SUCCESS : Outcome.IGNORED;
-	}
-
-	/** Whether a failure without an answer says the instance is unreachable or stuck. */
-	static boolean isGatewayFailure(Throwable failure) {
-		return InstanceFailures.isInstanceFailure(failure);
 	}
 
 	private static String describe(@Nullable Throwable failure, @Nullable Object clientResponse) {

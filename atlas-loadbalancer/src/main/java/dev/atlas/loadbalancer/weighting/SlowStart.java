@@ -71,11 +71,6 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 	private static final Logger log = LoggerFactory.getLogger(SlowStart.class);
 
-	/**
-	 * One WARN per instance whose registration time disagrees with this caller's clock.
-	 */
-	private final OncePerKeyLog skewWarnings = new OncePerKeyLog();
-
 	private final WarmupRules rules;
 
 	private final Clock clock;
@@ -326,7 +321,7 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 	}
 
 	private void skew(InstanceKey key, long millis, String relation) {
-		this.skewWarnings.once(key.toString(),
+		this.sightings.skewWarnings.once(key.toString(),
 				(k) -> log
 					.warn("Instance {}: its registration time (atlas.registered-at) is {} ms {} this caller's clock "
 							+ "or this caller's sightings; the host clocks likely disagree. Its warmup is timed on "
@@ -360,6 +355,12 @@ public final class SlowStart implements WeightAdjuster, Ordered {
 
 		/** Epoch ms when {@link #known} was last replaced (a list was resolved). */
 		volatile long resolvedAt;
+
+		/**
+		 * One WARN per instance whose registration time disagrees with this caller's
+		 * clock, shared by every version of the rules as the sightings are.
+		 */
+		final OncePerKeyLog skewWarnings = new OncePerKeyLog();
 
 	}
 

@@ -4,12 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import dev.atlas.autoconfigure.runtime.NeverRebound;
+import dev.atlas.autoconfigure.settings.SourceValues;
 
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.PropertySource;
@@ -71,19 +70,10 @@ public class AtlasDefaults implements EnvironmentPostProcessor {
 		// last, below this source: a setting they make is left out here, so that it wins.
 		PropertySource<?> applicationDefaults = environment.getPropertySources().get(APPLICATION_DEFAULTS);
 		if (applicationDefaults != null) {
-			defaults.keySet().removeIf((name) -> sets(applicationDefaults, name));
+			defaults.keySet()
+				.removeIf((name) -> SourceValues.find(applicationDefaults, ConfigurationPropertyName.of(name)) != null);
 		}
 		environment.getPropertySources().addLast(new MapPropertySource(SOURCE, defaults));
-	}
-
-	private static boolean sets(PropertySource<?> source, String name) {
-		ConfigurationPropertyName property = ConfigurationPropertyName.of(name);
-		for (ConfigurationPropertySource adapted : ConfigurationPropertySources.from(source)) {
-			if (adapted.getConfigurationProperty(property) != null) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 }

@@ -5,11 +5,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import dev.atlas.autoconfigure.settings.SourceValues;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.PropertySource;
@@ -112,11 +111,9 @@ public final class NeverRebound extends PropertySource<String> {
 			if (source == this || ConfigurationPropertySources.isAttachedConfigurationPropertySource(source)) {
 				continue;
 			}
-			for (ConfigurationPropertySource adapted : ConfigurationPropertySources.from(source)) {
-				ConfigurationProperty property = adapted.getConfigurationProperty(PROPERTY_NAME);
-				if (property != null && property.getValue() != null) {
-					return String.valueOf(property.getValue());
-				}
+			Object value = SourceValues.find(source, PROPERTY_NAME);
+			if (value != null) {
+				return String.valueOf(value);
 			}
 		}
 		return null;
