@@ -45,15 +45,23 @@ import org.springframework.cloud.client.ServiceInstance;
  * Instances are told apart by their {@link InstanceKey}: instance id, host and port, so
  * two instances that report one id have counts of their own. The table is indexed by
  * instance id (by host for an instance without one), each slot holding the few instances
- * that share it, compared by id, host and port, so recording never builds a key. Memory
- * stays bounded under instance churn (every deployment brings new instance ids): when a
- * new instance appears while the table holds its threshold ({@value #MAX_INSTANCES} at
- * first), a clean-up forgets every instance without a request since the previous clean-up
- * and none in flight; the threshold then becomes twice what is left (at least
- * {@value #MAX_INSTANCES}), so clean-ups cost O(1) amortized and a fleet larger than the
- * threshold is tracked whole. Only one clean-up runs at a time; a request that starts on
- * an instance while it is being forgotten is counted again on its fresh entry.
- * Thread-safe; recording takes no lock and allocates nothing for a tracked instance.
+ * that share it, compared by id, host and port, so recording never builds a key.
+ *
+ * <p>
+ * The table follows the instances in use, not the history (every deployment brings new
+ * instance ids): a clean-up forgets every instance without a request since the previous
+ * clean-up and none in flight. One runs every {@linkplain #idleWindowNanos() idle window}
+ * (max(1 min, 6 decay times), started by the first request completion or new instance
+ * after it), so an instance that left the registry, or is no longer called, is forgotten
+ * one to two windows after its last request; by then its averages and failure rate have
+ * decayed to under 0.3 % of what they were, so forgetting it changes no choice (its
+ * {@linkplain #requests request count} starts again from 0). One also runs when a new
+ * instance appears while the table holds its threshold ({@value #MAX_INSTANCES} at
+ * first), which then becomes twice what is left (at least {@value #MAX_INSTANCES}), so
+ * clean-ups cost O(1) amortized and a fleet larger than the threshold is tracked whole.
+ * Only one clean-up runs at a time; a request that starts on an instance while it is
+ * being forgotten is counted again on its fresh entry. Thread-safe; recording takes no
+ * lock and allocates nothing for a tracked instance.
  *
  * @since 0.1.0
  */
@@ -79,6 +87,15 @@ public final class InstanceStats implements LiveStats {
 	private static final double FAILURES_FORGOTTEN_AFTER_DECAYS = Math.log(1 / FailureRate.COUNTED_FROM);
 
 	private static final long NO_FAILURE = Long.MIN_VALUE;
+
+	/** Shortest idle window: 1 min in ns. */
+	private static final long MIN_IDLE_WINDOW_NANOS = Duration.ofMinutes(1).toNanos();
+
+	/**
+	 * Decay times in an idle window: after six, an average or rate has kept e^-6 (0.25 %)
+	 * of its weight.
+	 */
+	private static final int DECAYS_PER_IDLE_WINDOW = 6;
 
 	private final int minThreshold;
 
@@ -117,6 +134,9 @@ public final class InstanceStats implements LiveStats {
 
 	private final LongSupplier nanoTicker;
 
+	/** When the next idle clean-up is due (ticker ns). */
+	private volatile long nextIdleCleanUpNanos;
+
 	/**
 	 * Creates empty statistics with the default decay time ({@link #DEFAULT_DECAY_TIME})
 	 * on {@link System#nanoTime()}.
@@ -152,6 +172,7 @@ public final class InstanceStats implements LiveStats {
 		this.threshold = minThreshold;
 		this.decayNanos = decayTime.toNanos();
 		this.nanoTicker = Objects.requireNonNull(nanoTicker, "nanoTicker");
+		this.nextIdleCleanUpNanos = nanoTicker.getAsLong() + idleWindowNanos();
 	}
 
 	/**
@@ -236,6 +257,9 @@ public final class InstanceStats implements LiveStats {
 		}
 		if (failed) {
 			this.lastFailureNanos = now;
+		}
+		if (now - this.nextIdleCleanUpNanos >= 0) {
+			cleanUp(now);
 		}
 	}
 
@@ -403,6 +427,16 @@ public final class InstanceStats implements LiveStats {
 		return this.tracked.get();
 	}
 
+	/**
+	 * The idle window: every window a clean-up forgets the instances without a request
+	 * since the previous one and none in flight. max(1 min, 6 decay times), so 1 min with
+	 * the default decay time of 10 s.
+	 * @return ns, {@code > 0}
+	 */
+	public long idleWindowNanos() {
+		return Math.max(MIN_IDLE_WINDOW_NANOS, (long) (DECAYS_PER_IDLE_WINDOW * this.decayNanos));
+	}
+
 	/** The slot of an instance: its id, else its host. */
 	private static String slot(@Nullable String id, @Nullable String host) {
 		return (id != null) ? id : (host != null) ? host : "";
@@ -435,7 +469,13 @@ public final class InstanceStats implements LiveStats {
 			return counts;
 		}
 		if (this.tracked.get() >= this.threshold) {
-			cleanUp();
+			cleanUp(Long.MIN_VALUE);
+		}
+		else {
+			long now = this.nanoTicker.getAsLong();
+			if (now - this.nextIdleCleanUpNanos >= 0) {
+				cleanUp(now);
+			}
 		}
 		InstanceKey key = InstanceKey.of(instance);
 		InstanceCounts[] found = new InstanceCounts[1];
@@ -461,16 +501,29 @@ public final class InstanceStats implements LiveStats {
 		return found[0];
 	}
 
-	// O(tracked instances), then not again before the table doubles; one at a time (a
-	// caller that finds
-	// another clean-up running goes on without waiting).
-	private void cleanUp() {
+	/**
+	 * Forgets every instance without a request since the previous clean-up and none in
+	 * flight. O(tracked instances), then not again before the table doubles or the idle
+	 * window passes; one at a time (a caller that finds another clean-up running goes on
+	 * without waiting).
+	 * @param now the ticker's time for an idle clean-up, {@link Long#MIN_VALUE} for one
+	 * because the table holds its threshold
+	 */
+	private void cleanUp(long now) {
 		if (!this.cleaning.tryLock()) {
 			return;
 		}
 		try {
-			if (this.tracked.get() < this.threshold) {
+			if (now == Long.MIN_VALUE) {
+				if (this.tracked.get() < this.threshold) {
+					return;
+				}
+			}
+			else if (now - this.nextIdleCleanUpNanos < 0) {
 				return;
+			}
+			else {
+				this.nextIdleCleanUpNanos = now + idleWindowNanos();
 			}
 			for (String slot : this.view.keySet()) {
 				this.view.computeIfPresent(slot, (k, sharing) -> {

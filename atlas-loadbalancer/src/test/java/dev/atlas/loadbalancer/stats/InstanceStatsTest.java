@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 
 import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.Test;
@@ -106,6 +107,65 @@ class InstanceStatsTest {
 		assertThat(stats.requests(first.get(0))).isEqualTo(3);
 		assertThat(stats.inFlight(first.get(1))).isEqualTo(1);
 		assertThat(stats.totalRequests()).as("forgotten requests still count").isEqualTo(12);
+	}
+
+	/**
+	 * 100 instances churned through a service of 10 (ten rolling deployments, one a
+	 * minute): the table keeps the live ones and those called within the last one to two
+	 * idle windows, not the history.
+	 */
+	@Test
+	void instancesThatLeftAreForgottenOneToTwoIdleWindowsAfterTheirLastRequest() {
+		AtomicLong now = new AtomicLong();
+		InstanceStats stats = new InstanceStats(Duration.ofSeconds(10), now::get);
+		long window = stats.idleWindowNanos();
+		assertThat(window).as("max(1 min, 6 decay times)").isEqualTo(Duration.ofMinutes(1).toNanos());
+		List<ServiceInstance> live = List.of();
+		int maxTracked = 0;
+		for (int deployment = 0; deployment < 10; deployment++) {
+			int generation = deployment;
+			live = IntStream.range(0, 10).mapToObj((i) -> weighted("g" + generation + "-" + i, "1")).toList();
+			for (int second = 0; second < 60; second++) {
+				now.addAndGet(1_000_000_000L);
+				live.forEach((instance) -> {
+					stats.started(instance);
+					stats.completed(instance, 1_000_000);
+				});
+				maxTracked = Math.max(maxTracked, stats.size());
+			}
+		}
+		assertThat(maxTracked).as("live plus two windows of departed instances").isLessThanOrEqualTo(30);
+		// Two more windows with the last generation only.
+		for (int second = 0; second < 120; second++) {
+			now.addAndGet(1_000_000_000L);
+			live.forEach((instance) -> {
+				stats.started(instance);
+				stats.completed(instance, 1_000_000);
+			});
+		}
+		assertThat(stats.size()).isEqualTo(10);
+		assertThat(stats.requests(live.get(0))).as("the live keep their counts").isEqualTo(180);
+		assertThat(stats.totalRequests()).as("forgotten requests still count").isEqualTo(10 * 60 * 10 + 10 * 120);
+		stats.decayTime(Duration.ofSeconds(30));
+		assertThat(stats.idleWindowNanos()).as("6 decay times").isEqualTo(Duration.ofMinutes(3).toNanos());
+	}
+
+	@Test
+	void anInstanceInFlightIsNeverForgottenHoweverLongItsRequestTakes() {
+		AtomicLong now = new AtomicLong();
+		InstanceStats stats = new InstanceStats(Duration.ofSeconds(10), now::get);
+		ServiceInstance slow = weighted("slow", "1");
+		ServiceInstance other = weighted("other", "1");
+		stats.started(slow);
+		for (int minute = 0; minute < 5; minute++) {
+			now.addAndGet(Duration.ofMinutes(1).toNanos());
+			stats.started(other);
+			stats.completed(other, 1_000_000);
+		}
+		assertThat(stats.inFlight(slow)).isEqualTo(1);
+		stats.completed(slow, Duration.ofMinutes(5).toNanos());
+		assertThat(stats.inFlight(slow)).isZero();
+		assertThat(stats.serviceInFlight()).isZero();
 	}
 
 	@Test

@@ -115,12 +115,11 @@ public final class AtlasClientAutoConfiguration {
 	}
 
 	/**
-	 * Puts {@link IdentityKeyedStatsLifecycle} in place of Spring Cloud's
+	 * Puts {@link LoadBalancerRequestMeters} in place of Spring Cloud's
 	 * {@code MicrometerStatsLoadBalancerLifecycle} (matched by exact class: an
-	 * application's own subclass is kept), so that the
-	 * {@code loadbalancer.requests.active} gauge stays one gauge per instance, showing
-	 * its requests in flight, when the registry hands out a new object for the instance
-	 * after a metadata change.
+	 * application's own subclass is kept): the same meters, one gauge per instance
+	 * identity, series removed with the instances that left, no raw-path {@code uri} tag,
+	 * no callback that throws.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = { "io.micrometer.core.instrument.MeterRegistry",
@@ -128,13 +127,13 @@ public final class AtlasClientAutoConfiguration {
 	static class StatsConfiguration {
 
 		@Bean
-		static BeanPostProcessor atlasIdentityKeyedStats(ObjectProvider<MeterRegistry> meterRegistry,
+		static BeanPostProcessor atlasBoundedRequestMeters(ObjectProvider<MeterRegistry> meterRegistry,
 				ObjectProvider<LoadBalancerClientFactory> factory) {
 			return new BeanPostProcessor() {
 				@Override
 				public Object postProcessAfterInitialization(Object bean, String beanName) {
 					if (bean.getClass() == MicrometerStatsLoadBalancerLifecycle.class) {
-						return new IdentityKeyedStatsLifecycle(meterRegistry.getObject(), factory.getObject());
+						return new LoadBalancerRequestMeters(meterRegistry.getObject(), factory.getObject());
 					}
 					return bean;
 				}
