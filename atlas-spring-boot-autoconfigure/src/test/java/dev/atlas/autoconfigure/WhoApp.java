@@ -18,6 +18,8 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
@@ -126,6 +128,44 @@ public class WhoApp {
 	}
 
 	/**
+	 * Echoes a path segment and a query parameter as this application decoded them.
+	 * @param segment the last path segment
+	 * @param name the {@code name} query parameter
+	 * @return {@code segment|name}
+	 */
+	@GetMapping("/echo/{segment}")
+	String echo(@PathVariable String segment, @RequestParam String name) {
+		return segment + '|' + name;
+	}
+
+	/**
+	 * Calls {@code /echo/{segment}?name={name}} of {@code app.target} through a
+	 * load-balanced client, which encodes the values as it does for any call.
+	 * @param client {@code rest-client}, {@code rest-template}, {@code web-client} or
+	 * {@code feign}
+	 * @param segment the path segment to send
+	 * @param name the query parameter to send
+	 * @return the answer: {@code segment|name} as the target decoded them
+	 */
+	public @Nullable String echo(String client, String segment, String name) {
+		String url = "http://" + this.environment.getProperty("app.target", "provider") + "/echo/{segment}?name={name}";
+		return switch (client) {
+			case "rest-client" ->
+				this.restClient.getObject().build().get().uri(url, segment, name).retrieve().body(String.class);
+			case "rest-template" -> this.restTemplate.getObject().getForObject(url, String.class, segment, name);
+			case "web-client" -> this.webClient.getObject()
+				.build()
+				.get()
+				.uri(url, segment, name)
+				.retrieve()
+				.bodyToMono(String.class)
+				.block();
+			case "feign" -> this.feign.getObject().echo(segment, name);
+			default -> throw new IllegalArgumentException(client);
+		};
+	}
+
+	/**
 	 * Calls {@code /who} of {@code app.target} through the load-balanced
 	 * {@code RestClient}.
 	 * @return the answer
@@ -198,6 +238,9 @@ public class WhoApp {
 
 		@GetMapping("/who")
 		String who();
+
+		@GetMapping("/echo/{segment}")
+		String echo(@PathVariable("segment") String segment, @RequestParam("name") String name);
 
 	}
 

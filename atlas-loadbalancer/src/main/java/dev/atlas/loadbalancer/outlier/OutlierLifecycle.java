@@ -3,6 +3,7 @@ package dev.atlas.loadbalancer.outlier;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
+import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.support.InstanceFailures;
 import org.jspecify.annotations.Nullable;
 
@@ -70,7 +71,7 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 	@Override
 	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
-		ServiceInstance server = (response != null && response.hasServer()) ? response.getServer() : null;
+		ServiceInstance server = BracketedHost.chosen(response);
 		if (server == null) {
 			return;
 		}

@@ -3,6 +3,7 @@ package dev.atlas.loadbalancer.routing;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
 
+import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
@@ -52,7 +53,7 @@ public final class RetryAvoidance implements CandidateFilter, Ordered {
 		Request<?> spring = request.request();
 		ServiceInstance previous = (spring != null && spring.getContext() instanceof RetryableRequestContext retry)
 				? retry.getPreviousServiceInstance() : null;
-		return avoid(candidates, previous);
+		return avoid(candidates, (previous != null) ? BracketedHost.original(previous) : null);
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.atlas.loadbalancer.stats;
 
 import java.util.Objects;
 
+import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.support.InstanceFailures;
 import org.jspecify.annotations.Nullable;
 
@@ -50,7 +51,7 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 
 	@Override
 	public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
-		ServiceInstance server = (lbResponse != null && lbResponse.hasServer()) ? lbResponse.getServer() : null;
+		ServiceInstance server = BracketedHost.chosen(lbResponse);
 		if (server != null) {
 			if (request != null && request.getContext() instanceof TimedRequestContext timed
 					&& timed.getRequestStartTime() == 0) {
@@ -63,7 +64,7 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 	@Override
 	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
 		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
-		ServiceInstance server = (response != null && response.hasServer()) ? response.getServer() : null;
+		ServiceInstance server = BracketedHost.chosen(response);
 		if (server != null && completionContext.status() != CompletionContext.Status.DISCARD) {
 			this.stats.completed(server, durationNanos(completionContext.getLoadBalancerRequest()),
 					failed(completionContext.getThrowable(), completionContext.getClientResponse()));

@@ -1,5 +1,8 @@
 package dev.atlas.autoconfigure.client;
 
+import java.net.URI;
+
+import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
@@ -64,6 +67,19 @@ public class AtlasBlockingLoadBalancerClient extends BlockingLoadBalancerClient 
 			throw none;
 		}
 		return response.getServer();
+	}
+
+	/**
+	 * The instance's URI for a request: Spring Cloud's, from the instance's host in
+	 * brackets when it is an IPv6 literal listed without them (see {@link BracketedHost}:
+	 * Spring Cloud fails on such a host for a URI with percent-encoded parts).
+	 * @param serviceInstance the chosen instance
+	 * @param original the request's URI, with the service id as host
+	 * @return the URI to call
+	 */
+	@Override
+	public URI reconstructURI(ServiceInstance serviceInstance, URI original) {
+		return super.reconstructURI(BracketedHost.forUri(serviceInstance), original);
 	}
 
 }

@@ -6,12 +6,14 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiFunction;
 
+import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.DefaultResponse;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycleValidator;
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -64,8 +66,23 @@ public final class AtlasReactiveNoInstanceFilters {
 			if (none != null) {
 				throw none;
 			}
-			return response;
+			return bracketed(response);
 		});
+	}
+
+	/**
+	 * The chosen instance as Spring Cloud's filter builds the request's URI from it: with
+	 * its host in brackets when it is an IPv6 literal listed without them (see
+	 * {@link BracketedHost}). The lifecycle callbacks see that view too; Atlas's own look
+	 * the listed instance up behind it.
+	 */
+	private static Response<ServiceInstance> bracketed(Response<ServiceInstance> response) {
+		ServiceInstance server = response.getServer();
+		if (server == null) {
+			return response;
+		}
+		ServiceInstance forUri = BracketedHost.forUri(server);
+		return (forUri == server) ? response : new DefaultResponse(forUri);
 	}
 
 	/**

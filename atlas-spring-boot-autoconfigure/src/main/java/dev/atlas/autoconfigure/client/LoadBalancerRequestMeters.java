@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -12,6 +11,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
+import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -124,10 +124,10 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 			if (request != null && request.getContext() instanceof TimedRequestContext timed) {
 				timed.setRequestStartTime(System.nanoTime());
 			}
-			if (lbResponse == null || !lbResponse.hasServer()) {
+			ServiceInstance instance = BracketedHost.chosen(lbResponse);
+			if (instance == null) {
 				return;
 			}
-			ServiceInstance instance = Objects.requireNonNull(lbResponse.getServer(), "hasServer()");
 			while (true) {
 				Series series = series(instance);
 				series.active.incrementAndGet();
@@ -165,7 +165,7 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 	private void complete(CompletionContext<Object, ServiceInstance, Object> completion) {
 		long finished = System.nanoTime();
 		Response<ServiceInstance> response = completion.getLoadBalancerResponse();
-		ServiceInstance instance = (response != null) ? response.getServer() : null;
+		ServiceInstance instance = BracketedHost.chosen(response);
 		Request<Object> request = completion.getLoadBalancerRequest();
 		RequestData requestData = (request != null && request.getContext() instanceof RequestDataContext context)
 				? context.getClientRequest() : null;

@@ -1,0 +1,141 @@
+package dev.atlas.autoconfigure.gateway;
+
+import java.net.URI;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+
+import dev.atlas.loadbalancer.instance.BracketedHost;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycleValidator;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.client.loadbalancer.ResponseData;
+import org.springframework.cloud.gateway.config.GatewayLoadBalancerProperties;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Spring Cloud Gateway's load-balancer filter, except that:
+ * <ul>
+ * <li>an exchange cancelled while its request is in flight (the client closed the
+ * connection, a client or gateway timeout, a closed SSE stream) completes the request's
+ * lifecycle as failed with a {@link CancellationException}. Spring Cloud's filter
+ * completes it only on a response or an error, so each such request stayed counted in
+ * flight on its instance for ever, and {@code least-request}, {@code peak-ewma} and
+ * bounded load shunned the instance. Outlier detection ignores cancellations;</li>
+ * <li>an instance whose host is an IPv6 literal listed without brackets is reached for
+ * percent-encoded and non-ASCII paths and queries too (see {@link BracketedHost}).</li>
+ * </ul>
+ * Put in place of Spring Cloud's filter (matched by exact class: an application's own
+ * subclass is kept) by {@link AtlasGatewayAutoConfiguration}. Thread-safe.
+ *
+ * @since 0.1.0
+ */
+public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFilter {
+
+	private static final Log logger = LogFactory.getLog(AtlasGatewayLoadBalancerFilter.class);
+
+	private final LoadBalancerClientFactory clientFactory;
+
+	/**
+	 * Creates the filter.
+	 * @param clientFactory the load balancers of every service
+	 * @param properties the gateway's load-balancer properties
+	 */
+	public AtlasGatewayLoadBalancerFilter(LoadBalancerClientFactory clientFactory,
+			GatewayLoadBalancerProperties properties) {
+		super(clientFactory, properties);
+		this.clientFactory = clientFactory;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		URI url = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR);
+		if (url == null || url.getHost() == null) {
+			return super.filter(exchange, chain);
+		}
+		Attempt attempt = new Attempt(url.getHost(), exchange);
+		GatewayFilterChain tracking = (forwarded) -> chain.filter(forwarded)
+			.doOnSubscribe((subscription) -> attempt.started())
+			.doOnTerminate(attempt::ended);
+		return super.filter(exchange, tracking).doOnCancel(attempt::cancelled);
+	}
+
+	@Override
+	protected URI reconstructURI(ServiceInstance serviceInstance, URI original) {
+		return super.reconstructURI(BracketedHost.forUri(serviceInstance), original);
+	}
+
+	/**
+	 * One call of the filter: in flight from the subscription to the rest of the chain
+	 * (after the filter chose an instance and started the request's lifecycle) to its
+	 * end.
+	 */
+	private final class Attempt {
+
+		private final String serviceId;
+
+		private final ServerWebExchange exchange;
+
+		private @Nullable Response<ServiceInstance> inFlight;
+
+		Attempt(String serviceId, ServerWebExchange exchange) {
+			this.serviceId = serviceId;
+			this.exchange = exchange;
+		}
+
+		synchronized void started() {
+			Response<ServiceInstance> response = this.exchange
+				.getAttribute(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR);
+			this.inFlight = (response != null && response.hasServer()) ? response : null;
+		}
+
+		synchronized void ended() {
+			this.inFlight = null;
+		}
+
+		@SuppressWarnings({ "rawtypes", "unchecked" })
+		void cancelled() {
+			Response<ServiceInstance> response;
+			synchronized (this) {
+				response = this.inFlight;
+				this.inFlight = null;
+			}
+			if (response == null) {
+				return;
+			}
+			Set<LoadBalancerLifecycle> lifecycles = LoadBalancerLifecycleValidator.getSupportedLifecycleProcessors(
+					AtlasGatewayLoadBalancerFilter.this.clientFactory.getInstances(this.serviceId,
+							LoadBalancerLifecycle.class),
+					RequestDataContext.class, ResponseData.class, ServiceInstance.class);
+			CompletionContext completion = new CompletionContext<>(CompletionContext.Status.FAILED,
+					new CancellationException("The client went away before the gateway's answer"),
+					new DefaultRequest<>(new RequestDataContext(
+							new RequestData(this.exchange.getRequest(), this.exchange.getAttributes()))),
+					response);
+			for (LoadBalancerLifecycle lifecycle : lifecycles) {
+				try {
+					lifecycle.onComplete(completion);
+				}
+				catch (RuntimeException ex) {
+					// One lifecycle's failure must not keep the others from completing.
+					logger.debug("A load-balancer lifecycle failed to complete a cancelled exchange", ex);
+				}
+			}
+		}
+
+	}
+
+}
