@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.LongAdder;
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.support.InstanceFailures;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
@@ -41,6 +43,8 @@ import org.springframework.cloud.client.loadbalancer.Response;
  */
 public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
+	private static final Logger log = LoggerFactory.getLogger(OutlierLifecycle.class);
+
 	private final OutlierDetector detector;
 
 	/**
@@ -70,16 +74,22 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 
 	@Override
 	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
-		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
-		ServiceInstance server = BracketedHost.chosen(response);
-		if (server == null) {
-			return;
+		try {
+			Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
+			ServiceInstance server = BracketedHost.chosen(response);
+			if (server == null) {
+				return;
+			}
+			Throwable failure = completionContext.getThrowable();
+			Outcome outcome = outcome(completionContext.status(), failure, completionContext.getClientResponse());
+			if (outcome != Outcome.IGNORED) {
+				this.detector.record(server, outcome,
+						(outcome == Outcome.SUCCESS) ? null : describe(failure, completionContext.getClientResponse()));
+			}
 		}
-		Throwable failure = completionContext.getThrowable();
-		Outcome outcome = outcome(completionContext.status(), failure, completionContext.getClientResponse());
-		if (outcome != Outcome.IGNORED) {
-			this.detector.record(server, outcome,
-					(outcome == Outcome.SUCCESS) ? null : describe(failure, completionContext.getClientResponse()));
+		catch (RuntimeException ex) {
+			// A callback must never hide the request's own outcome from the caller.
+			log.debug("onComplete failed; the request goes on", ex);
 		}
 	}
 

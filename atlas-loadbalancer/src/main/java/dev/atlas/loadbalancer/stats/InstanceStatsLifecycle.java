@@ -5,6 +5,8 @@ import java.util.Objects;
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.support.InstanceFailures;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
@@ -35,6 +37,8 @@ import org.springframework.cloud.client.loadbalancer.TimedRequestContext;
  */
 public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
+	private static final Logger log = LoggerFactory.getLogger(InstanceStatsLifecycle.class);
+
 	private final InstanceStats stats;
 
 	/**
@@ -51,23 +55,35 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 
 	@Override
 	public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
-		ServiceInstance server = BracketedHost.chosen(lbResponse);
-		if (server != null) {
-			if (request != null && request.getContext() instanceof TimedRequestContext timed
-					&& timed.getRequestStartTime() == 0) {
-				timed.setRequestStartTime(System.nanoTime());
+		try {
+			ServiceInstance server = BracketedHost.chosen(lbResponse);
+			if (server != null) {
+				if (request != null && request.getContext() instanceof TimedRequestContext timed
+						&& timed.getRequestStartTime() == 0) {
+					timed.setRequestStartTime(System.nanoTime());
+				}
+				this.stats.started(server);
 			}
-			this.stats.started(server);
+		}
+		catch (RuntimeException ex) {
+			// A callback must never hide the request's own outcome from the caller.
+			log.debug("onStartRequest failed; the request goes on", ex);
 		}
 	}
 
 	@Override
 	public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
-		Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
-		ServiceInstance server = BracketedHost.chosen(response);
-		if (server != null && completionContext.status() != CompletionContext.Status.DISCARD) {
-			this.stats.completed(server, durationNanos(completionContext.getLoadBalancerRequest()),
-					failed(completionContext.getThrowable(), completionContext.getClientResponse()));
+		try {
+			Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
+			ServiceInstance server = BracketedHost.chosen(response);
+			if (server != null && completionContext.status() != CompletionContext.Status.DISCARD) {
+				this.stats.completed(server, durationNanos(completionContext.getLoadBalancerRequest()),
+						failed(completionContext.getThrowable(), completionContext.getClientResponse()));
+			}
+		}
+		catch (RuntimeException ex) {
+			// A callback must never hide the request's own outcome from the caller.
+			log.debug("onComplete failed; the request goes on", ex);
 		}
 	}
 

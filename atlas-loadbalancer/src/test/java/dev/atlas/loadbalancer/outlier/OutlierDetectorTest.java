@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.outlier;
 
+import java.net.ConnectException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -18,9 +19,12 @@ import java.util.concurrent.Future;
 import dev.atlas.loadbalancer.ManualScheduler;
 import dev.atlas.loadbalancer.MutableClock;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
+import dev.atlas.loadbalancer.stats.InstanceStats;
+import dev.atlas.loadbalancer.stats.InstanceStatsLifecycle;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.assertj.core.api.Assertions;
 import org.jspecify.annotations.Nullable;
@@ -28,12 +32,20 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.DefaultRequestContext;
+import org.springframework.cloud.client.loadbalancer.DefaultResponse;
 import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.Response;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
 import static dev.atlas.loadbalancer.TestInstances.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Outlier detection on an injectable clock and a scheduler run by hand: thresholds,
@@ -72,6 +84,35 @@ class OutlierDetectorTest {
 	private OutlierDetector detector = detector();
 
 	private OutlierEjection ejection = new OutlierEjection(this.detector);
+
+	/**
+	 * A malformed instance (its getter throws) makes the lifecycle callbacks of outlier
+	 * detection and of the statistics fail inside; the caller still sees the request's
+	 * own outcome, not their exception.
+	 */
+	@Test
+	void noLifecycleCallbackThrowsOnAMalformedInstance() {
+		ServiceInstance malformed = new DefaultServiceInstance("bad", SERVICE, "10.0.0.9", 8080, false) {
+			@Override
+			public String getHost() {
+				throw new IllegalStateException("malformed");
+			}
+		};
+		Response<ServiceInstance> chosen = new DefaultResponse(malformed);
+		Request<Object> request = new DefaultRequest<>(new DefaultRequestContext());
+		CompletionContext<Object, ServiceInstance, Object> failed = new CompletionContext<>(
+				CompletionContext.Status.FAILED, new ConnectException("refused"), request, chosen);
+		OutlierLifecycle outliers = new OutlierLifecycle(this.detector);
+		InstanceStatsLifecycle stats = new InstanceStatsLifecycle(new InstanceStats());
+		assertThatNoException().isThrownBy(() -> {
+			outliers.onStartRequest(request, chosen);
+			outliers.onComplete(failed);
+			stats.onStartRequest(request, chosen);
+			stats.onComplete(failed);
+		});
+		assertThatThrownBy(() -> InstanceKey.of(malformed)).as("the instance does throw")
+			.isInstanceOf(IllegalStateException.class);
+	}
 
 	private OutlierDetector detector() {
 		OutlierDetector detector = new OutlierDetector(SERVICE, this.rules, this.clock, (instance) -> {
