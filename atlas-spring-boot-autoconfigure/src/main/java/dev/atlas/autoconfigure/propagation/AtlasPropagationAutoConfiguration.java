@@ -38,8 +38,9 @@ import org.springframework.web.reactive.function.client.WebClient;
  * reused thread);</li>
  * <li>across threads: Micrometer's context-propagation, through a {@link TaskDecorator}
  * (applied by Spring Boot, together with the application's own decorators, to its
- * {@code @Async} and task executors), Reactor's {@code Context} on reactive paths, and
- * Reactor's automatic context propagation when
+ * {@code @Async} and task executors), the executors of Resilience4j circuit breakers
+ * (Feign through Spring Cloud CircuitBreaker), Reactor's {@code Context} on reactive
+ * paths, and Reactor's automatic context propagation when
  * {@code atlas.propagation.reactor-automatic} is {@code true};</li>
  * <li>out: Spring Cloud's load-balancer request transformers, which it applies only to
  * load-balanced calls, once the instance is chosen, in its plain and its retrying
@@ -127,6 +128,22 @@ public final class AtlasPropagationAutoConfiguration {
 	@Bean
 	RoutingContextRequestTransformer atlasRoutingContextRequestTransformer(PropagatedHeaders headers) {
 		return new RoutingContextRequestTransformer(headers);
+	}
+
+	/**
+	 * Resilience4j circuit breakers (Spring Cloud CircuitBreaker) run their calls on
+	 * executors that carry the routing context ({@link Resilience4jContextPropagation}).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(
+			name = "org.springframework.cloud.circuitbreaker.resilience4j.Resilience4JCircuitBreakerFactory")
+	static class Resilience4jConfiguration {
+
+		@Bean
+		static Resilience4jContextPropagation atlasResilience4jContextPropagation() {
+			return new Resilience4jContextPropagation();
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
