@@ -19,6 +19,7 @@ import dev.atlas.autoconfigure.warmup.WarmupSection;
 import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
+import dev.atlas.loadbalancer.outlier.ProbeRules;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRules;
 import dev.atlas.loadbalancer.routing.LaneRule;
@@ -30,6 +31,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -231,6 +233,33 @@ class AtlasSettingsTest {
 				assertThat(messages(context.getStartupFailure())).contains(
 						"Invalid atlas.services.user-service.gray.weights: the canary percentages add up to 120.0");
 			});
+	}
+
+	@Test
+	void aProbeSslBundleThatDoesNotExistFailsStartupNamingThePropertyAndTheBundles() {
+		this.runner.withPropertyValues("atlas.outlier.probe.ssl-bundle=missing").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure()))
+				.contains("Invalid atlas.outlier.probe.ssl-bundle: no SSL bundle named 'missing'");
+		});
+		this.runner.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+			.withPropertyValues("spring.ssl.bundle.pem.probes.truststore.certificate=classpath:tls/probe-ca.pem",
+					"atlas.services.user-service.outlier.probe.ssl-bundle=probs")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains(
+						"Invalid atlas.services.user-service.outlier.probe.ssl-bundle: no SSL bundle named 'probs'"
+								+ " (configured: [probes])");
+			});
+		this.runner.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+			.withPropertyValues("spring.ssl.bundle.pem.probes.truststore.certificate=classpath:tls/probe-ca.pem",
+					"atlas.outlier.probe.ssl-bundle=probes", "atlas.outlier.probe.server-name=user-service.internal")
+			.run((context) -> assertThat(settings(context, "user-service").get(OutlierSection.SECTION).probe())
+				.extracting(ProbeRules::sslBundle, ProbeRules::serverName)
+				.containsExactly("probes", "user-service.internal"));
+		this.runner.withPropertyValues("atlas.outlier.probe.server-name=10.0.0.1")
+			.run((context) -> assertThat(messages(context.getStartupFailure()))
+				.contains("Invalid atlas.outlier.probe.server-name must be a DNS host name"));
 	}
 
 	@Test

@@ -2,15 +2,33 @@ package dev.atlas.loadbalancer.outlier;
 
 import java.io.IOException;
 import java.net.HttpURLConnection;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Proxy;
 import java.net.Socket;
 import java.net.URI;
 import java.net.URL;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SNIServerName;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+
 import dev.atlas.loadbalancer.support.InstanceProbe;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.cloud.client.ServiceInstance;
 
 /**
  * The built-in {@link InstanceProbe}s: a TCP connect, and an HTTP GET of a path. Neither
@@ -23,6 +41,10 @@ import dev.atlas.loadbalancer.support.InstanceProbe;
  */
 public final class Probes {
 
+	private static final Logger log = LoggerFactory.getLogger(Probes.class);
+
+	private static final OncePerKeyLog TLS_FAILURES = new OncePerKeyLog();
+
 	private Probes() {
 	}
 
@@ -33,9 +55,23 @@ public final class Probes {
 	 * always passes
 	 */
 	public static InstanceProbe of(ProbeRules rules) {
+		return of(rules, null);
+	}
+
+	/**
+	 * The probe of a probe configuration, with the TLS material its
+	 * {@linkplain ProbeRules#sslBundle() SSL bundle} names.
+	 * @param rules the type, timeout, path and server name
+	 * @param sslContext the TLS context of HTTP probes of secure instances, or
+	 * {@code null} for the JVM's default
+	 * @return a TCP connect, an HTTP GET of the path, or (type {@code none}) a probe that
+	 * always passes
+	 */
+	public static InstanceProbe of(ProbeRules rules, @Nullable SSLContext sslContext) {
 		return switch (rules.type()) {
 			case TCP -> tcp(rules.timeout());
-			case HTTP -> http(rules.path(), rules.timeout());
+			case HTTP -> http(rules.path(), rules.timeout(), sslContext,
+					rules.serverName().isEmpty() ? null : rules.serverName());
 			case NONE -> (instance) -> true;
 		};
 	}
@@ -75,16 +111,45 @@ public final class Probes {
 	 * @return passes on a 2xx status within the timeouts; the body is not read
 	 */
 	public static InstanceProbe http(String path, Duration timeout) {
+		return http(path, timeout, null, null);
+	}
+
+	/**
+	 * An HTTP GET of a path on the instance, as {@link #http(String, Duration)}, over TLS
+	 * for a secure instance ({@link ServiceInstance#isSecure()}, or an {@code https}
+	 * scheme) with the given TLS context and the certificate checked against a given host
+	 * name. A failure to connect over TLS (an untrusted certificate, a certificate for
+	 * another host) is logged once per instance and cause at WARN, naming the cause;
+	 * other failures at DEBUG.
+	 * @param path the path, starting with {@code /}
+	 * @param timeout connect timeout and read timeout, each, {@code > 0}
+	 * @param sslContext the TLS context (trust material, and a key for mutual TLS), or
+	 * {@code null} for the JVM's default
+	 * @param serverName the host name sent as SNI and checked against the certificate
+	 * (the registered host is checked when the certificate does not match it), or
+	 * {@code null} to check the registered host only (the JDK's host-name check)
+	 * @return passes on a 2xx status within the timeouts; the body is not read
+	 */
+	public static InstanceProbe http(String path, Duration timeout, @Nullable SSLContext sslContext,
+			@Nullable String serverName) {
 		Objects.requireNonNull(path, "path");
 		int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+		SSLSocketFactory tls = (serverName != null)
+				? new ServerNameSocketFactory(((sslContext != null) ? sslContext : defaultContext()).getSocketFactory(),
+						serverName)
+				: (sslContext != null) ? sslContext.getSocketFactory() : null;
 		return (instance) -> {
 			HttpURLConnection connection = null;
+			String address = instance.getHost() + ':' + instance.getPort();
 			try {
 				URL url = URI
-					.create((instance.isSecure() ? "https" : "http") + "://" + hostForUri(instance.getHost()) + ':'
+					.create((secure(instance) ? "https" : "http") + "://" + hostForUri(instance.getHost()) + ':'
 							+ instance.getPort() + path)
 					.toURL();
 				connection = (HttpURLConnection) url.openConnection(Proxy.NO_PROXY);
+				if (tls != null && connection instanceof HttpsURLConnection https) {
+					https.setSSLSocketFactory(tls);
+				}
 				connection.setConnectTimeout(millis);
 				connection.setReadTimeout(millis);
 				connection.setInstanceFollowRedirects(false);
@@ -94,9 +159,23 @@ public final class Probes {
 				// hold
 				// the probe thread), and the connection is closed, not kept alive
 				int status = connection.getResponseCode();
-				return status >= 200 && status < 300;
+				if (status >= 200 && status < 300) {
+					return true;
+				}
+				log.debug("HTTP probe of {} failed: it answered {} to GET {}", address, status, path);
+				return false;
+			}
+			catch (SSLException ex) {
+				String cause = describe(ex);
+				TLS_FAILURES.once(address + ' ' + cause,
+						(key) -> log.warn(
+								"HTTPS probe of {} failed: {}. Check atlas.outlier.probe.ssl-bundle (trust material)"
+										+ " and atlas.outlier.probe.server-name (the host the certificate names)",
+								address, cause));
+				return false;
 			}
 			catch (IOException | RuntimeException ex) {
+				log.debug("HTTP probe of {} failed: {}", address, describe(ex));
 				return false;
 			}
 			finally {
@@ -107,8 +186,102 @@ public final class Probes {
 		};
 	}
 
+	private static boolean secure(ServiceInstance instance) {
+		return instance.isSecure() || "https".equalsIgnoreCase(instance.getScheme());
+	}
+
+	/** The exception and its innermost cause, e.g. for a PKIX failure. */
+	private static String describe(Throwable failure) {
+		Throwable root = failure;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		String text = failure.getClass().getSimpleName() + ": " + failure.getMessage();
+		return (root == failure) ? text
+				: text + " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ')';
+	}
+
+	private static SSLContext defaultContext() {
+		try {
+			return SSLContext.getDefault();
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("The JVM has no default TLS context", ex);
+		}
+	}
+
 	private static String hostForUri(String host) {
 		return (host.indexOf(':') >= 0 && !host.startsWith("[")) ? '[' + host + ']' : host;
+	}
+
+	/**
+	 * Sockets of a TLS context that send a host name as SNI and check the peer's
+	 * certificate against it in the handshake (endpoint identification {@code HTTPS}):
+	 * the JDK checks the certificate against the SNI name, else against the host
+	 * connected to.
+	 */
+	private static final class ServerNameSocketFactory extends SSLSocketFactory {
+
+		private final SSLSocketFactory delegate;
+
+		private final List<SNIServerName> serverNames;
+
+		ServerNameSocketFactory(SSLSocketFactory delegate, String serverName) {
+			this.delegate = delegate;
+			this.serverNames = List.of(new SNIHostName(serverName));
+		}
+
+		private Socket named(Socket socket) {
+			if (socket instanceof SSLSocket tls) {
+				SSLParameters parameters = tls.getSSLParameters();
+				parameters.setServerNames(this.serverNames);
+				parameters.setEndpointIdentificationAlgorithm("HTTPS");
+				tls.setSSLParameters(parameters);
+			}
+			return socket;
+		}
+
+		@Override
+		public String[] getDefaultCipherSuites() {
+			return this.delegate.getDefaultCipherSuites();
+		}
+
+		@Override
+		public String[] getSupportedCipherSuites() {
+			return this.delegate.getSupportedCipherSuites();
+		}
+
+		@Override
+		public Socket createSocket() throws IOException {
+			return named(this.delegate.createSocket());
+		}
+
+		@Override
+		public Socket createSocket(Socket socket, String host, int port, boolean autoClose) throws IOException {
+			return named(this.delegate.createSocket(socket, host, port, autoClose));
+		}
+
+		@Override
+		public Socket createSocket(String host, int port) throws IOException {
+			return named(this.delegate.createSocket(host, port));
+		}
+
+		@Override
+		public Socket createSocket(String host, int port, InetAddress localHost, int localPort) throws IOException {
+			return named(this.delegate.createSocket(host, port, localHost, localPort));
+		}
+
+		@Override
+		public Socket createSocket(InetAddress host, int port) throws IOException {
+			return named(this.delegate.createSocket(host, port));
+		}
+
+		@Override
+		public Socket createSocket(InetAddress address, int port, InetAddress localAddress, int localPort)
+				throws IOException {
+			return named(this.delegate.createSocket(address, port, localAddress, localPort));
+		}
+
 	}
 
 }

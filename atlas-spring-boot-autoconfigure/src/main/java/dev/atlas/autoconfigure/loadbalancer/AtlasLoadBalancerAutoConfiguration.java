@@ -1,7 +1,9 @@
 package dev.atlas.autoconfigure.loadbalancer;
 
 import java.time.Clock;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -13,6 +15,7 @@ import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
 import dev.atlas.autoconfigure.outlier.OutlierProperties;
 import dev.atlas.autoconfigure.outlier.OutlierSection;
+import dev.atlas.autoconfigure.outlier.ProbeBundles;
 import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import dev.atlas.autoconfigure.registry.RegistryProperties;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
@@ -44,6 +47,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
@@ -97,6 +101,30 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	@ConfigurationPropertiesBinding
 	static AtlasValueConverters.ToProbeType atlasProbeTypeConverter() {
 		return new AtlasValueConverters.ToProbeType();
+	}
+
+	/**
+	 * Checks at startup that the SSL bundles the outlier probe rules name
+	 * ({@code atlas.outlier.probe.ssl-bundle}, globally and per service) exist: a wrong
+	 * name fails the start, naming the property, instead of the first call of the
+	 * service.
+	 * @param atlas the per-service settings
+	 * @param outlier the global outlier settings
+	 * @param sslBundles the application's SSL bundles
+	 * @return the check
+	 */
+	@Bean
+	static SmartInitializingSingleton atlasProbeSslBundleCheck(ObjectProvider<AtlasProperties> atlas,
+			ObjectProvider<OutlierProperties> outlier, ObjectProvider<SslBundles> sslBundles) {
+		return () -> {
+			Map<String, String> named = new LinkedHashMap<>();
+			named.put("atlas.outlier.probe.ssl-bundle", outlier.getObject().getProbe().getSslBundle());
+			atlas.getObject()
+				.getServices()
+				.forEach((service, properties) -> named.put("atlas.services." + service + ".outlier.probe.ssl-bundle",
+						properties.getOutlier().getProbe().getSslBundle()));
+			ProbeBundles.check(named, sslBundles.getIfAvailable());
+		};
 	}
 
 	/**

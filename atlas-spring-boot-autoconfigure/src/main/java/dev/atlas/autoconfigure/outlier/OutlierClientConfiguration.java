@@ -8,13 +8,13 @@ import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
 import dev.atlas.loadbalancer.outlier.OutlierLifecycle;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
-import dev.atlas.loadbalancer.outlier.Probes;
 import dev.atlas.loadbalancer.support.Scheduler;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -38,15 +38,18 @@ public class OutlierClientConfiguration {
 	 * @param settings the service's settings (its outlier rules)
 	 * @param scheduler runs the probes
 	 * @param meterRegistry where the outlier meters are registered
+	 * @param sslBundles the application's SSL bundles (for
+	 * {@code atlas.outlier.probe.ssl-bundle})
 	 * @return the detector, closed with the child context
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	OutlierDetector atlasOutlierDetector(Environment environment, ServiceSettings settings, Scheduler scheduler,
-			ObjectProvider<MeterRegistry> meterRegistry) {
+			ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<SslBundles> sslBundles) {
 		OutlierRules rules = settings.get(OutlierSection.SECTION);
 		return new OutlierDetector(ServiceContext.serviceId(environment), rules, Clock.systemUTC(),
-				Probes.of(rules.probe()), scheduler, ServiceContext.meters(meterRegistry));
+				ProbeBundles.probe(rules.probe(), sslBundles.getIfAvailable()), scheduler,
+				ServiceContext.meters(meterRegistry));
 	}
 
 	/**
@@ -75,13 +78,15 @@ public class OutlierClientConfiguration {
 	 * Outlier detection and Atlas's ejection filter under new rules.
 	 * @param beanFactory the child context
 	 * @param detector the service's detector
+	 * @param sslBundles the application's SSL bundles
 	 * @return the step
 	 */
 	@Bean
-	OutlierStep atlasOutlierStep(ConfigurableListableBeanFactory beanFactory,
-			ObjectProvider<OutlierDetector> detector) {
+	OutlierStep atlasOutlierStep(ConfigurableListableBeanFactory beanFactory, ObjectProvider<OutlierDetector> detector,
+			ObjectProvider<SslBundles> sslBundles) {
 		return new OutlierStep(detector.getIfAvailable(),
-				ServiceContext.ownBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class));
+				ServiceContext.ownBean(beanFactory, "atlasOutlierEjection", OutlierEjection.class),
+				sslBundles.getIfAvailable());
 	}
 
 }

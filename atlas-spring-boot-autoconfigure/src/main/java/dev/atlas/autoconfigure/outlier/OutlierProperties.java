@@ -90,7 +90,8 @@ public class OutlierProperties implements InitializingBean {
 		try {
 			return new OutlierRules(this.enabled, this.consecutive5xx, this.consecutiveGatewayFailure,
 					this.baseEjectionTime, this.maxEjectionTime, this.maxEjectionPercent, this.panicThresholdPercent,
-					new ProbeRules(this.probe.type, this.probe.interval, this.probe.timeout, this.probe.path));
+					new ProbeRules(this.probe.type, this.probe.interval, this.probe.timeout, this.probe.path,
+							this.probe.sslBundle, this.probe.serverName));
 		}
 		catch (IllegalArgumentException | NullPointerException ex) {
 			throw new IllegalArgumentException("Invalid " + prefix + "." + ex.getMessage(), ex);
@@ -184,6 +185,21 @@ public class OutlierProperties implements InitializingBean {
 		/** Path an http probe requests on the instance. */
 		private String path = "/actuator/health";
 
+		/**
+		 * Name of the Spring SSL bundle (spring.ssl.bundle.*) whose trust material (and
+		 * key, for mutual TLS) an http probe of a secure instance (registered as secure,
+		 * or with an https scheme) uses. Empty: the JVM's default trust store.
+		 */
+		private String sslBundle = "";
+
+		/**
+		 * Host name an http probe of a secure instance sends as SNI and checks the
+		 * instance's certificate against, for instances registered by IP address whose
+		 * certificates name a host (e.g. user-service.internal). Empty: the registered
+		 * host is checked (an IP address then needs an IP entry in the certificate).
+		 */
+		private String serverName = "";
+
 		public ProbeType getType() {
 			return this.type;
 		}
@@ -214,6 +230,22 @@ public class OutlierProperties implements InitializingBean {
 
 		public void setPath(String path) {
 			this.path = path;
+		}
+
+		public String getSslBundle() {
+			return this.sslBundle;
+		}
+
+		public void setSslBundle(String sslBundle) {
+			this.sslBundle = sslBundle;
+		}
+
+		public String getServerName() {
+			return this.serverName;
+		}
+
+		public void setServerName(String serverName) {
+			this.serverName = serverName;
 		}
 
 	}

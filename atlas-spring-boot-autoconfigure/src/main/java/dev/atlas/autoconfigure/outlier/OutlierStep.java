@@ -6,9 +6,10 @@ import dev.atlas.autoconfigure.runtime.RuntimeStep;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
-import dev.atlas.loadbalancer.outlier.Probes;
 import dev.atlas.loadbalancer.support.InstanceProbe;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.ssl.SslBundles;
 
 /**
  * Outlier detection under new rules: the service's detector takes them in place, keeping
@@ -24,14 +25,20 @@ public final class OutlierStep implements RuntimeStep {
 
 	private volatile @Nullable OutlierEjection current;
 
+	private final @Nullable SslBundles sslBundles;
+
 	/**
 	 * Creates the step.
 	 * @param detector the service's detector, or {@code null} when there is none
 	 * @param ejection the ejection filter Atlas built for the service, or {@code null}
+	 * @param sslBundles the application's SSL bundles (for
+	 * {@code atlas.outlier.probe.ssl-bundle}), or {@code null} when it has none
 	 */
-	public OutlierStep(@Nullable OutlierDetector detector, @Nullable OutlierEjection ejection) {
+	public OutlierStep(@Nullable OutlierDetector detector, @Nullable OutlierEjection ejection,
+			@Nullable SslBundles sslBundles) {
 		this.detector = detector;
 		this.current = ejection;
+		this.sslBundles = sslBundles;
 	}
 
 	@Override
@@ -41,7 +48,7 @@ public final class OutlierStep implements RuntimeStep {
 			return null;
 		}
 		OutlierRules rules = change.rules(OutlierSection.SECTION);
-		InstanceProbe probe = Probes.of(rules.probe());
+		InstanceProbe probe = ProbeBundles.probe(rules.probe(), this.sslBundles);
 		OutlierEjection ejection = this.current;
 		if (ejection == null || !change.inForce(ejection)) {
 			return Rebuild.state(() -> outliers.update(rules, probe));
