@@ -30,7 +30,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * {@code max-ejection-time}; n decreases by one for each base ejection time the instance
  * has spent back in service without being ejected, so an instance that fails again soon
  * after it returned is ejected for longer;</li>
- * <li>at most {@code max-ejection-percent} of the service's instances (at least one) are
+ * <li>at most {@code max-ejection-percent} of the service's instances (a true limit) are
  * ejected at once; a failure threshold reached beyond that ejects nothing and resets the
  * instance's counts;</li>
  * <li>once its ejection time is over, an ejected instance is probed

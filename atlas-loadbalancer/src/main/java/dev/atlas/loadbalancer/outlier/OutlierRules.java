@@ -18,7 +18,11 @@ import java.util.Objects;
  * @param maxEjectionTime cap of one ejection, {@code >= baseEjectionTime}. Envoy's
  * default 300 s.
  * @param maxEjectionPercent at most this share of a service's instances is ejected at
- * once, in percent (0..100), but always at least one instance. Envoy's default 10.
+ * once, in percent (0..100): a true limit, as in Envoy since 2023 (an ejection that would
+ * go beyond it does not happen, so 0 ejects nothing). Atlas's default is 50, not Envoy's
+ * 10: as a true limit, 10 would turn ejection off for every service of fewer than 10
+ * instances; 50 lets one of two, one of three and two of four be ejected, and with the
+ * panic threshold at 50 % no lane is left with less than half of its instances.
  * @param panicThresholdPercent when fewer than this share of a lane's instances (0..100)
  * would remain, ejection is ignored for that lane (panic mode); 0 never panics. Envoy's
  * default 50.
@@ -29,13 +33,16 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 		Duration baseEjectionTime, Duration maxEjectionTime, double maxEjectionPercent, double panicThresholdPercent,
 		ProbeRules probe) {
 
-	/** Envoy's defaults, with a TCP probe every 5 s (1 s timeout). */
+	/**
+	 * Envoy's defaults (but at most 50 % ejected, see {@code maxEjectionPercent}), with a
+	 * TCP probe every 5 s (1 s timeout).
+	 */
 	public static final OutlierRules DEFAULTS = new OutlierRules(true, 5, 5, Duration.ofSeconds(30),
-			Duration.ofSeconds(300), 10, 50, ProbeRules.DEFAULTS);
+			Duration.ofSeconds(300), 50, 50, ProbeRules.DEFAULTS);
 
 	/** No outlier detection. */
 	public static final OutlierRules OFF = new OutlierRules(false, 5, 5, Duration.ofSeconds(30),
-			Duration.ofSeconds(300), 10, 50, ProbeRules.DEFAULTS);
+			Duration.ofSeconds(300), 50, 50, ProbeRules.DEFAULTS);
 
 	/**
 	 * Validates.
@@ -85,12 +92,13 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 
 	/**
 	 * How many of a service's instances may be ejected at once:
-	 * {@code floor(instances × maxEjectionPercent / 100)}, at least 1 (as Envoy does).
+	 * {@code floor(instances × maxEjectionPercent / 100)}, a true limit (Envoy's since
+	 * 2023: 0 when even one ejection would exceed it).
 	 * @param instances the service's instance count, {@code >= 0}
-	 * @return {@code >= 1}
+	 * @return {@code >= 0}
 	 */
 	public int maxEjected(int instances) {
-		return Math.max(1, (int) Math.floor(instances * this.maxEjectionPercent / 100.0 + 1e-9));
+		return (int) Math.floor(instances * this.maxEjectionPercent / 100.0 + 1e-9);
 	}
 
 	/**

@@ -52,10 +52,12 @@ public class OutlierProperties implements InitializingBean {
 
 	/**
 	 * At most this share of a service's instances, in percent (0..100), is ejected at
-	 * once; at least one instance always may be. 10 by default (Envoy's): a fault that
-	 * hits many instances at once is more likely the caller's own or the network's.
+	 * once: a true limit (0 ejects nothing). 50 by default: with 2 or 3 instances one may
+	 * be ejected. Envoy's default 10 would turn ejection off below 10 instances; set it
+	 * for a large service, where a fault hitting many instances is more likely the
+	 * caller's own or the network's.
 	 */
-	private double maxEjectionPercent = 10;
+	private double maxEjectionPercent = 50;
 
 	/**
 	 * When fewer than this share, in percent (0..100), of a lane's instances would remain

@@ -181,7 +181,7 @@ class AtlasEndpointTest {
 			.run((context) -> {
 				assertThat(output)
 					.contains("gray=on (header X-Service-Version, fallback baseline); affinity=cluster 'sh';"
-							+ " warmup=60s; outlier=on (5 gateway failures or 5 5xx in a row, base 30000ms, max 10.0 %,"
+							+ " warmup=60s; outlier=on (5 gateway failures or 5 5xx in a row, base 30000ms, max 50.0 %,"
 							+ " panic below 50.0 %, probe tcp); register-when-ready=true;"
 							+ " graceful-shutdown=drain 10000ms; refresh-on-events=false");
 				assertThat(output).contains("spring.cloud.loadbalancer.cache.ttl (35000 ms) is longer than "

@@ -131,7 +131,7 @@ class OutlierEjectionForkedIT {
 		atlasCaller = apps.start(Caller.class, "outlier-caller", concat(caller,
 				// The kill scenario runs on outlier detection's defaults: 5 gateway
 				// failures in a row eject, for 30 s (longer than the measurement, so no
-				// probe runs), at most 10 % of the instances but at least one.
+				// probe runs), at most half of the instances (one of three).
 				// The freeze scenario's service: a frozen JVM passes a TCP probe (the
 				// kernel accepts the connection), so it is probed by an HTTP GET of /who,
 				// which it cannot answer; its base ejection time is 2 s and its probe

@@ -45,7 +45,7 @@ import static org.awaitility.Awaitility.await;
  * Settings: base ejection time 2 s, HTTP probe of {@code /who} every 500 ms (300 ms
  * timeout; {@code /who} rather than the default TCP connect so that the probe sees the
  * 503 and the hang: a TCP probe passes for both), everything else Atlas's defaults
- * (max-ejection-percent 10, i.e. one instance of three, and panic threshold 50 %, which
+ * (max-ejection-percent 50, i.e. one instance of three, and panic threshold 50 %, which
  * one ejected instance of three does not reach). One provider fails at a time: a retry
  * leaves out only the instance that just failed (Spring Cloud's
  * {@code RetryableRequestContext} names only that one), so with two failing instances at
