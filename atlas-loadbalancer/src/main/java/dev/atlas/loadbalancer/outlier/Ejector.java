@@ -253,12 +253,13 @@ final class Ejector {
 	 * Ejects an instance that reached a failure threshold, unless max-ejection-percent
 	 * forbids it (then only its counts are reset), and starts probing it.
 	 * @param health the instance
-	 * @param reason {@link OutlierDetector#REASON_5XX} or
-	 * {@link OutlierDetector#REASON_GATEWAY}
-	 * @param failures the failures in a row, for the log line
-	 * @param cause the last failure, for the log line; may be {@code null}
+	 * @param reason {@link OutlierDetector#REASON_5XX},
+	 * {@link OutlierDetector#REASON_GATEWAY}, {@link OutlierDetector#REASON_SUCCESS_RATE}
+	 * or {@link OutlierDetector#REASON_FAILURE_PERCENTAGE}
+	 * @param why what the instance did, for the log lines, e.g. {@code 5 in a row
+	 * (consecutive-gateway-failure, last: …)}
 	 */
-	void eject(TrackedInstance health, String reason, int failures, @Nullable Object cause) {
+	void eject(TrackedInstance health, String reason, String why) {
 		long until;
 		synchronized (this.transitions) {
 			// rules turned off since the outcome was recorded: they eject nothing
@@ -293,9 +294,9 @@ final class Ejector {
 			if (current.size() >= allowed) {
 				if (log.isDebugEnabled()) {
 					log.debug(
-							"Service '{}': {} not ejected after {} ({} in a row): {} of {} instances are ejected "
+							"Service '{}': {} not ejected after {}: {} of {} instances are ejected "
 									+ "already (max-ejection-percent {})",
-							this.serviceId, health.key, reason, failures, current.size(), instances,
+							this.serviceId, health.key, why, current.size(), instances,
 							this.detector.rules().maxEjectionPercent());
 				}
 				return;
@@ -311,11 +312,8 @@ final class Ejector {
 			health.ejectedUntil = until;
 			this.ejected = current.with(health);
 			this.meters.ejected(reason);
-			log.info(
-					"Service '{}': instance {} ejected for {} ms after {} in a row ({}{}); ejection #{}, {} of {} "
-							+ "instances ejected",
-					this.serviceId, health.key, duration, failures, reason, (cause != null) ? ", last: " + cause : "",
-					times, current.size() + 1, instances);
+			log.info("Service '{}': instance {} ejected for {} ms after {}; ejection #{}, {} of {} instances ejected",
+					this.serviceId, health.key, duration, why, times, current.size() + 1, instances);
 		}
 		this.prober.ejected(health, until);
 	}

@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -80,6 +82,12 @@ public final class OutlierDetector implements AutoCloseable {
 	/** Value of the {@code reason} tag for {@code consecutive-gateway-failure}. */
 	public static final String REASON_GATEWAY = "consecutive-gateway-failure";
 
+	/** Value of the {@code reason} tag for success-rate detection. */
+	public static final String REASON_SUCCESS_RATE = "success-rate";
+
+	/** Value of the {@code reason} tag for failure-percentage detection. */
+	public static final String REASON_FAILURE_PERCENTAGE = "failure-percentage";
+
 	/** Entries of instances no longer failing are swept beyond this many. */
 	static final int SWEEP_THRESHOLD = 256;
 
@@ -105,6 +113,14 @@ public final class OutlierDetector implements AutoCloseable {
 	private volatile LongSupplier traffic = () -> -1;
 
 	private volatile boolean closed;
+
+	/** Outcomes per instance in the current detection interval. */
+	private final IntervalOutcomes outcomes = new IntervalOutcomes();
+
+	private final ReentrantLock judging = new ReentrantLock();
+
+	/** When the instances are next judged against their peers (epoch ms); 0 before. */
+	private volatile long nextJudgement;
 
 	/**
 	 * Creates the detector of one service.
@@ -193,6 +209,9 @@ public final class OutlierDetector implements AutoCloseable {
 		if (!rules.enabled() || outcome == Outcome.IGNORED || this.closed) {
 			return;
 		}
+		if (rules.judgesPeers()) {
+			countForPeers(instance, outcome, rules);
+		}
 		Ejector ejector = this.ejector;
 		TrackedInstance health = ejector.find(instance);
 		if (outcome == Outcome.SUCCESS) {
@@ -221,10 +240,45 @@ public final class OutlierDetector implements AutoCloseable {
 		int gatewayLimit = rules.consecutiveGatewayFailure();
 		int errorLimit = rules.consecutive5xx();
 		if (gatewayLimit > 0 && gateway >= gatewayLimit) {
-			ejector.eject(health, REASON_GATEWAY, gateway, cause);
+			ejector.eject(health, REASON_GATEWAY, inARow(gateway, REASON_GATEWAY, cause));
 		}
 		else if (errorLimit > 0 && errors >= errorLimit) {
-			ejector.eject(health, REASON_5XX, errors, cause);
+			ejector.eject(health, REASON_5XX, inARow(errors, REASON_5XX, cause));
+		}
+	}
+
+	private static String inARow(int failures, String reason, @Nullable Object cause) {
+		return failures + " in a row (" + reason + ((cause != null) ? ", last: " + cause : "") + ')';
+	}
+
+	/**
+	 * Counts an outcome for success-rate and failure-percentage detection and, once per
+	 * interval, judges every instance counted against its peers (on the calling thread;
+	 * one caller at a time, the others go on).
+	 */
+	private void countForPeers(ServiceInstance instance, Outcome outcome, OutlierRules rules) {
+		this.outcomes.record(instance, outcome != Outcome.SUCCESS);
+		long now = this.clock.millis();
+		long due = this.nextJudgement;
+		if (due == 0) {
+			this.nextJudgement = now + rules.interval().toMillis();
+		}
+		else if (now >= due && this.judging.tryLock()) {
+			try {
+				if (now >= this.nextJudgement) {
+					this.nextJudgement = now + rules.interval().toMillis();
+					for (PeerJudgement.Verdict verdict : PeerJudgement.judge(this.outcomes.drain(), rules,
+							rules.interval(), ThreadLocalRandom.current())) {
+						Ejector ejector = this.ejector;
+						TrackedInstance health = ejector.find(verdict.instance());
+						ejector.eject((health != null) ? health : ejector.track(verdict.instance()), verdict.reason(),
+								verdict.why());
+					}
+				}
+			}
+			finally {
+				this.judging.unlock();
+			}
 		}
 	}
 

@@ -18,6 +18,10 @@ final class OutlierMeters {
 
 	private final Counter ejectionsGateway;
 
+	private final Counter ejectionsSuccessRate;
+
+	private final Counter ejectionsFailurePercentage;
+
 	private final Counter panic;
 
 	/**
@@ -30,6 +34,9 @@ final class OutlierMeters {
 	OutlierMeters(String serviceId, MeterRegistry registry, OutlierDetector detector) {
 		this.ejections5xx = ejectionCounter(registry, serviceId, OutlierDetector.REASON_5XX);
 		this.ejectionsGateway = ejectionCounter(registry, serviceId, OutlierDetector.REASON_GATEWAY);
+		this.ejectionsSuccessRate = ejectionCounter(registry, serviceId, OutlierDetector.REASON_SUCCESS_RATE);
+		this.ejectionsFailurePercentage = ejectionCounter(registry, serviceId,
+				OutlierDetector.REASON_FAILURE_PERCENTAGE);
 		this.panic = Counter.builder(OutlierDetector.PANIC_METER)
 			.description("Requests routed with outlier ejection ignored: their lane was below the panic threshold")
 			.tag("service", serviceId)
@@ -50,11 +57,16 @@ final class OutlierMeters {
 
 	/**
 	 * Counts an ejection.
-	 * @param reason {@link OutlierDetector#REASON_5XX} or
-	 * {@link OutlierDetector#REASON_GATEWAY}
+	 * @param reason one of the detector's {@code REASON_*} values
 	 */
 	void ejected(String reason) {
-		(OutlierDetector.REASON_5XX.equals(reason) ? this.ejections5xx : this.ejectionsGateway).increment();
+		Counter counter = switch (reason) {
+			case OutlierDetector.REASON_5XX -> this.ejections5xx;
+			case OutlierDetector.REASON_SUCCESS_RATE -> this.ejectionsSuccessRate;
+			case OutlierDetector.REASON_FAILURE_PERCENTAGE -> this.ejectionsFailurePercentage;
+			default -> this.ejectionsGateway;
+		};
+		counter.increment();
 	}
 
 	/** Counts a request routed in panic mode. */

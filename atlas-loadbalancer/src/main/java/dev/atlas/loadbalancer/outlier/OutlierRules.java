@@ -27,11 +27,19 @@ import java.util.Objects;
  * would remain, ejection is ignored for that lane (panic mode); 0 never panics. Envoy's
  * default 50.
  * @param probe how an ejected instance is checked before it returns
+ * @param interval how often success-rate and failure-percentage detection judge the
+ * instances, over the requests of the interval, {@code >= 1ms}. Envoy's default 10 s.
+ * @param successRate success-rate detection (an instance worse than its peers)
+ * @param failurePercentage failure-percentage detection (an instance above a fixed share
+ * of failures)
  * @since 0.1.0
  */
 public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveGatewayFailure,
 		Duration baseEjectionTime, Duration maxEjectionTime, double maxEjectionPercent, double panicThresholdPercent,
-		ProbeRules probe) {
+		ProbeRules probe, Duration interval, SuccessRateRules successRate, FailurePercentageRules failurePercentage) {
+
+	/** Envoy's detection interval: 10 s. */
+	public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(10);
 
 	/**
 	 * Envoy's defaults (but at most 50 % ejected, see {@code maxEjectionPercent}), with a
@@ -45,6 +53,26 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 			Duration.ofSeconds(300), 50, 50, ProbeRules.DEFAULTS);
 
 	/**
+	 * Rules with Envoy's success-rate and failure-percentage detection at their defaults
+	 * (every 10 s; success rate on, failure percentage off).
+	 * @param enabled whether failing instances are ejected at all
+	 * @param consecutive5xx see the canonical constructor
+	 * @param consecutiveGatewayFailure see the canonical constructor
+	 * @param baseEjectionTime see the canonical constructor
+	 * @param maxEjectionTime see the canonical constructor
+	 * @param maxEjectionPercent see the canonical constructor
+	 * @param panicThresholdPercent see the canonical constructor
+	 * @param probe see the canonical constructor
+	 * @throws IllegalArgumentException as the canonical constructor
+	 */
+	public OutlierRules(boolean enabled, int consecutive5xx, int consecutiveGatewayFailure, Duration baseEjectionTime,
+			Duration maxEjectionTime, double maxEjectionPercent, double panicThresholdPercent, ProbeRules probe) {
+		this(enabled, consecutive5xx, consecutiveGatewayFailure, baseEjectionTime, maxEjectionTime, maxEjectionPercent,
+				panicThresholdPercent, probe, DEFAULT_INTERVAL, SuccessRateRules.DEFAULTS,
+				FailurePercentageRules.DEFAULTS);
+	}
+
+	/**
 	 * Validates.
 	 * @throws IllegalArgumentException naming the property (kebab-case, relative to the
 	 * section) when a value is out of range
@@ -54,6 +82,12 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 		Objects.requireNonNull(baseEjectionTime, "base-ejection-time must be set: a duration of at least 1ms");
 		Objects.requireNonNull(maxEjectionTime, "max-ejection-time must be set: a duration >= base-ejection-time");
 		Objects.requireNonNull(probe, "probe must be set");
+		Objects.requireNonNull(interval, "interval must be set: a duration of at least 1ms");
+		Objects.requireNonNull(successRate, "success-rate must be set");
+		Objects.requireNonNull(failurePercentage, "failure-percentage must be set");
+		if (interval.isNegative() || interval.toMillis() < 1) {
+			throw new IllegalArgumentException("interval must be at least 1ms, was " + interval);
+		}
 		if (consecutive5xx < 0) {
 			throw new IllegalArgumentException("consecutive5xx must be >= 0 (0 turns it off), was " + consecutive5xx);
 		}
@@ -76,6 +110,15 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 			throw new IllegalArgumentException(
 					"panic-threshold-percent must be between 0 and 100, was " + panicThresholdPercent);
 		}
+	}
+
+	/**
+	 * Whether success-rate or failure-percentage detection is on: then every request's
+	 * outcome is counted for the interval.
+	 * @return {@code true} when either enforces
+	 */
+	public boolean judgesPeers() {
+		return this.enabled && (this.successRate.enforcing() > 0 || this.failurePercentage.enforcing() > 0);
 	}
 
 	/**

@@ -3,9 +3,11 @@ package dev.atlas.autoconfigure.outlier;
 import java.time.Duration;
 
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.loadbalancer.outlier.FailurePercentageRules;
 import dev.atlas.loadbalancer.outlier.OutlierRules;
 import dev.atlas.loadbalancer.outlier.ProbeRules;
 import dev.atlas.loadbalancer.outlier.ProbeType;
+import dev.atlas.loadbalancer.outlier.SuccessRateRules;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -71,6 +73,24 @@ public class OutlierProperties implements InitializingBean {
 	private final Probe probe = new Probe();
 
 	/**
+	 * How often success-rate and failure-percentage detection judge the instances, over
+	 * the requests of the interval. 10s by default (Envoy's).
+	 */
+	private Duration interval = OutlierRules.DEFAULT_INTERVAL;
+
+	/**
+	 * Success-rate detection: an instance whose success rate is below its peers' mean
+	 * less stdev-factor standard deviations is ejected (Envoy's).
+	 */
+	private final SuccessRate successRate = new SuccessRate();
+
+	/**
+	 * Failure-percentage detection: an instance with at least this share of failed
+	 * requests is ejected (Envoy's; off by default).
+	 */
+	private final FailurePercentage failurePercentage = new FailurePercentage();
+
+	/**
 	 * Validates the global values.
 	 * @throws IllegalArgumentException naming the property when a value is out of range
 	 */
@@ -93,7 +113,12 @@ public class OutlierProperties implements InitializingBean {
 			return new OutlierRules(this.enabled, this.consecutive5xx, this.consecutiveGatewayFailure,
 					this.baseEjectionTime, this.maxEjectionTime, this.maxEjectionPercent, this.panicThresholdPercent,
 					new ProbeRules(this.probe.type, this.probe.interval, this.probe.timeout, this.probe.path,
-							this.probe.sslBundle, this.probe.serverName));
+							this.probe.sslBundle, this.probe.serverName),
+					this.interval,
+					new SuccessRateRules(this.successRate.enforcing, this.successRate.minimumHosts,
+							this.successRate.requestVolume, this.successRate.stdevFactor),
+					new FailurePercentageRules(this.failurePercentage.enforcing, this.failurePercentage.threshold,
+							this.failurePercentage.minimumHosts, this.failurePercentage.requestVolume));
 		}
 		catch (IllegalArgumentException | NullPointerException ex) {
 			throw new IllegalArgumentException("Invalid " + prefix + "." + ex.getMessage(), ex);
@@ -164,6 +189,22 @@ public class OutlierProperties implements InitializingBean {
 
 	public Probe getProbe() {
 		return this.probe;
+	}
+
+	public Duration getInterval() {
+		return this.interval;
+	}
+
+	public void setInterval(Duration interval) {
+		this.interval = interval;
+	}
+
+	public SuccessRate getSuccessRate() {
+		return this.successRate;
+	}
+
+	public FailurePercentage getFailurePercentage() {
+		return this.failurePercentage;
 	}
 
 	/** How an ejected instance is probed. */
@@ -248,6 +289,119 @@ public class OutlierProperties implements InitializingBean {
 
 		public void setServerName(String serverName) {
 			this.serverName = serverName;
+		}
+
+	}
+
+	/** Envoy's success-rate outlier detection. */
+	public static class SuccessRate {
+
+		/**
+		 * Chance, in percent (0..100), that an instance found an outlier is ejected; 0
+		 * turns success-rate detection off. 100 by default (Envoy's).
+		 */
+		private int enforcing = SuccessRateRules.DEFAULTS.enforcing();
+
+		/**
+		 * Instances with the request volume needed for a judgement. 5 by default
+		 * (Envoy's): with the default stdev-factor, fewer can never show an outlier.
+		 */
+		private int minimumHosts = SuccessRateRules.DEFAULTS.minimumHosts();
+
+		/** Requests an instance needs in one interval to be judged. 100 by default. */
+		private int requestVolume = SuccessRateRules.DEFAULTS.requestVolume();
+
+		/**
+		 * An outlier's success rate is below the mean less this many standard deviations.
+		 * 1.9 by default (Envoy's success_rate_stdev_factor 1900).
+		 */
+		private double stdevFactor = SuccessRateRules.DEFAULTS.stdevFactor();
+
+		public int getEnforcing() {
+			return this.enforcing;
+		}
+
+		public void setEnforcing(int enforcing) {
+			this.enforcing = enforcing;
+		}
+
+		public int getMinimumHosts() {
+			return this.minimumHosts;
+		}
+
+		public void setMinimumHosts(int minimumHosts) {
+			this.minimumHosts = minimumHosts;
+		}
+
+		public int getRequestVolume() {
+			return this.requestVolume;
+		}
+
+		public void setRequestVolume(int requestVolume) {
+			this.requestVolume = requestVolume;
+		}
+
+		public double getStdevFactor() {
+			return this.stdevFactor;
+		}
+
+		public void setStdevFactor(double stdevFactor) {
+			this.stdevFactor = stdevFactor;
+		}
+
+	}
+
+	/** Envoy's failure-percentage outlier detection. */
+	public static class FailurePercentage {
+
+		/**
+		 * Chance, in percent (0..100), that an instance above the threshold is ejected; 0
+		 * (the default, Envoy's) turns failure-percentage detection off.
+		 */
+		private int enforcing = FailurePercentageRules.DEFAULTS.enforcing();
+
+		/**
+		 * Failed requests, in percent of an instance's requests in the interval (0..100),
+		 * from which it is ejected. 85 by default (Envoy's).
+		 */
+		private int threshold = FailurePercentageRules.DEFAULTS.threshold();
+
+		/** Instances with the request volume needed for a judgement. 5 by default. */
+		private int minimumHosts = FailurePercentageRules.DEFAULTS.minimumHosts();
+
+		/** Requests an instance needs in one interval to be judged. 50 by default. */
+		private int requestVolume = FailurePercentageRules.DEFAULTS.requestVolume();
+
+		public int getEnforcing() {
+			return this.enforcing;
+		}
+
+		public void setEnforcing(int enforcing) {
+			this.enforcing = enforcing;
+		}
+
+		public int getThreshold() {
+			return this.threshold;
+		}
+
+		public void setThreshold(int threshold) {
+			this.threshold = threshold;
+		}
+
+		public int getMinimumHosts() {
+			return this.minimumHosts;
+		}
+
+		public void setMinimumHosts(int minimumHosts) {
+			this.minimumHosts = minimumHosts;
+		}
+
+		public int getRequestVolume() {
+			return this.requestVolume;
+		}
+
+		public void setRequestVolume(int requestVolume) {
+			this.requestVolume = requestVolume;
 		}
 
 	}

@@ -138,8 +138,8 @@ class RejectedAtlasValueIT {
 		assertThat(app.getEnvironment().getProperty("spring.cloud.refresh.never-refreshable"))
 			.contains("com.zaxxer.hikari.HikariDataSource")
 			.contains("dev.atlas.autoconfigure.outlier.OutlierProperties");
-		assertThat(app.getBean(OutlierProperties.class).getMaxEjectionPercent()).as("the bean, as started")
-			.isEqualTo(10.0);
+		assertThat(app.getBean(OutlierProperties.class).getMaxEjectionPercent()).as("the bean, as started (default)")
+			.isEqualTo(50.0);
 		assertThat(app.getBean(AtlasSettings.class)
 			.settingsFor("provider")
 			.get(OutlierSection.SECTION)
