@@ -20,6 +20,7 @@ import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
 import dev.atlas.loadbalancer.outlier.Outcome;
@@ -194,6 +195,9 @@ public final class Contenders {
 				Map.of(Fixtures.CANARY_TAG, 10.0), null);
 		this.atlasChain = chain(gray, outlierDetector(clock), WeightedRandomBalancer.FACTORY);
 		OutlierDetector ejecting = outlierDetector(clock);
+		// The fleet as the chain will list it: max-ejection-percent is a share of it.
+		InstanceSnapshot listed = InstanceSnapshot.of(this.fleet, parser());
+		ejecting.instances(() -> listed);
 		for (int i = 0; i < OutlierRules.DEFAULTS.consecutiveGatewayFailure(); i++) {
 			ejecting.record(this.fleet.get(2), Outcome.GATEWAY_FAILURE, null);
 		}

@@ -33,7 +33,11 @@ final class IntervalOutcomes {
 		if (counts == null) {
 			counts = add(instance);
 		}
-		counts.instance = instance;
+		if (counts.instance != instance) {
+			// Written only when the registry hands out a new object: a write per request
+			// would move the cache line between the cores counting it.
+			counts.instance = instance;
+		}
 		(failed ? counts.failures : counts.successes).increment();
 	}
 
