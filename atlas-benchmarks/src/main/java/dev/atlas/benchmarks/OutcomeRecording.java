@@ -35,7 +35,7 @@ import org.springframework.cloud.client.loadbalancer.DefaultResponse;
 /**
  * What outlier detection costs a request at its completion: the {@link OutlierLifecycle}
  * callback of a successful attempt, with success-rate detection on (every outcome counted
- * for the interval, Atlas's default) and off (only failing instances tracked). Two
+ * for the interval) and off (Atlas's default: only failing instances tracked). Two
  * threads over 20 instances. Run:
  * {@code java -cp … org.openjdk.jmh.Main OutcomeRecording -prof gc}.
  */
@@ -48,7 +48,7 @@ import org.springframework.cloud.client.loadbalancer.DefaultResponse;
 @Threads(2)
 public class OutcomeRecording {
 
-	/** {@code on}: success-rate detection (the default); {@code off}: enforcing 0. */
+	/** {@code on}: success-rate detection enforcing 100; {@code off}: 0 (the default). */
 	@Param({ "on", "off" })
 	public String peers = "on";
 
@@ -65,7 +65,7 @@ public class OutcomeRecording {
 		OutlierRules rules = new OutlierRules(true, d.consecutive5xx(), d.consecutiveGatewayFailure(),
 				d.baseEjectionTime(), d.maxEjectionTime(), d.maxEjectionPercent(), d.panicThresholdPercent(), d.probe(),
 				d.interval(),
-				"on".equals(this.peers) ? SuccessRateRules.DEFAULTS : new SuccessRateRules(0, 5, 100, 1.9),
+				"on".equals(this.peers) ? new SuccessRateRules(100, 5, 100, 1.9) : SuccessRateRules.DEFAULTS,
 				FailurePercentageRules.DEFAULTS);
 		OutlierDetector detector = new OutlierDetector(Fixtures.SERVICE_ID, rules, Clock.systemUTC(),
 				(instance) -> true, (task, delay) -> {

@@ -10,16 +10,19 @@ import org.springframework.cloud.client.loadbalancer.Response;
 
 /**
  * An instance whose host is an IPv6 literal written without brackets ({@code ::1},
- * {@code fe80::1%eth0}), as Nacos and other registries list it, seen with the brackets a
- * URI needs ({@code [::1]}). Spring Cloud's {@code LoadBalancerUriTools} puts the host
- * into the request's URI as it is; for a URI with percent-encoded parts (an encoded path
+ * {@code fd00::7}), as Nacos and other registries list it, seen with the brackets a URI
+ * needs ({@code [::1]}). Spring Cloud's {@code LoadBalancerUriTools} puts the host into
+ * the request's URI as it is; for a URI with percent-encoded parts (an encoded path
  * segment, a non-ASCII query) that fails ({@code Invalid character ':' for HOST_IPV4}),
  * so Atlas hands Spring Cloud this view to build the URI from.
  *
  * <p>
  * Everything but the host is the instance's own; {@link #original} gives the instance
  * back, which Atlas's request lifecycle callbacks do before they look an instance up (its
- * statistics and outlier state are the listed instance's). Immutable and thread-safe.
+ * statistics and outlier state are the listed instance's). Two views are equal when they
+ * show equal instances. A link-local address with a zone ({@code fe80::1%eth0}) is not
+ * supported: its {@code %} would need encoding as {@code %25} (RFC 6874), which the JDK's
+ * URI does not read back. Immutable and thread-safe.
  *
  * @since 0.1.0
  */
@@ -106,6 +109,16 @@ public final class BracketedHost implements ServiceInstance {
 	@Override
 	public @Nullable String getScheme() {
 		return this.instance.getScheme();
+	}
+
+	@Override
+	public boolean equals(@Nullable Object other) {
+		return this == other || (other instanceof BracketedHost view && this.instance.equals(view.instance));
+	}
+
+	@Override
+	public int hashCode() {
+		return this.instance.hashCode();
 	}
 
 	@Override

@@ -9,6 +9,9 @@ package dev.atlas.loadbalancer.outlier;
  * them in turn up to {@code max-ejection-percent}; it suits services too small or too
  * uneven for success-rate detection's statistics.
  *
+ * <p>
+ * Immutable.
+ *
  * @param enforcing the chance, in percent (0..100), that an instance above the threshold
  * is ejected; 0 turns the detector off. Envoy's default 0.
  * @param threshold failed requests, in percent of an instance's requests in the interval

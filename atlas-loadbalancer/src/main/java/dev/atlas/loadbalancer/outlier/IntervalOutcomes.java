@@ -17,7 +17,9 @@ import org.springframework.cloud.client.ServiceInstance;
  * instance without one), each slot holding the few instances that share it, so counting a
  * known instance builds no key and takes no lock. An instance without a request in an
  * interval is dropped when the interval is drained, so the table holds the instances in
- * use. Thread-safe: a count racing with a drain lands in the next interval.
+ * use. Thread-safe: a count racing with a drain lands in the next interval, or is lost
+ * when the drain drops its instance's entry at that moment (an instance idle for the
+ * whole interval).
  */
 final class IntervalOutcomes {
 

@@ -1,6 +1,7 @@
 package dev.atlas.loadbalancer.outlier;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -265,10 +266,15 @@ public final class OutlierDetector implements AutoCloseable {
 		}
 		else if (now >= due && this.judging.tryLock()) {
 			try {
+				long intervalStart = this.nextJudgement - rules.interval().toMillis();
 				if (now >= this.nextJudgement) {
 					this.nextJudgement = now + rules.interval().toMillis();
-					for (PeerJudgement.Verdict verdict : PeerJudgement.judge(this.outcomes.drain(), rules,
-							rules.interval(), ThreadLocalRandom.current())) {
+					List<PeerJudgement.Counted> counted = this.outcomes.drain();
+					// Counts gathered over much longer than an interval (the service was
+					// idle in between) are not one interval's: dropped, not judged.
+					boolean stale = now - intervalStart > 2 * rules.interval().toMillis();
+					for (PeerJudgement.Verdict verdict : stale ? List.<PeerJudgement.Verdict>of() : PeerJudgement
+						.judge(counted, rules, Duration.ofMillis(now - intervalStart), ThreadLocalRandom.current())) {
 						Ejector ejector = this.ejector;
 						TrackedInstance health = ejector.find(verdict.instance());
 						ejector.eject((health != null) ? health : ejector.track(verdict.instance()), verdict.reason(),

@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.support.InstanceFailures;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +45,8 @@ import org.springframework.cloud.client.loadbalancer.Response;
 public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
 	private static final Logger log = LoggerFactory.getLogger(OutlierLifecycle.class);
+
+	private static final OncePerKeyLog FAILURES = new OncePerKeyLog();
 
 	private final OutlierDetector detector;
 
@@ -89,7 +92,7 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 		}
 		catch (RuntimeException ex) {
 			// A callback must never hide the request's own outcome from the caller.
-			log.debug("onComplete failed; the request goes on", ex);
+			swallowed("onComplete", ex);
 		}
 	}
 
@@ -127,6 +130,17 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 			return root.getClass().getSimpleName() + ((root.getMessage() != null) ? ": " + root.getMessage() : "");
 		}
 		return "HTTP " + InstanceFailures.statusCode(clientResponse);
+	}
+
+	/**
+	 * Logs a failure inside a callback: at WARN the first time for its callback and kind
+	 * (an Atlas bug shows), then at DEBUG.
+	 */
+	private static void swallowed(String callback, RuntimeException ex) {
+		if (!FAILURES.once(callback + ' ' + ex.getClass().getName(),
+				(key) -> log.warn("{} failed; the request goes on", callback, ex))) {
+			log.debug("{} failed; the request goes on", callback, ex);
+		}
 	}
 
 }

@@ -53,8 +53,8 @@ public record OutlierRules(boolean enabled, int consecutive5xx, int consecutiveG
 			Duration.ofSeconds(300), 50, 50, ProbeRules.DEFAULTS);
 
 	/**
-	 * Rules with Envoy's success-rate and failure-percentage detection at their defaults
-	 * (every 10 s; success rate on, failure percentage off).
+	 * Rules with success-rate and failure-percentage detection at their defaults (off;
+	 * every 10 s once turned on).
 	 * @param enabled whether failing instances are ejected at all
 	 * @param consecutive5xx see the canonical constructor
 	 * @param consecutiveGatewayFailure see the canonical constructor

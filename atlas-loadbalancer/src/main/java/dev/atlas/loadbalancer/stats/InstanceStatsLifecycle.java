@@ -1,9 +1,11 @@
 package dev.atlas.loadbalancer.stats;
 
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.support.InstanceFailures;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +41,8 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 
 	private static final Logger log = LoggerFactory.getLogger(InstanceStatsLifecycle.class);
 
+	private static final OncePerKeyLog FAILURES = new OncePerKeyLog();
+
 	private final InstanceStats stats;
 
 	/**
@@ -67,7 +71,7 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 		}
 		catch (RuntimeException ex) {
 			// A callback must never hide the request's own outcome from the caller.
-			log.debug("onStartRequest failed; the request goes on", ex);
+			swallowed("onStartRequest", ex);
 		}
 	}
 
@@ -77,13 +81,18 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 			Response<ServiceInstance> response = completionContext.getLoadBalancerResponse();
 			ServiceInstance server = BracketedHost.chosen(response);
 			if (server != null && completionContext.status() != CompletionContext.Status.DISCARD) {
-				this.stats.completed(server, durationNanos(completionContext.getLoadBalancerRequest()),
-						failed(completionContext.getThrowable(), completionContext.getClientResponse()));
+				Throwable failure = completionContext.getThrowable();
+				// A request its caller gave up on tells nothing of the instance's speed:
+				// it
+				// ends its count in flight, and no latency is recorded.
+				long duration = (failure instanceof CancellationException) ? -1
+						: durationNanos(completionContext.getLoadBalancerRequest());
+				this.stats.completed(server, duration, failed(failure, completionContext.getClientResponse()));
 			}
 		}
 		catch (RuntimeException ex) {
 			// A callback must never hide the request's own outcome from the caller.
-			log.debug("onComplete failed; the request goes on", ex);
+			swallowed("onComplete", ex);
 		}
 	}
 
@@ -105,6 +114,17 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 			return Math.max(0, System.nanoTime() - timed.getRequestStartTime());
 		}
 		return -1;
+	}
+
+	/**
+	 * Logs a failure inside a callback: at WARN the first time for its callback and kind
+	 * (an Atlas bug shows), then at DEBUG.
+	 */
+	private static void swallowed(String callback, RuntimeException ex) {
+		if (!FAILURES.once(callback + ' ' + ex.getClass().getName(),
+				(key) -> log.warn("{} failed; the request goes on", callback, ex))) {
+			log.debug("{} failed; the request goes on", callback, ex);
+		}
 	}
 
 }

@@ -35,6 +35,9 @@ class BracketedHostTest {
 		assertThat(BracketedHost.original(forUri)).isSameAs(listed);
 		assertThat(BracketedHost.chosen(new DefaultResponse(forUri))).isSameAs(listed);
 		assertThat(BracketedHost.forUri(forUri)).as("no view of a view").isSameAs(forUri);
+		assertThat(BracketedHost.forUri(listed)).as("views of one instance are equal")
+			.isEqualTo(forUri)
+			.hasSameHashCodeAs(forUri);
 	}
 
 	@Test

@@ -1,8 +1,6 @@
 package dev.atlas.autoconfigure.client;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -13,6 +11,7 @@ import java.util.function.LongSupplier;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.instance.InstanceKey;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -49,16 +48,19 @@ import org.springframework.http.HttpStatusCode;
  * the metadata) counts on the same gauge;</li>
  * <li>an instance's series (its gauge and its timers) are removed from the registry once
  * it has had no request in flight and none started for an {@linkplain #IDLE_WINDOW idle
- * window} (a check every window, so 5 to 10 min after its last request): an instance that
- * left the registry leaves no meter behind;</li>
+ * window} (a check every window, at the first completion of any instance's request after
+ * it, so 5 to 10 min after its last request while the application calls any service): an
+ * instance that left the registry leaves no meter behind;</li>
  * <li>the {@code uri} tag is the URI template where the client hands one to Spring Cloud
- * (RestClient's and WebClient's {@code uriTemplate} attribute), else {@code UNKNOWN}:
- * never the request's path, which makes one series per user id (Feign, RestTemplate, the
- * gateway). {@code spring.cloud.loadbalancer.stats.include-path=false} makes it
- * {@code UNKNOWN} always;</li>
+ * (RestClient's and WebClient's {@code uriTemplate} attribute) and it has a variable,
+ * else {@code UNKNOWN}: never the request's path, which makes one series per user id
+ * (Feign, RestTemplate, the gateway, or a URI built by string concatenation).
+ * {@code spring.cloud.loadbalancer.stats.include-path=false} makes it {@code UNKNOWN}
+ * always;</li>
  * <li>no callback throws: a failure inside one (Spring Cloud's threw a
  * {@code NullPointerException} for a failed request without a chosen instance, which hid
- * the request's own failure) is logged at DEBUG and the request goes on.</li>
+ * the request's own failure) is logged at WARN once per kind of failure (then at DEBUG)
+ * and the request goes on.</li>
  * </ul>
  * Thread-safe; a tracked instance's request allocates its look-up key and, at completion,
  * its timer's key.
@@ -71,6 +73,8 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 	static final String UNKNOWN = "UNKNOWN";
 
 	private static final Log logger = LogFactory.getLog(LoadBalancerRequestMeters.class);
+
+	private static final OncePerKeyLog FAILURES = new OncePerKeyLog();
 
 	private static final String[] URI_TEMPLATE_ATTRIBUTES = { "org.springframework.web.client.RestClient.uriTemplate",
 			"org.springframework.web.reactive.function.client.WebClient.uriTemplate" };
@@ -162,6 +166,14 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 		return this.byInstance.size();
 	}
 
+	/**
+	 * Ends the current idle window now (tests on real applications, which cannot wait for
+	 * it): the next completion sweeps.
+	 */
+	void moveIdleWindowOn() {
+		this.nextSweepNanos = this.nanoTicker.getAsLong() - 1;
+	}
+
 	private void complete(CompletionContext<Object, ServiceInstance, Object> completion) {
 		long finished = System.nanoTime();
 		Response<ServiceInstance> response = completion.getLoadBalancerResponse();
@@ -236,18 +248,19 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 				return;
 			}
 			this.nextSweepNanos = now + this.idleWindowNanos;
-			List<Series> idle = new ArrayList<>();
 			for (SeriesKey key : this.byInstance.keySet()) {
 				this.byInstance.computeIfPresent(key, (k, series) -> {
 					if (series.retireIfIdle()) {
-						idle.add(series);
+						// Under the map's lock of the key: a request that wants a fresh
+						// series for the instance waits until the old meters are gone, so
+						// that it registers new ones rather than getting these back from
+						// the registry.
+						series.remove();
 						return null;
 					}
 					return series;
 				});
 			}
-			// Outside the map's locks: no request finds a retired series any more.
-			idle.forEach(Series::remove);
 		}
 		finally {
 			this.sweeping.unlock();
@@ -266,7 +279,9 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 		Map<String, Object> attributes = requestData.getAttributes();
 		if (attributes != null) {
 			for (String name : URI_TEMPLATE_ATTRIBUTES) {
-				if (attributes.get(name) instanceof String template) {
+				// A "template" without a variable is a URI the application built itself
+				// (uri("…/users/" + id)): as unbounded as the path.
+				if (attributes.get(name) instanceof String template && template.indexOf('{') >= 0) {
 					return template;
 				}
 			}
@@ -294,8 +309,10 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 	}
 
 	private static void swallowed(String callback, RuntimeException ex) {
-		if (logger.isDebugEnabled()) {
-			logger.debug("loadbalancer.requests meters: " + callback + " failed; the request goes on", ex);
+		String message = "loadbalancer.requests meters: " + callback + " failed; the request goes on";
+		if (!FAILURES.once(callback + ' ' + ex.getClass().getName(), (key) -> logger.warn(message, ex))
+				&& logger.isDebugEnabled()) {
+			logger.debug(message, ex);
 		}
 	}
 
@@ -343,13 +360,15 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 		void record(TimerKey key, long nanos) {
 			Timer timer = this.timers.get(key);
 			if (timer == null) {
+				if (this.retired) {
+					// Removed meanwhile (a completion without a start racing with its
+					// instance's idle removal): the sample is dropped rather than a timer
+					// registered that no series would remove.
+					return;
+				}
 				timer = this.timers.computeIfAbsent(key, this::register);
 			}
 			timer.record(nanos, TimeUnit.NANOSECONDS);
-			if (this.retired) {
-				// Registered by a completion racing with this series' removal.
-				this.registry.remove(timer);
-			}
 		}
 
 		private Timer register(TimerKey key) {

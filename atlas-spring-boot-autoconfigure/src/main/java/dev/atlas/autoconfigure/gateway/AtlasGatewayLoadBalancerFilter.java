@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure.gateway;
 
 import java.net.URI;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 
@@ -63,7 +64,9 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		URI url = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR);
-		if (url == null || url.getHost() == null) {
+		if (url == null || url.getHost() == null || !("lb".equals(url.getScheme())
+				|| "lb".equals(exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_SCHEME_PREFIX_ATTR)))) {
+			// not balanced: the gateway's filter passes it on
 			return super.filter(exchange, chain);
 		}
 		Attempt attempt = new Attempt(url.getHost(), exchange);
@@ -120,10 +123,18 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 					AtlasGatewayLoadBalancerFilter.this.clientFactory.getInstances(this.serviceId,
 							LoadBalancerLifecycle.class),
 					RequestDataContext.class, ResponseData.class, ServiceInstance.class);
+			// The gateway's filter keeps its request object to itself: the completion
+			// carries an
+			// equal one (same request data and hint, no start time: a cancelled request's
+			// duration is no latency of the instance).
+			String serviceId = this.serviceId;
+			Map<String, String> hints = AtlasGatewayLoadBalancerFilter.this.clientFactory.getProperties(serviceId)
+				.getHint();
+			String hint = hints.getOrDefault(serviceId, hints.getOrDefault("default", "default"));
 			CompletionContext completion = new CompletionContext<>(CompletionContext.Status.FAILED,
 					new CancellationException("The client went away before the gateway's answer"),
 					new DefaultRequest<>(new RequestDataContext(
-							new RequestData(this.exchange.getRequest(), this.exchange.getAttributes()))),
+							new RequestData(this.exchange.getRequest(), this.exchange.getAttributes()), hint)),
 					response);
 			for (LoadBalancerLifecycle lifecycle : lifecycles) {
 				try {

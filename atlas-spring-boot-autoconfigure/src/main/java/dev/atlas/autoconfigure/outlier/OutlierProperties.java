@@ -80,7 +80,7 @@ public class OutlierProperties implements InitializingBean {
 
 	/**
 	 * Success-rate detection: an instance whose success rate is below its peers' mean
-	 * less stdev-factor standard deviations is ejected (Envoy's).
+	 * less stdev-factor standard deviations is ejected (Envoy's; off by default).
 	 */
 	private final SuccessRate successRate = new SuccessRate();
 
@@ -298,7 +298,8 @@ public class OutlierProperties implements InitializingBean {
 
 		/**
 		 * Chance, in percent (0..100), that an instance found an outlier is ejected; 0
-		 * turns success-rate detection off. 100 by default (Envoy's).
+		 * (the default; Envoy's is 100) turns success-rate detection off: at small shared
+		 * error rates its bar ejects healthy instances on noise.
 		 */
 		private int enforcing = SuccessRateRules.DEFAULTS.enforcing();
 

@@ -35,7 +35,12 @@ public final class ProbeBundles {
 		if (name.isEmpty()) {
 			return Probes.of(rules);
 		}
-		return Probes.of(rules, bundle(name, bundles).createSslContext());
+		try {
+			return Probes.of(rules, bundle(name, bundles).createSslContext());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("probe.ssl-bundle: " + ex.getMessage(), ex);
+		}
 	}
 
 	/**

@@ -7,6 +7,7 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.sample.registry.EmbeddedRegistry;
@@ -19,6 +20,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -60,6 +65,7 @@ class GatewayLoadBalancerFilterIT {
 						"--spring.cloud.zookeeper.discovery.instance-host=::1", "--spring.main.banner-mode=off",
 						"--atlas.lifecycle.drain=0s", "--sample.delay=300ms"));
 		edge = GatewayApplication.application()
+			.sources(CountedAttempts.class)
 			.run("--server.port=0", "--management.server.port=0",
 					"--spring.cloud.zookeeper.connect-string=" + registry.connectString(),
 					"--spring.main.banner-mode=off", "--atlas.lifecycle.drain=0s",
@@ -115,12 +121,44 @@ class GatewayLoadBalancerFilterIT {
 		assertThat(stats.totalRequests() - before).isGreaterThan(6);
 		await().atMost(Duration.ofSeconds(5)).until(() -> stats.inFlightTotal() == 0);
 		// the instance's late answers come to nothing: no second completion
-		await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(2)).until(() -> stats.inFlightTotal() == 0);
+		CountedAttempts attempts = edge.getBean(CountedAttempts.class);
+		await().during(Duration.ofMillis(600))
+			.atMost(Duration.ofSeconds(3))
+			.until(() -> attempts.completed.get() == attempts.started.get());
+		assertThat(stats.inFlightTotal()).isZero();
 	}
 
 	private static URI gateway(String pathAndQuery) {
 		return URI
 			.create("http://127.0.0.1:" + ((WebServerApplicationContext) edge).getWebServer().getPort() + pathAndQuery);
+	}
+
+	/**
+	 * Counts the request lifecycle's starts and completions of every balanced attempt (a
+	 * lifecycle bean of the application is one of every service's).
+	 */
+	static class CountedAttempts implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
+
+		final AtomicInteger started = new AtomicInteger();
+
+		final AtomicInteger completed = new AtomicInteger();
+
+		@Override
+		public void onStart(Request<Object> request) {
+		}
+
+		@Override
+		public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
+			this.started.incrementAndGet();
+		}
+
+		@Override
+		public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {
+			if (completionContext.status() != CompletionContext.Status.DISCARD) {
+				this.completed.incrementAndGet();
+			}
+		}
+
 	}
 
 }
