@@ -4,8 +4,8 @@ import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
+import dev.atlas.loadbalancer.support.CallbackFailures;
 import dev.atlas.loadbalancer.support.InstanceFailures;
-import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,8 +45,6 @@ import org.springframework.cloud.client.loadbalancer.Response;
 public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
 	private static final Logger log = LoggerFactory.getLogger(OutlierLifecycle.class);
-
-	private static final OncePerKeyLog FAILURES = new OncePerKeyLog();
 
 	private final OutlierDetector detector;
 
@@ -92,7 +90,7 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 		}
 		catch (RuntimeException ex) {
 			// A callback must never hide the request's own outcome from the caller.
-			swallowed("onComplete", ex);
+			CallbackFailures.swallowed(log, "onComplete", ex);
 		}
 	}
 
@@ -123,24 +121,10 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 
 	private static String describe(@Nullable Throwable failure, @Nullable Object clientResponse) {
 		if (failure != null) {
-			Throwable root = failure;
-			for (int depth = 0; root.getCause() != null && root.getCause() != root && depth < 16; depth++) {
-				root = root.getCause();
-			}
+			Throwable root = InstanceFailures.rootCause(failure);
 			return root.getClass().getSimpleName() + ((root.getMessage() != null) ? ": " + root.getMessage() : "");
 		}
 		return "HTTP " + InstanceFailures.statusCode(clientResponse);
-	}
-
-	/**
-	 * Logs a failure inside a callback: at WARN the first time for its callback and kind
-	 * (an Atlas bug shows), then at DEBUG.
-	 */
-	private static void swallowed(String callback, RuntimeException ex) {
-		if (!FAILURES.once(callback + ' ' + ex.getClass().getName(),
-				(key) -> log.warn("{} failed; the request goes on", callback, ex))) {
-			log.debug("{} failed; the request goes on", callback, ex);
-		}
 	}
 
 }

@@ -22,6 +22,7 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
+import dev.atlas.loadbalancer.support.InstanceFailures;
 import dev.atlas.loadbalancer.support.InstanceProbe;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
@@ -192,10 +193,7 @@ public final class Probes {
 
 	/** The exception and its innermost cause, e.g. for a PKIX failure. */
 	private static String describe(Throwable failure) {
-		Throwable root = failure;
-		while (root.getCause() != null && root.getCause() != root) {
-			root = root.getCause();
-		}
+		Throwable root = InstanceFailures.rootCause(failure);
 		String text = failure.getClass().getSimpleName() + ": " + failure.getMessage();
 		return (root == failure) ? text
 				: text + " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ')';

@@ -4,8 +4,8 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
+import dev.atlas.loadbalancer.support.CallbackFailures;
 import dev.atlas.loadbalancer.support.InstanceFailures;
-import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,8 +41,6 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 
 	private static final Logger log = LoggerFactory.getLogger(InstanceStatsLifecycle.class);
 
-	private static final OncePerKeyLog FAILURES = new OncePerKeyLog();
-
 	private final InstanceStats stats;
 
 	/**
@@ -71,7 +69,7 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 		}
 		catch (RuntimeException ex) {
 			// A callback must never hide the request's own outcome from the caller.
-			swallowed("onStartRequest", ex);
+			CallbackFailures.swallowed(log, "onStartRequest", ex);
 		}
 	}
 
@@ -92,7 +90,7 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 		}
 		catch (RuntimeException ex) {
 			// A callback must never hide the request's own outcome from the caller.
-			swallowed("onComplete", ex);
+			CallbackFailures.swallowed(log, "onComplete", ex);
 		}
 	}
 
@@ -114,17 +112,6 @@ public class InstanceStatsLifecycle implements LoadBalancerLifecycle<Object, Obj
 			return Math.max(0, System.nanoTime() - timed.getRequestStartTime());
 		}
 		return -1;
-	}
-
-	/**
-	 * Logs a failure inside a callback: at WARN the first time for its callback and kind
-	 * (an Atlas bug shows), then at DEBUG.
-	 */
-	private static void swallowed(String callback, RuntimeException ex) {
-		if (!FAILURES.once(callback + ' ' + ex.getClass().getName(),
-				(key) -> log.warn("{} failed; the request goes on", callback, ex))) {
-			log.debug("{} failed; the request goes on", callback, ex);
-		}
 	}
 
 }

@@ -63,6 +63,20 @@ public final class InstanceFailures {
 	}
 
 	/**
+	 * The innermost cause of a failure, following at most 16 causes (a cyclic chain ends
+	 * there).
+	 * @param failure an exception
+	 * @return its innermost cause, or {@code failure} when it has none
+	 */
+	public static Throwable rootCause(Throwable failure) {
+		Throwable root = failure;
+		for (int depth = 0; root.getCause() != null && root.getCause() != root && depth < 16; depth++) {
+			root = root.getCause();
+		}
+		return root;
+	}
+
+	/**
 	 * The HTTP status of the answer a request ended with, as Spring Cloud's request
 	 * lifecycle reports it ({@link ResponseData}, for every client and the gateway).
 	 * @param clientResponse the completion's client response, may be {@code null}

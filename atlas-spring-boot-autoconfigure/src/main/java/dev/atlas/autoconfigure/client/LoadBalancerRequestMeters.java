@@ -11,7 +11,7 @@ import java.util.function.LongSupplier;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.instance.InstanceKey;
-import dev.atlas.loadbalancer.support.OncePerKeyLog;
+import dev.atlas.loadbalancer.support.CallbackFailures;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -19,9 +19,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
@@ -72,9 +72,7 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 
 	static final String UNKNOWN = "UNKNOWN";
 
-	private static final Log logger = LogFactory.getLog(LoadBalancerRequestMeters.class);
-
-	private static final OncePerKeyLog FAILURES = new OncePerKeyLog();
+	private static final Logger logger = LoggerFactory.getLogger(LoadBalancerRequestMeters.class);
 
 	private static final String[] URI_TEMPLATE_ATTRIBUTES = { "org.springframework.web.client.RestClient.uriTemplate",
 			"org.springframework.web.reactive.function.client.WebClient.uriTemplate" };
@@ -144,7 +142,7 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 			}
 		}
 		catch (RuntimeException ex) {
-			swallowed("onStartRequest", ex);
+			CallbackFailures.swallowed(logger, "loadbalancer.requests meters: onStartRequest", ex);
 		}
 	}
 
@@ -154,7 +152,7 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 			complete(completionContext);
 		}
 		catch (RuntimeException ex) {
-			swallowed("onComplete", ex);
+			CallbackFailures.swallowed(logger, "loadbalancer.requests meters: onComplete", ex);
 		}
 	}
 
@@ -306,14 +304,6 @@ class LoadBalancerRequestMeters extends MicrometerStatsLoadBalancerLifecycle {
 			};
 		}
 		return UNKNOWN;
-	}
-
-	private static void swallowed(String callback, RuntimeException ex) {
-		String message = "loadbalancer.requests meters: " + callback + " failed; the request goes on";
-		if (!FAILURES.once(callback + ' ' + ex.getClass().getName(), (key) -> logger.warn(message, ex))
-				&& logger.isDebugEnabled()) {
-			logger.debug(message, ex);
-		}
 	}
 
 	/** An instance identity: what the gauge's and timers' instance tags say. */
