@@ -83,13 +83,23 @@ public final class RequestHeaders {
 	 */
 	public static @Nullable String resolve(@Nullable Request<?> request, @Nullable RoutingContext context,
 			String name) {
-		String value = first(request, name);
-		if (value != null) {
-			return value;
+		RequestData data = data(request);
+		if (data != null) {
+			HttpHeaders headers = data.getHeaders();
+			String value = trimmed((headers != null) ? headers.getFirst(name) : null);
+			if (value != null) {
+				return value;
+			}
+			Map<String, Object> attributes = data.getAttributes();
+			if (attributes != null && !attributes.isEmpty()
+					&& attributes.get(RoutingContextHolder.KEY) instanceof RoutingContext carried) {
+				value = carried.get(name);
+				if (value != null) {
+					return value;
+				}
+			}
 		}
-		RoutingContext carried = carried(request);
-		value = (carried != null) ? carried.get(name) : null;
-		return (value != null || context == null) ? value : context.get(name);
+		return (context != null) ? context.get(name) : null;
 	}
 
 	/**

@@ -51,7 +51,17 @@ public final class RoutingContext {
 	 * @return the trimmed value, or {@code null} when absent
 	 */
 	public @Nullable String get(String name) {
-		return this.headers.isEmpty() ? null : this.headers.get(name.toLowerCase(Locale.ROOT));
+		if (this.headers.isEmpty()) {
+			return null;
+		}
+		// Names are kept in lower case, which is how a load balancer asks for them: found
+		// without lower-casing (a scan of the name) first.
+		String value = this.headers.get(name);
+		if (value != null) {
+			return value;
+		}
+		String lowerCase = name.toLowerCase(Locale.ROOT);
+		return lowerCase.equals(name) ? null : this.headers.get(lowerCase);
 	}
 
 	/**

@@ -10,7 +10,9 @@ import org.jspecify.annotations.Nullable;
  * key {@link #KEY}.
  *
  * <p>
- * Thread confinement makes it thread-safe.
+ * Thread confinement makes it thread-safe. Until a context is first set on any thread,
+ * {@link #get()} answers {@code null} without reading the thread-local (a load balancer
+ * reads it on every pick, and most applications never route by a propagated context).
  *
  * @since 0.1.0
  */
@@ -24,6 +26,13 @@ public final class RoutingContextHolder {
 
 	private static final ThreadLocal<RoutingContext> CURRENT = new ThreadLocal<>();
 
+	/**
+	 * Whether a context was ever set on any thread. Set before the thread-local, so that
+	 * the thread that sets a context sees it in program order; another thread does not
+	 * see that thread's thread-local anyway.
+	 */
+	private static volatile boolean everSet;
+
 	private RoutingContextHolder() {
 	}
 
@@ -32,7 +41,7 @@ public final class RoutingContextHolder {
 	 * @return the context, or {@code null} when the thread serves no routed request
 	 */
 	public static @Nullable RoutingContext get() {
-		return CURRENT.get();
+		return everSet ? CURRENT.get() : null;
 	}
 
 	/**
@@ -44,6 +53,9 @@ public final class RoutingContextHolder {
 			CURRENT.remove();
 		}
 		else {
+			if (!everSet) {
+				everSet = true;
+			}
 			CURRENT.set(context);
 		}
 	}

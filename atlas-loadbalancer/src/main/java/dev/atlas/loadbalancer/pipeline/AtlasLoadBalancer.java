@@ -8,7 +8,6 @@ import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.PickContext;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -104,7 +103,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	/**
 	 * Chooses an instance for a request and waits for the response on the calling thread:
-	 * what {@code choose(request).block()} returns, without the snapshot of every
+	 * what {@code choose(request).block()} returns, made without the {@code Mono} (the
+	 * choice subscribes to the supplier chain itself) and without the snapshot of every
 	 * registered {@code ThreadLocal} that {@code block()} takes per call when Reactor's
 	 * automatic context propagation is on (Atlas's blocking client calls this). The
 	 * choice sees the calling thread's routing context, as with {@code block()}, and no
@@ -112,17 +112,17 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * timeout, as {@code block()} does, only while the supplier chain fetches a list it
 	 * has not cached. Thread-safe.
 	 * @param request the request, as for {@link #choose}
-	 * @return the response {@link #choose} emits (an instance or a
-	 * {@link NoInstanceResponse}); {@code null} only if the supplier chain's publisher
-	 * breaks its contract
+	 * @return the response {@link #choose} would emit: an instance or a
+	 * {@link NoInstanceResponse}, never {@code null}
 	 * @throws IllegalStateException when it would wait on a non-blocking thread (an event
 	 * loop), as {@code block()} does
 	 * @throws RuntimeException the error {@link #choose} signals, or when the thread is
 	 * interrupted while the candidate list is being fetched
 	 */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	public @Nullable Response<ServiceInstance> chooseAndWait(Request request) {
-		return AwaitedChoice.await(choose(request));
+	public Response<ServiceInstance> chooseAndWait(Request request) {
+		ServiceInstanceListSupplier supplier = this.supplierProvider.getIfAvailable(this.noSupplier);
+		return chooser(this.pipeline.current(), supplier).chooseAndWait(request);
 	}
 
 	/**

@@ -1,90 +1,142 @@
 package dev.atlas.loadbalancer.pipeline;
 
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
+import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
-import reactor.core.publisher.Mono;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.Response;
 
 /**
- * Waits for the response of one choice on the calling thread, as {@code Mono.block()}
- * does, but without what {@code block()} costs when Reactor's automatic context
- * propagation is on: a snapshot of every registered {@code ThreadLocal} per call, and an
- * operator that restores them around each signal. It subscribes with
- * {@code subscribe(CoreSubscriber)}, as Reactor's operators do (no last-operator hook, no
- * wrapping). The subscriber's {@code Context} holds the calling thread's routing context
- * (the one {@code ThreadLocal} a choice reads), under {@link RoutingContextHolder#KEY},
- * and nothing else. When the candidate list is at hand (the usual case: the supplier
- * chain's cache answers at once) the response arrives during {@code subscribe} and
- * nothing waits; else the thread waits for it. One object per call (the subscriber, which
- * is its own latch). Confined to one call: its fields are written by the publishing
- * thread and read by the waiting one after the latch opens.
+ * One choice made for a caller that waits for it
+ * ({@link AtlasLoadBalancer#chooseAndWait}, what Atlas's blocking client calls):
+ * subscribes to the supplier chain's lists itself, turns the first one into the
+ * {@link Chooser}'s response, cancels the chain, and hands the response to the calling
+ * thread. The result is what {@code AtlasLoadBalancer.choose(request).block()} returns,
+ * without the {@code Mono} in between (its operator and its subscriber's request/complete
+ * state machine) and without what {@code block()} costs when Reactor's automatic context
+ * propagation is on (a snapshot of every registered {@code ThreadLocal} per call).
+ *
+ * <p>
+ * It subscribes with {@code subscribe(CoreSubscriber)}, as Reactor's operators do (no
+ * last-operator hook, no wrapping). Its {@code Context} holds the calling thread's
+ * routing context (the one {@code ThreadLocal} a choice reads, read once per call) under
+ * {@link RoutingContextHolder#KEY}, and the version read for the request when the stage
+ * runs below the top of the chain ({@link Chooser#carriesVersion}); nothing else. When
+ * the candidate list is at hand (the usual case: the supplier chain's cache answers at
+ * once) the response arrives on the calling thread during {@code subscribe} and nothing
+ * waits or synchronizes; else the thread waits on this object, which is its own latch,
+ * and the publishing thread opens it after writing the result. One object per call.
  */
-final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<Response<ServiceInstance>> {
+final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<List<ServiceInstance>>, ChoiceRequest {
+
+	private final Chooser chooser;
+
+	private final @Nullable Request<?> request;
+
+	private final @Nullable RoutingContext routing;
 
 	private final Context context;
 
-	private @Nullable Subscription subscription;
+	/** The thread that waits: a result it publishes itself needs no latch. */
+	private final Thread caller;
+
+	private @Nullable Subscription upstream;
+
+	/** Whether a list, an error or the completion arrived (signals are serial). */
+	private boolean done;
+
+	private InstanceSnapshot candidates = InstanceSnapshot.EMPTY;
 
 	private @Nullable Response<ServiceInstance> response;
 
 	private @Nullable Throwable error;
 
-	private AwaitedChoice(Context context) {
+	/** Written and read by the calling thread only: it published the result itself. */
+	private boolean publishedByCaller;
+
+	private AwaitedChoice(Chooser chooser, @Nullable Request<?> request, @Nullable RoutingContext routing) {
 		super(1);
-		this.context = context;
+		this.chooser = chooser;
+		this.request = request;
+		this.routing = routing;
+		Context base = (routing != null) ? Context.of(RoutingContextHolder.KEY, routing) : Context.empty();
+		this.context = chooser.carriesVersion() ? chooser.withVersion(base) : base;
+		this.caller = Thread.currentThread();
 	}
 
 	/**
-	 * Subscribes to a choice and waits for its response.
-	 * @param choice the {@code Mono} of one response
-	 * @return the response, {@code null} when the {@code Mono} completes empty
+	 * Subscribes to a supplier chain's lists and waits for the response of the choice.
+	 * @param lists the lists of the chain (of the stage's delegate when the stage is
+	 * applied inline)
+	 * @param request the request, or {@code null}
+	 * @param routing the calling thread's routing context, or {@code null}
+	 * @param chooser the chooser of the request's version
+	 * @return the response: an instance or a {@link NoInstanceResponse}
 	 * @throws IllegalStateException when it would wait on a non-blocking thread (an event
 	 * loop), as {@code Mono.block()} does
-	 * @throws RuntimeException the error the {@code Mono} signals (a checked one wrapped
-	 * by {@link Exceptions#propagate}), or when the thread is interrupted while waiting
+	 * @throws RuntimeException the error the chain signals or the choice throws (a
+	 * checked one wrapped by {@link Exceptions#propagate}), or when the thread is
+	 * interrupted while waiting
 	 */
-	static @Nullable Response<ServiceInstance> await(Mono<Response<ServiceInstance>> choice) {
-		RoutingContext routing = RoutingContextHolder.get();
-		AwaitedChoice waiter = new AwaitedChoice(
-				(routing != null) ? Context.of(RoutingContextHolder.KEY, routing) : Context.empty());
-		choice.subscribe(waiter);
-		return waiter.response();
+	static Response<ServiceInstance> await(Flux<List<ServiceInstance>> lists, @Nullable Request<?> request,
+			@Nullable RoutingContext routing, Chooser chooser) {
+		AwaitedChoice waiter = new AwaitedChoice(chooser, request, routing);
+		lists.subscribe(waiter);
+		return waiter.result();
 	}
 
-	private @Nullable Response<ServiceInstance> response() {
-		if (getCount() != 0) {
-			if (Schedulers.isInNonBlockingThread()) {
-				// as Mono.block(): never wait on an event loop
-				throw new IllegalStateException("chooseAndWait() waits for the candidate list, which is not "
-						+ "supported in thread " + Thread.currentThread().getName());
-			}
-			try {
-				await();
-			}
-			catch (InterruptedException ex) {
-				Subscription upstream = this.subscription;
-				if (upstream != null) {
-					upstream.cancel();
-				}
-				Thread.currentThread().interrupt();
-				throw Exceptions.propagate(ex);
+	private Response<ServiceInstance> result() {
+		if (!this.publishedByCaller) {
+			if (getCount() != 0) {
+				waitForResult();
 			}
 		}
 		Throwable failed = this.error;
 		if (failed != null) {
 			throw Exceptions.propagate(failed);
 		}
-		return this.response;
+		Response<ServiceInstance> result = this.response;
+		if (result == null) {
+			throw new IllegalStateException("the supplier chain ended without a signal");
+		}
+		return result;
+	}
+
+	private void waitForResult() {
+		if (Schedulers.isInNonBlockingThread()) {
+			// as Mono.block(): never wait on an event loop
+			Subscription subscription = this.upstream;
+			if (subscription != null) {
+				subscription.cancel();
+			}
+			throw new IllegalStateException("chooseAndWait() waits for the candidate list, which is not "
+					+ "supported in thread " + Thread.currentThread().getName());
+		}
+		try {
+			await();
+		}
+		catch (InterruptedException ex) {
+			Subscription subscription = this.upstream;
+			if (subscription != null) {
+				subscription.cancel();
+			}
+			Thread.currentThread().interrupt();
+			throw Exceptions.propagate(ex);
+		}
 	}
 
 	@Override
@@ -94,26 +146,87 @@ final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<Respo
 
 	@Override
 	public void onSubscribe(Subscription subscription) {
-		this.subscription = subscription;
-		subscription.request(Long.MAX_VALUE);
-	}
-
-	@Override
-	public void onNext(Response<ServiceInstance> value) {
-		if (this.response == null) {
-			this.response = value;
+		if (Operators.validate(this.upstream, subscription)) {
+			this.upstream = subscription;
+			subscription.request(Long.MAX_VALUE);
 		}
 	}
 
 	@Override
+	public void onNext(List<ServiceInstance> list) {
+		if (this.done) {
+			Operators.onNextDropped(list, this.context);
+			return;
+		}
+		this.done = true;
+		Subscription subscription = this.upstream;
+		if (subscription != null) {
+			subscription.cancel();
+		}
+		try {
+			this.response = this.chooser.respond(list, this);
+		}
+		catch (Throwable ex) {
+			this.error = Operators.onOperatorError(ex, this.context);
+		}
+		publish();
+	}
+
+	@Override
 	public void onError(Throwable failure) {
+		if (this.done) {
+			Operators.onErrorDropped(failure, this.context);
+			return;
+		}
+		this.done = true;
 		this.error = failure;
-		countDown();
+		publish();
 	}
 
 	@Override
 	public void onComplete() {
-		countDown();
+		if (this.done) {
+			return;
+		}
+		this.done = true;
+		this.response = this.chooser.noList();
+		publish();
+	}
+
+	private void publish() {
+		if (Thread.currentThread() == this.caller) {
+			// during subscribe, on the thread that reads the result next: no latch
+			this.publishedByCaller = true;
+		}
+		else {
+			// the latch orders the writes above before the waiting thread's reads
+			countDown();
+		}
+	}
+
+	@Override
+	public @Nullable Request<?> request() {
+		return this.request;
+	}
+
+	@Override
+	public @Nullable String header(String lowerCaseName) {
+		return RequestHeaders.resolve(this.request, this.routing, lowerCaseName);
+	}
+
+	@Override
+	public void candidates(InstanceSnapshot candidates) {
+		this.candidates = candidates;
+	}
+
+	@Override
+	public InstanceSnapshot candidates() {
+		return this.candidates;
+	}
+
+	@Override
+	public Chooser chooser() {
+		return this.chooser;
 	}
 
 }

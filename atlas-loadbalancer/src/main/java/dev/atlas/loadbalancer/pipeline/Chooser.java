@@ -11,6 +11,7 @@ import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.PickContext;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
 
@@ -59,6 +60,9 @@ final class Chooser {
 
 	private final Map<NoInstanceReason, NoInstanceResponse> noInstance;
 
+	/** What of the chain is told the choice, or {@code null} when nothing is. */
+	private final @Nullable SelectedInstanceCallback told;
+
 	/**
 	 * @param pipeline the service's routing, shared with Atlas's stage when the
 	 * auto-configuration builds them
@@ -77,6 +81,7 @@ final class Chooser {
 		this.inline = inlineStage(supplier);
 		this.inlineSharesVersion = this.inline != null && this.inline.pipeline() == pipeline;
 		this.stageBelow = this.inline == null && AtlasServiceInstanceListSupplier.find(supplier) != null;
+		this.told = SelectedInstanceCallbacks.told(supplier);
 	}
 
 	/**
@@ -113,6 +118,25 @@ final class Chooser {
 		}
 		return FirstListChoice.of((request != null) ? this.supplier.get(request) : this.supplier.get(), request, null,
 				this);
+	}
+
+	/**
+	 * The choice for one request, waited for on the calling thread
+	 * ({@link AwaitedChoice}), with the calling thread's routing context read once.
+	 * @param request the request; may be {@code null}
+	 * @return the response, never {@code null}
+	 */
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	Response<ServiceInstance> chooseAndWait(@Nullable Request request) {
+		AtlasServiceInstanceListSupplier stage = this.inline;
+		Flux<List<ServiceInstance>> lists;
+		if (stage != null) {
+			lists = stage.delegateLists(request);
+		}
+		else {
+			lists = (request != null) ? this.supplier.get(request) : this.supplier.get();
+		}
+		return AwaitedChoice.await(lists, request, RoutingContextHolder.get(), this);
 	}
 
 	/**
@@ -166,7 +190,8 @@ final class Chooser {
 			return noInstance(whyNone(candidates, emptyBecause));
 		}
 		ServiceInstance chosen = candidates.get(index);
-		if (this.supplier instanceof SelectedInstanceCallback callback) {
+		SelectedInstanceCallback callback = this.told;
+		if (callback != null) {
 			callback.selectedServiceInstance(chosen);
 		}
 		return new DefaultResponse(chosen);

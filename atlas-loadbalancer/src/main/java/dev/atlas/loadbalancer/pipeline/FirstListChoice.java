@@ -5,7 +5,6 @@ import java.util.List;
 import dev.atlas.loadbalancer.context.RequestHeaders;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
-import dev.atlas.loadbalancer.spi.PickContext;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -103,7 +102,7 @@ final class FirstListChoice extends Mono<Response<ServiceInstance>> implements S
 	 * {@link Chooser} for their live statistics.
 	 */
 	static class ChoiceSubscriber extends Operators.MonoSubscriber<List<ServiceInstance>, Response<ServiceInstance>>
-			implements StagedRequest, PickContext {
+			implements ChoiceRequest {
 
 		private final FirstListChoice parent;
 
@@ -215,43 +214,8 @@ final class FirstListChoice extends Mono<Response<ServiceInstance>> implements S
 		}
 
 		@Override
-		public int inFlight(int position) {
-			return this.parent.chooser.inFlight(this.candidates, position);
-		}
-
-		@Override
-		public boolean anyFailing() {
-			return this.parent.chooser.anyFailing();
-		}
-
-		@Override
-		public double failureRate(int position) {
-			return this.parent.chooser.failureRate(this.candidates, position);
-		}
-
-		@Override
-		public double latencyMillis(int position) {
-			return this.parent.chooser.latencyMillis(this.candidates, position);
-		}
-
-		@Override
-		public double peakEwmaMillis(int position) {
-			return this.parent.chooser.peakEwmaMillis(this.candidates, position);
-		}
-
-		@Override
-		public double peakEwmaMillis(int position, long nowNanos) {
-			return this.parent.chooser.peakEwmaMillis(this.candidates, position, nowNanos);
-		}
-
-		@Override
-		public long nanoTime() {
-			return this.parent.chooser.nanoTime();
-		}
-
-		@Override
-		public long serviceInFlight() {
-			return this.parent.chooser.serviceInFlight();
+		public Chooser chooser() {
+			return this.parent.chooser;
 		}
 
 		@Override

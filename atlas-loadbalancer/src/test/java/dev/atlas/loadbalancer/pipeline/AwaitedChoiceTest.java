@@ -1,57 +1,118 @@
 package dev.atlas.loadbalancer.pipeline;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
+import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
+import dev.atlas.loadbalancer.spi.StrategySettings;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
-import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.client.loadbalancer.DefaultResponse;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
+import static dev.atlas.loadbalancer.TestInstances.SERVICE;
+import static dev.atlas.loadbalancer.TestInstances.weighted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Waiting for a choice on the calling thread gives what {@code Mono.block()} gives: the
- * response, at once or when it arrives; the error; {@code null} for an empty
- * {@code Mono}; and the calling thread's routing context in the subscriber's context.
+ * Waiting for a choice on the calling thread ({@link AtlasLoadBalancer#chooseAndWait})
+ * gives what {@code choose(request).block()} gives: the response, at once or when the
+ * list arrives; the error; the empty response for a chain without a list; and the calling
+ * thread's routing context in the subscriber's context. It does not wait on an event
+ * loop, and an interrupted wait cancels the chain.
  */
 class AwaitedChoiceTest {
 
-	private static final Response<ServiceInstance> RESPONSE = new DefaultResponse(
-			new DefaultServiceInstance("users-1", "users", "10.0.0.1", 8080, false));
+	private static final ServiceInstance A = weighted("A", "1");
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
 	@AfterEach
 	void clear() {
 		RoutingContextHolder.clear();
 	}
 
-	@Test
-	void aResponseAtHandIsReturnedWithoutWaiting() {
-		assertThat(AwaitedChoice.await(Mono.just(RESPONSE))).isSameAs(RESPONSE);
+	private AtlasLoadBalancer loadBalancer(Supplier<Flux<List<ServiceInstance>>> lists) {
+		StaticListableBeanFactory beans = new StaticListableBeanFactory();
+		beans.addBean("supplier", new ServiceInstanceListSupplier() {
+
+			@Override
+			public String getServiceId() {
+				return SERVICE;
+			}
+
+			@Override
+			public Flux<List<ServiceInstance>> get() {
+				return lists.get();
+			}
+
+		});
+		InstanceAttributesParser parser = new InstanceAttributesParser(SERVICE, "version", this.meters);
+		return TestStages
+			.loadBalancer(SERVICE, beans.getBeanProvider(ServiceInstanceListSupplier.class),
+					new WeightedRandomBalancer(
+							new StrategySettings(SERVICE, parser, AllZeroWeightsPolicy.FAIL_OPEN, this.meters)),
+					parser);
 	}
 
 	@Test
-	void aResponseThatArrivesOnAnotherThreadIsWaitedFor() {
-		assertThat(AwaitedChoice.await(Mono.just(RESPONSE).delayElement(Duration.ofMillis(50)))).isSameAs(RESPONSE);
+	void aListAtHandIsChosenFromWithoutWaiting() {
+		AtlasLoadBalancer loadBalancer = loadBalancer(() -> Flux.just(List.of(A)));
+
+		Response<ServiceInstance> response = loadBalancer.chooseAndWait(new DefaultRequest<>());
+
+		assertThat(response.getServer()).isSameAs(A);
 	}
 
 	@Test
-	void anErrorIsThrown() {
-		assertThatIllegalStateException()
-			.isThrownBy(() -> AwaitedChoice.await(Mono.error(new IllegalStateException("chain failed"))))
+	void aListThatArrivesOnAnotherThreadIsWaitedFor() {
+		AtomicReference<String> emittedOn = new AtomicReference<>();
+		AtlasLoadBalancer loadBalancer = loadBalancer(() -> Flux.just(List.of(A))
+			.delayElements(Duration.ofMillis(50))
+			.doOnNext((list) -> emittedOn.set(Thread.currentThread().getName())));
+
+		Response<ServiceInstance> response = loadBalancer.chooseAndWait(new DefaultRequest<>());
+
+		assertThat(response.getServer()).isSameAs(A);
+		assertThat(emittedOn.get()).isNotEqualTo(Thread.currentThread().getName());
+	}
+
+	@Test
+	void anErrorOfTheChainIsThrown() {
+		AtlasLoadBalancer loadBalancer = loadBalancer(() -> Flux.error(new IllegalStateException("chain failed")));
+
+		assertThatIllegalStateException().isThrownBy(() -> loadBalancer.chooseAndWait(new DefaultRequest<>()))
 			.withMessage("chain failed");
 	}
 
 	@Test
-	void anEmptyChoiceIsNull() {
-		assertThat(AwaitedChoice.await(Mono.empty())).isNull();
+	void aChainWithoutAListGivesTheEmptyResponseThatChooseGives() {
+		AtlasLoadBalancer loadBalancer = loadBalancer(Flux::empty);
+
+		Response<ServiceInstance> awaited = loadBalancer.chooseAndWait(new DefaultRequest<>());
+		Response<ServiceInstance> blocked = loadBalancer.choose(new DefaultRequest<>()).block();
+
+		assertThat(awaited).isInstanceOf(NoInstanceResponse.class).isSameAs(blocked);
+		assertThat(((NoInstanceResponse) awaited).reason()).isEqualTo(NoInstanceReason.NO_INSTANCES);
 	}
 
 	@Test
@@ -59,13 +120,46 @@ class AwaitedChoiceTest {
 		RoutingContext routing = RoutingContext.of(Map.of("x-service-version", "v2"));
 		RoutingContextHolder.set(routing);
 		Object[] seen = new Object[1];
-
-		AwaitedChoice.await(Mono.deferContextual((context) -> {
+		AtlasLoadBalancer loadBalancer = loadBalancer(() -> Flux.deferContextual((context) -> {
 			seen[0] = context.getOrDefault(RoutingContextHolder.KEY, null);
-			return Mono.just(RESPONSE);
-		}).delayElement(Duration.ofMillis(10)));
+			return Flux.just(List.of(A));
+		}).delayElements(Duration.ofMillis(10)));
+
+		loadBalancer.chooseAndWait(new DefaultRequest<>());
 
 		assertThat(seen[0]).isSameAs(routing);
+	}
+
+	@Test
+	void itDoesNotWaitOnAnEventLoopAndCancelsTheChain() {
+		AtomicBoolean cancelled = new AtomicBoolean();
+		AtlasLoadBalancer loadBalancer = loadBalancer(
+				() -> Flux.<List<ServiceInstance>>never().doOnCancel(() -> cancelled.set(true)));
+
+		Mono<Response<ServiceInstance>> onEventLoop = Mono
+			.fromCallable(() -> loadBalancer.chooseAndWait(new DefaultRequest<>()))
+			.subscribeOn(Schedulers.parallel());
+
+		assertThatThrownBy(onEventLoop::block).isInstanceOf(IllegalStateException.class)
+			.hasMessageContaining("not supported in thread parallel-");
+		assertThat(cancelled).isTrue();
+	}
+
+	@Test
+	void anInterruptedWaitCancelsTheChainAndKeepsTheInterrupt() {
+		AtomicBoolean cancelled = new AtomicBoolean();
+		AtlasLoadBalancer loadBalancer = loadBalancer(
+				() -> Flux.<List<ServiceInstance>>never().doOnCancel(() -> cancelled.set(true)));
+		Thread.currentThread().interrupt();
+		try {
+			assertThatThrownBy(() -> loadBalancer.chooseAndWait(new DefaultRequest<>()))
+				.hasCauseInstanceOf(InterruptedException.class);
+			assertThat(Thread.currentThread().isInterrupted()).isTrue();
+		}
+		finally {
+			Thread.interrupted();
+		}
+		assertThat(cancelled).isTrue();
 	}
 
 }
