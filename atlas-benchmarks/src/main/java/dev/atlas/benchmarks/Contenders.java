@@ -47,6 +47,8 @@ import dev.atlas.loadbalancer.weighting.WarmupRules;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.cloud.client.ServiceInstance;
@@ -294,14 +296,50 @@ public final class Contenders {
 	}
 
 	/**
-	 * One pick through a Reactor-level load balancer, as
-	 * {@code BlockingLoadBalancerClient} makes it.
+	 * One pick through a Reactor-level load balancer, as the application's blocking
+	 * client makes it: Spring's {@code BlockingLoadBalancerClient} calls
+	 * {@code choose(request).block()}; with Atlas, its
+	 * {@code AtlasBlockingLoadBalancerClient} calls
+	 * {@link AtlasLoadBalancer#chooseAndWait} on Atlas's load balancers.
 	 * @param loadBalancer the load balancer
 	 * @param request the request
 	 * @return the chosen instance
 	 */
 	public static @Nullable ServiceInstance pick(ReactorServiceInstanceLoadBalancer loadBalancer, Request<?> request) {
-		Response<ServiceInstance> response = loadBalancer.choose(request).block();
+		if (loadBalancer instanceof AtlasLoadBalancer atlas) {
+			return server(atlas.chooseAndWait(request));
+		}
+		return blocked(loadBalancer, request);
+	}
+
+	/**
+	 * One pick through {@code choose(request).block()}, whichever the load balancer.
+	 * @param loadBalancer the load balancer
+	 * @param request the request
+	 * @return the chosen instance
+	 */
+	public static @Nullable ServiceInstance blocked(ReactorServiceInstanceLoadBalancer loadBalancer,
+			Request<?> request) {
+		return server(loadBalancer.choose(request).block());
+	}
+
+	/**
+	 * One pick subscribed to as a Reactor operator subscribes (WebClient's load-balancing
+	 * filter, the gateway): {@code choose(request).subscribe(subscriber)}, with a
+	 * subscriber that requests everything and keeps the response. The supplier answers at
+	 * once, so the response is there when {@code subscribe} returns.
+	 * @param loadBalancer the load balancer
+	 * @param request the request
+	 * @return the chosen instance
+	 */
+	public static @Nullable ServiceInstance subscribed(ReactorServiceInstanceLoadBalancer loadBalancer,
+			Request<?> request) {
+		Taken taken = new Taken();
+		loadBalancer.choose(request).subscribe(taken);
+		return server(taken.response);
+	}
+
+	private static @Nullable ServiceInstance server(@Nullable Response<ServiceInstance> response) {
 		return (response != null && response.hasServer()) ? response.getServer() : null;
 	}
 
@@ -316,6 +354,9 @@ public final class Contenders {
 		}
 		requirePick(pick(this.atlasChain, this.plain), this.atlasChain);
 		requirePick(pick(this.atlasChain, this.tagged), this.atlasChain);
+		requirePick(subscribed(this.atlasChain, this.plain), this.atlasChain);
+		requirePick(blocked(this.atlasChain, this.plain), this.atlasChain);
+		requirePick(subscribed(this.springRoundRobin, this.plain), this.springRoundRobin);
 		requirePick(pick(this.atlasChainEjected, this.plain), this.atlasChainEjected);
 		requirePick(pick(this.atlasChainLaneRules, this.beta), this.atlasChainLaneRules);
 		requirePick(pick(this.atlasLeastRequest, this.plain), this.atlasLeastRequest);
@@ -330,6 +371,32 @@ public final class Contenders {
 		if (chosen == null) {
 			throw new IllegalStateException(by + " chose nothing");
 		}
+	}
+
+	/** Keeps the one response of a subscribed pick. */
+	private static final class Taken implements CoreSubscriber<Response<ServiceInstance>> {
+
+		@Nullable Response<ServiceInstance> response;
+
+		@Override
+		public void onSubscribe(Subscription subscription) {
+			subscription.request(Long.MAX_VALUE);
+		}
+
+		@Override
+		public void onNext(Response<ServiceInstance> next) {
+			this.response = next;
+		}
+
+		@Override
+		public void onError(Throwable error) {
+			throw new IllegalStateException("the pick failed", error);
+		}
+
+		@Override
+		public void onComplete() {
+		}
+
 	}
 
 }

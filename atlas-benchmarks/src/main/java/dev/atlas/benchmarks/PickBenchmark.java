@@ -67,6 +67,16 @@ public abstract class PickBenchmark {
 		return Contenders.pick(this.c.springRoundRobin, this.c.plain);
 	}
 
+	/**
+	 * Spring Cloud's {@code RoundRobinLoadBalancer}, subscribed to as WebClient's
+	 * load-balancing filter and the gateway do: the baseline of
+	 * {@link #atlasChainSubscribed}.
+	 */
+	@Benchmark
+	public @Nullable ServiceInstance springRoundRobinSubscribed() {
+		return Contenders.subscribed(this.c.springRoundRobin, this.c.plain);
+	}
+
 	/** Spring Cloud's {@code RandomLoadBalancer}. */
 	@Benchmark
 	public @Nullable ServiceInstance springRandom() {
@@ -113,6 +123,24 @@ public abstract class PickBenchmark {
 	@Benchmark
 	public @Nullable ServiceInstance atlasChainEjected() {
 		return Contenders.pick(this.c.atlasChainEjected, this.c.plain);
+	}
+
+	/**
+	 * Atlas's full chain, request without tag, subscribed to as WebClient's
+	 * load-balancing filter and the gateway do.
+	 */
+	@Benchmark
+	public @Nullable ServiceInstance atlasChainSubscribed() {
+		return Contenders.subscribed(this.c.atlasChain, this.c.plain);
+	}
+
+	/**
+	 * Atlas's full chain, request without tag, through {@code choose(request).block()}
+	 * (what Spring's blocking client would do; Atlas's calls {@code chooseAndWait}).
+	 */
+	@Benchmark
+	public @Nullable ServiceInstance atlasChainBlocked() {
+		return Contenders.blocked(this.c.atlasChain, this.c.plain);
 	}
 
 	/** Atlas's full chain, request with {@code X-Service-Version: v2}. */

@@ -1,6 +1,9 @@
 package dev.atlas.loadbalancer.pipeline;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 
 import dev.atlas.loadbalancer.context.RequestHeaders;
@@ -38,10 +41,22 @@ import org.springframework.cloud.client.loadbalancer.Response;
  * runs below the top of the chain ({@link Chooser#carriesVersion}); nothing else. When
  * the candidate list is at hand (the usual case: the supplier chain's cache answers at
  * once) the response arrives on the calling thread during {@code subscribe} and nothing
- * waits or synchronizes; else the thread waits on this object, which is its own latch,
- * and the publishing thread opens it after writing the result. One object per call.
+ * waits or synchronizes; else the thread waits on a latch, made then, which the
+ * publishing thread opens after writing the result. One object per call when the list is
+ * at hand, two more when waiting.
  */
-final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<List<ServiceInstance>>, ChoiceRequest {
+final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, ChoiceRequest {
+
+	private static final VarHandle LATCH;
+
+	static {
+		try {
+			LATCH = MethodHandles.lookup().findVarHandle(AwaitedChoice.class, "latch", CountDownLatch.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
 
 	private final Chooser chooser;
 
@@ -68,8 +83,14 @@ final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<List<
 	/** Written and read by the calling thread only: it published the result itself. */
 	private boolean publishedByCaller;
 
+	/**
+	 * The latch of a result published by another thread, made by whichever of the two
+	 * threads needs it first ({@link #latch()}); never made when the result arrives
+	 * during {@code subscribe}.
+	 */
+	private volatile @Nullable CountDownLatch latch;
+
 	private AwaitedChoice(Chooser chooser, @Nullable Request<?> request, @Nullable RoutingContext routing) {
-		super(1);
 		this.chooser = chooser;
 		this.request = request;
 		this.routing = routing;
@@ -101,9 +122,7 @@ final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<List<
 
 	private Response<ServiceInstance> result() {
 		if (!this.publishedByCaller) {
-			if (getCount() != 0) {
-				waitForResult();
-			}
+			waitForResult();
 		}
 		Throwable failed = this.error;
 		if (failed != null) {
@@ -127,7 +146,7 @@ final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<List<
 					+ "supported in thread " + Thread.currentThread().getName());
 		}
 		try {
-			await();
+			latch().await();
 		}
 		catch (InterruptedException ex) {
 			Subscription subscription = this.upstream;
@@ -200,8 +219,19 @@ final class AwaitedChoice extends CountDownLatch implements CoreSubscriber<List<
 		}
 		else {
 			// the latch orders the writes above before the waiting thread's reads
-			countDown();
+			latch().countDown();
 		}
+	}
+
+	private CountDownLatch latch() {
+		CountDownLatch made = this.latch;
+		if (made == null) {
+			made = new CountDownLatch(1);
+			if (!LATCH.compareAndSet(this, null, made)) {
+				made = Objects.requireNonNull(this.latch, "the latch the other thread made");
+			}
+		}
+		return made;
 	}
 
 	@Override
