@@ -2,6 +2,8 @@ package dev.atlas.loadbalancer.choice;
 
 import java.util.random.RandomGenerator;
 
+import dev.atlas.loadbalancer.support.UniformDraws;
+
 /**
  * Vose's alias method (M. D. Vose, "A linear algorithm for generating random numbers with
  * a given distribution", IEEE TSE 17(9), 1991): O(n) to build, O(1) and one random number
@@ -109,7 +111,7 @@ public final class AliasTable {
 	 */
 	public int sample(RandomGenerator random) {
 		int columns = this.threshold.length;
-		double u = random.nextDouble() * columns;
+		double u = UniformDraws.unit(random) * columns;
 		int column = (int) u;
 		if (column >= columns) {
 			column = columns - 1;

@@ -271,6 +271,16 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	}
 
 	/**
+	 * Whether the snapshot has no instance; final here rather than inherited, so that the
+	 * stages' checks on every pick need no virtual call.
+	 * @return {@code true} when {@link #size()} is {@code 0}
+	 */
+	@Override
+	public boolean isEmpty() {
+		return this.instances.length == 0;
+	}
+
+	/**
 	 * The parsed attributes of the instance at an index.
 	 * @param index {@code 0 <= index < size()}
 	 * @return the attributes

@@ -13,6 +13,7 @@ import dev.atlas.loadbalancer.spi.CandidateFilter;
 import dev.atlas.loadbalancer.spi.CandidateRequest;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
+import dev.atlas.loadbalancer.support.UniformDraws;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
@@ -190,6 +191,14 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 	public InstanceSnapshot route(InstanceSnapshot candidates, @Nullable String wantedTag, @Nullable String hashKey,
 			RandomGenerator random) {
 		Lanes lanes = candidates.derive(this, this.lanes);
+		if (wantedTag != null) {
+			// A tag is usually sent as the instances declare it (trimmed, lower case):
+			// found without normalizing it first.
+			InstanceSnapshot lane = lanes.byTag.get(wantedTag);
+			if (lane != null) {
+				return lane;
+			}
+		}
 		String tag = GrayRules.normalize(wantedTag);
 		if (tag != null) {
 			InstanceSnapshot lane = lanes.byTag.get(tag);
@@ -202,7 +211,7 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 			return fallback(lanes, tag);
 		}
 		if (this.canaryTags.length > 0) {
-			double u = (hashKey != null) ? unitHash(hashKey) : random.nextDouble();
+			double u = (hashKey != null) ? unitHash(hashKey) : UniformDraws.unit(random);
 			for (int i = 0; i < this.canaryTags.length; i++) {
 				if (u < this.canaryCumulative[i]) {
 					InstanceSnapshot lane = lanes.canary[i];

@@ -1,5 +1,6 @@
 /**
- * Small utilities shared by every package: once-per-key logging, property value parsing.
+ * Small utilities shared by every package: once-per-key logging, property value parsing,
+ * uniform draws.
  */
 @NullMarked
 package dev.atlas.loadbalancer.support;
