@@ -336,6 +336,9 @@ public final class Contenders {
 			Request<?> request) {
 		Taken taken = new Taken();
 		loadBalancer.choose(request).subscribe(taken);
+		if (taken.error != null) {
+			throw new IllegalStateException("the pick failed", taken.error);
+		}
 		return server(taken.response);
 	}
 
@@ -378,6 +381,8 @@ public final class Contenders {
 
 		@Nullable Response<ServiceInstance> response;
 
+		@Nullable Throwable error;
+
 		@Override
 		public void onSubscribe(Subscription subscription) {
 			subscription.request(Long.MAX_VALUE);
@@ -389,8 +394,8 @@ public final class Contenders {
 		}
 
 		@Override
-		public void onError(Throwable error) {
-			throw new IllegalStateException("the pick failed", error);
+		public void onError(Throwable failure) {
+			this.error = failure;
 		}
 
 		@Override

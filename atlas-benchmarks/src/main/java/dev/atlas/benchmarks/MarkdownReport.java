@@ -111,7 +111,7 @@ public final class MarkdownReport {
 		for (int t : this.threads) {
 			out.append("#### Time per pick, ")
 				.append(threadsLabel(t))
-				.append(" (ns/op per thread, lower is better; × = time ÷ Spring `RoundRobinLoadBalancer`'s at the same size, picked the same way)\n\n");
+				.append(" (ns/op per thread, lower is better; × = time ÷ Spring `RoundRobinLoadBalancer`'s at the same size, picked as its blocking client picks; subscribed rows: ÷ Spring's subscribed)\n\n");
 			header(out);
 			for (Contender contender : Contender.values()) {
 				row(out, contender, t,
@@ -185,7 +185,7 @@ public final class MarkdownReport {
 		out.append("| target | case | measured | verdict |\n|---|---|---:|---|\n");
 		for (int t : this.threads) {
 			for (Contender chain : List.of(Contender.ATLAS_CHAIN, Contender.ATLAS_CHAIN_TAGGED,
-					Contender.ATLAS_CHAIN_SUBSCRIBED)) {
+					Contender.ATLAS_CHAIN_SUBSCRIBED, Contender.ATLAS_CHAIN_BLOCKED)) {
 				Cell atlas = cell(chain, 100, t);
 				Cell spring = cell(chain.baseline(), 100, t);
 				if (atlas != null && spring != null) {

@@ -61,7 +61,10 @@ public abstract class PickBenchmark {
 		this.c.prime();
 	}
 
-	/** Spring Cloud's {@code RoundRobinLoadBalancer}: the baseline of every ratio. */
+	/**
+	 * Spring Cloud's {@code RoundRobinLoadBalancer}: the baseline of every ratio but the
+	 * subscribed rows'.
+	 */
 	@Benchmark
 	public @Nullable ServiceInstance springRoundRobin() {
 		return Contenders.pick(this.c.springRoundRobin, this.c.plain);

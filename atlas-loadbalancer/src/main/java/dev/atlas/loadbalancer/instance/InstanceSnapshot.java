@@ -271,8 +271,8 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 	}
 
 	/**
-	 * Whether the snapshot has no instance; final here rather than inherited, so that the
-	 * stages' checks on every pick need no virtual call.
+	 * Whether the snapshot has no instance; overridden here (the class is final) rather
+	 * than inherited, so that the stages' checks on every pick need no virtual call.
 	 * @return {@code true} when {@link #size()} is {@code 0}
 	 */
 	@Override

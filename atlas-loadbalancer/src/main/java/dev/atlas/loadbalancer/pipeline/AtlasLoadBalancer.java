@@ -8,6 +8,7 @@ import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.PickContext;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -62,6 +63,12 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	private final Supplier<ServiceInstanceListSupplier> noSupplier;
 
 	/**
+	 * Whether a subclass overrides {@link #choose}: then {@link #chooseAndWait} waits for
+	 * what it emits, so that the override applies to the blocking clients too.
+	 */
+	private final boolean chooseOverridden;
+
+	/**
 	 * Creates the load balancer of one service.
 	 * @param serviceId the service
 	 * @param supplierProvider the supplier chain; when it yields nothing, every request
@@ -81,6 +88,16 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		ServiceInstanceListSupplier none = new NoopServiceInstanceListSupplier();
 		this.noSupplier = () -> none;
 		this.chooser = new Chooser(pipeline, pipeline.current(), none, stats, this.noInstance);
+		this.chooseOverridden = overridesChoose(getClass());
+	}
+
+	private static boolean overridesChoose(Class<?> type) {
+		try {
+			return type.getMethod("choose", Request.class).getDeclaringClass() != AtlasLoadBalancer.class;
+		}
+		catch (NoSuchMethodException | SecurityException ex) {
+			return true;
+		}
 	}
 
 	/**
@@ -107,20 +124,27 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 * choice subscribes to the supplier chain itself) and without the snapshot of every
 	 * registered {@code ThreadLocal} that {@code block()} takes per call when Reactor's
 	 * automatic context propagation is on (Atlas's blocking client calls this). The
-	 * choice sees the calling thread's routing context, as with {@code block()}, and no
-	 * other {@code ThreadLocal} (Spring Cloud's suppliers read none). Waits without a
-	 * timeout, as {@code block()} does, only while the supplier chain fetches a list it
-	 * has not cached. Thread-safe.
+	 * choice sees the calling thread's routing context, read once before the list is
+	 * fetched (with {@code block()}, a list fetched on another thread may see that
+	 * thread's), and no other {@code ThreadLocal} (Spring Cloud's suppliers read none).
+	 * Waits without a timeout, as {@code block()} does, only while the supplier chain
+	 * fetches a list it has not cached. A subclass that overrides {@link #choose} is
+	 * waited for through its {@code choose}. Thread-safe.
 	 * @param request the request, as for {@link #choose}
 	 * @return the response {@link #choose} would emit: an instance or a
-	 * {@link NoInstanceResponse}, never {@code null}
-	 * @throws IllegalStateException when it would wait on a non-blocking thread (an event
-	 * loop), as {@code block()} does
+	 * {@link NoInstanceResponse}; {@code null} only from an overriding {@code choose}
+	 * that completes empty
+	 * @throws IllegalStateException when it would have to wait on a non-blocking thread
+	 * (an event loop), as {@code block()} refuses to; a response already there is
+	 * returned
 	 * @throws RuntimeException the error {@link #choose} signals, or when the thread is
-	 * interrupted while the candidate list is being fetched
+	 * interrupted while the candidate list is being fetched (the fetch is cancelled)
 	 */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	public Response<ServiceInstance> chooseAndWait(Request request) {
+	public @Nullable Response<ServiceInstance> chooseAndWait(Request request) {
+		if (this.chooseOverridden) {
+			return choose(request).block();
+		}
 		ServiceInstanceListSupplier supplier = this.supplierProvider.getIfAvailable(this.noSupplier);
 		return chooser(this.pipeline.current(), supplier).chooseAndWait(request);
 	}

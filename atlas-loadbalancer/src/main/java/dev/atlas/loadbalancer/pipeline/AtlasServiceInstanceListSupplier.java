@@ -44,8 +44,8 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * {@link RoutingHeaders}).
  *
  * <p>
- * {@link AtlasLoadBalancer}'s {@link Chooser} applies this stage inside the request's one
- * Reactor operator when the stage tops the chain ({@link #delegateLists},
+ * {@link AtlasLoadBalancer}'s {@link Chooser} applies this stage inside the subscriber
+ * that makes the request's choice when the stage tops the chain ({@link #delegateLists},
  * {@link #select}), one operator less per request, and takes the reason for an empty
  * result from {@link #select}; subscribing to {@link #get(Request)} gives the same lists.
  * Thread-safe.

@@ -49,9 +49,13 @@ final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, Choi
 
 	private static final VarHandle LATCH;
 
+	private static final VarHandle UPSTREAM;
+
 	static {
 		try {
-			LATCH = MethodHandles.lookup().findVarHandle(AwaitedChoice.class, "latch", CountDownLatch.class);
+			MethodHandles.Lookup lookup = MethodHandles.lookup();
+			LATCH = lookup.findVarHandle(AwaitedChoice.class, "latch", CountDownLatch.class);
+			UPSTREAM = lookup.findVarHandle(AwaitedChoice.class, "upstream", Subscription.class);
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
@@ -69,7 +73,19 @@ final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, Choi
 	/** The thread that waits: a result it publishes itself needs no latch. */
 	private final Thread caller;
 
+	/**
+	 * The chain's subscription: written plainly when the chain subscribes on the calling
+	 * thread (during {@code subscribe}, the usual case), else with a volatile write, and
+	 * read with a volatile read by a caller that stops waiting.
+	 */
 	private @Nullable Subscription upstream;
+
+	/**
+	 * Set by the calling thread when it stops waiting (interrupted, or on an event loop):
+	 * a list that still arrives is not chosen from, so that no supplier is told of a
+	 * choice nobody uses.
+	 */
+	private volatile boolean cancelled;
 
 	/** Whether a list, an error or the completion arrived (signals are serial). */
 	private boolean done;
@@ -107,11 +123,12 @@ final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, Choi
 	 * @param routing the calling thread's routing context, or {@code null}
 	 * @param chooser the chooser of the request's version
 	 * @return the response: an instance or a {@link NoInstanceResponse}
-	 * @throws IllegalStateException when it would wait on a non-blocking thread (an event
-	 * loop), as {@code Mono.block()} does
+	 * @throws IllegalStateException when it would have to wait on a non-blocking thread
+	 * (an event loop), as {@code Mono.block()} refuses to (a response already there is
+	 * returned, where {@code block()} would throw)
 	 * @throws RuntimeException the error the chain signals or the choice throws (a
 	 * checked one wrapped by {@link Exceptions#propagate}), or when the thread is
-	 * interrupted while waiting
+	 * interrupted while waiting (the chain is cancelled, the interrupt kept)
 	 */
 	static Response<ServiceInstance> await(Flux<List<ServiceInstance>> lists, @Nullable Request<?> request,
 			@Nullable RoutingContext routing, Chooser chooser) {
@@ -136,25 +153,31 @@ final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, Choi
 	}
 
 	private void waitForResult() {
+		CountDownLatch published = latch();
+		if (published.getCount() == 0) {
+			return;
+		}
 		if (Schedulers.isInNonBlockingThread()) {
 			// as Mono.block(): never wait on an event loop
-			Subscription subscription = this.upstream;
-			if (subscription != null) {
-				subscription.cancel();
-			}
+			stopWaiting();
 			throw new IllegalStateException("chooseAndWait() waits for the candidate list, which is not "
 					+ "supported in thread " + Thread.currentThread().getName());
 		}
 		try {
-			latch().await();
+			published.await();
 		}
 		catch (InterruptedException ex) {
-			Subscription subscription = this.upstream;
-			if (subscription != null) {
-				subscription.cancel();
-			}
+			stopWaiting();
 			Thread.currentThread().interrupt();
 			throw Exceptions.propagate(ex);
+		}
+	}
+
+	private void stopWaiting() {
+		this.cancelled = true;
+		Subscription subscription = (Subscription) UPSTREAM.getVolatile(this);
+		if (subscription != null) {
+			subscription.cancel();
 		}
 	}
 
@@ -165,10 +188,22 @@ final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, Choi
 
 	@Override
 	public void onSubscribe(Subscription subscription) {
-		if (Operators.validate(this.upstream, subscription)) {
-			this.upstream = subscription;
-			subscription.request(Long.MAX_VALUE);
+		if (!Operators.validate(this.upstream, subscription)) {
+			return;
 		}
+		if (Thread.currentThread() == this.caller) {
+			// during subscribe: the caller cannot have stopped waiting yet
+			this.upstream = subscription;
+		}
+		else {
+			// against a caller that stops waiting meanwhile: one of the two cancels
+			UPSTREAM.setVolatile(this, subscription);
+			if (this.cancelled) {
+				subscription.cancel();
+				return;
+			}
+		}
+		subscription.request(Long.MAX_VALUE);
 	}
 
 	@Override
@@ -182,13 +217,20 @@ final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, Choi
 		if (subscription != null) {
 			subscription.cancel();
 		}
+		if (this.cancelled) {
+			return;
+		}
 		try {
 			this.response = this.chooser.respond(list, this);
 		}
 		catch (Throwable ex) {
+			this.error = ex;
 			this.error = Operators.onOperatorError(ex, this.context);
 		}
-		publish();
+		finally {
+			// also when a fatal error is thrown on: the caller must not wait forever
+			publish();
+		}
 	}
 
 	@Override

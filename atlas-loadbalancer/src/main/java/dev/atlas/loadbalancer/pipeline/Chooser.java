@@ -25,17 +25,20 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /**
  * One service's choice with one version of its routing over one supplier chain: what the
- * choosing operator ({@link FirstListChoice}) of a request talks to, and the only thing
- * it talks to. It turns the first candidate list of the chain into the response (applying
- * Atlas's stage inline when the chain allows, then the version's strategy), knows why a
- * response is empty ({@link NoInstanceResponse}), and reads the service's live statistics
- * for the strategy ({@link PickContext positions} refer to the candidates the request
- * holds).
+ * subscriber that makes a request's choice talks to, and the only thing it talks to (the
+ * choosing operator's, {@link FirstListChoice}, for {@link AtlasLoadBalancer#choose}; the
+ * waiting one, {@link AwaitedChoice}, for {@link AtlasLoadBalancer#chooseAndWait}). It
+ * turns the first candidate list of the chain into the response (applying Atlas's stage
+ * inline when the chain allows, then the version's strategy), tells the supplier that
+ * wants to know the chosen instance, knows why a response is empty
+ * ({@link NoInstanceResponse}), and reads the service's live statistics for the strategy
+ * ({@link PickContext positions} refer to the candidates the request holds).
  *
  * <p>
  * Made by {@link AtlasLoadBalancer} once per version and supplier object, never per
  * request, so holding the version costs a request nothing. Immutable and thread-safe; the
- * per-request state (the request, its candidates) lives in the operator's subscriber.
+ * per-request state (the request, its candidates) lives in the subscriber
+ * ({@link ChoiceRequest}).
  */
 final class Chooser {
 
@@ -88,9 +91,9 @@ final class Chooser {
 	 * Atlas's stage when it is the top of the chain, or right below Spring's retry-aware
 	 * supplier (whose only job, leaving out the previously failed instance, Atlas's retry
 	 * avoidance does too, by id rather than by {@code equals}): then the stage is applied
-	 * inside the choosing operator, one Reactor operator less per request. Spring's
-	 * supplier is matched by exact class (a subclass may do more); any other supplier on
-	 * top is subscribed to as it is.
+	 * inside the subscriber that makes the choice, one Reactor operator less per request.
+	 * Spring's supplier is matched by exact class (a subclass may do more); any other
+	 * supplier on top is subscribed to as it is.
 	 */
 	private static @Nullable AtlasServiceInstanceListSupplier inlineStage(ServiceInstanceListSupplier supplier) {
 		ServiceInstanceListSupplier candidate = supplier;

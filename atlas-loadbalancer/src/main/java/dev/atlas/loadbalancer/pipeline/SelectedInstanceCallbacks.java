@@ -46,10 +46,16 @@ final class SelectedInstanceCallbacks {
 		return (top instanceof SelectedInstanceCallback callback) ? callback : null;
 	}
 
+	/**
+	 * Whether a delegating supplier's class keeps Spring's
+	 * {@code selectedServiceInstance}, which passes the choice on to its
+	 * {@code delegate}, and Spring's {@code getDelegate}, which returns that delegate.
+	 */
 	private static boolean onlyPassesOn(Class<?> type) {
 		try {
 			return type.getMethod("selectedServiceInstance", ServiceInstance.class)
-				.getDeclaringClass() == DelegatingServiceInstanceListSupplier.class;
+				.getDeclaringClass() == DelegatingServiceInstanceListSupplier.class
+					&& type.getMethod("getDelegate").getDeclaringClass() == DelegatingServiceInstanceListSupplier.class;
 		}
 		catch (NoSuchMethodException | SecurityException ex) {
 			return false;

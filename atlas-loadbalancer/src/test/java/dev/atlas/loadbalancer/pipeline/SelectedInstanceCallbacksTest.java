@@ -44,6 +44,43 @@ class SelectedInstanceCallbacksTest {
 	}
 
 	@Test
+	void aCallbackOnTopThatIsNotDelegatingIsToldItself() {
+		Recording top = new Recording();
+
+		assertThat(SelectedInstanceCallbacks.told(top)).isSameAs(top);
+	}
+
+	@Test
+	void aDelegatingSupplierThatKeepsTheChoiceToItselfIsToldAndNothingBelow() {
+		Recording bottom = new Recording();
+		PassingOn keeping = new PassingOn(bottom) {
+
+			@Override
+			public void selectedServiceInstance(ServiceInstance serviceInstance) {
+				// keeps it
+			}
+
+		};
+
+		assertThat(SelectedInstanceCallbacks.told(new PassingOn(keeping))).isSameAs(keeping);
+	}
+
+	@Test
+	void aDelegatingSupplierWithItsOwnGetDelegateIsToldItself() {
+		Recording bottom = new Recording();
+		PassingOn ownDelegate = new PassingOn(bottom) {
+
+			@Override
+			public ServiceInstanceListSupplier getDelegate() {
+				return new Plain();
+			}
+
+		};
+
+		assertThat(SelectedInstanceCallbacks.told(ownDelegate)).isSameAs(ownDelegate);
+	}
+
+	@Test
 	void nothingIsToldWhenNoSupplierWantsIt() {
 		ServiceInstanceListSupplier top = new PassingOn(new PassingOn(new Plain()));
 
