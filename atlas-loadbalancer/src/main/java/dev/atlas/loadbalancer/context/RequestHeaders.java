@@ -83,6 +83,9 @@ public final class RequestHeaders {
 	 */
 	public static @Nullable String resolve(@Nullable Request<?> request, @Nullable RoutingContext context,
 			String name) {
+		// first() and carried() written out here: the request's data looked up once, and
+		// one call level less on every pick (through two helpers taking the data, a pick
+		// measured 9-29 % slower in two runs, likely the JIT's inlining depth)
 		RequestData data = data(request);
 		if (data != null) {
 			HttpHeaders headers = data.getHeaders();

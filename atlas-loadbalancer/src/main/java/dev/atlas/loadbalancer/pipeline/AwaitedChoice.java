@@ -224,6 +224,7 @@ final class AwaitedChoice implements CoreSubscriber<List<ServiceInstance>>, Choi
 			this.response = this.chooser.respond(list, this);
 		}
 		catch (Throwable ex) {
+			// kept as it is if the hook rethrows it (a fatal error)
 			this.error = ex;
 			this.error = Operators.onOperatorError(ex, this.context);
 		}

@@ -111,16 +111,14 @@ final class Chooser {
 	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
 	Mono<Response<ServiceInstance>> choose(@Nullable Request request) {
-		AtlasServiceInstanceListSupplier stage = this.inline;
-		if (stage != null) {
+		if (this.inline != null) {
 			// Read once, here on the calling thread: EMPTY when it serves no routed
 			// request, so that the choice does not read the thread-local again.
 			RoutingContext onCallingThread = RoutingContextHolder.get();
-			return FirstListChoice.of(stage.delegateLists(request), request,
+			return FirstListChoice.of(lists(request), request,
 					(onCallingThread != null) ? onCallingThread : RoutingContext.EMPTY, this);
 		}
-		return FirstListChoice.of((request != null) ? this.supplier.get(request) : this.supplier.get(), request, null,
-				this);
+		return FirstListChoice.of(lists(request), request, null, this);
 	}
 
 	/**
@@ -129,17 +127,21 @@ final class Chooser {
 	 * @param request the request; may be {@code null}
 	 * @return the response, never {@code null}
 	 */
+	Response<ServiceInstance> chooseAndWait(@Nullable Request<?> request) {
+		return AwaitedChoice.await(lists(request), request, RoutingContextHolder.get(), this);
+	}
+
+	/**
+	 * The lists a request's choice subscribes to: the stage's delegate's when the stage
+	 * is applied inline, else the top of the chain's.
+	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
-	Response<ServiceInstance> chooseAndWait(@Nullable Request request) {
+	private Flux<List<ServiceInstance>> lists(@Nullable Request request) {
 		AtlasServiceInstanceListSupplier stage = this.inline;
-		Flux<List<ServiceInstance>> lists;
 		if (stage != null) {
-			lists = stage.delegateLists(request);
+			return stage.delegateLists(request);
 		}
-		else {
-			lists = (request != null) ? this.supplier.get(request) : this.supplier.get();
-		}
-		return AwaitedChoice.await(lists, request, RoutingContextHolder.get(), this);
+		return (request != null) ? this.supplier.get(request) : this.supplier.get();
 	}
 
 	/**
