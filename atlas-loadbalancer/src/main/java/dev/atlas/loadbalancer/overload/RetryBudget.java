@@ -1,0 +1,183 @@
+package dev.atlas.loadbalancer.overload;
+
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+/**
+ * The retry budget of one service as this caller sees it, shared by every retry path to
+ * it: each request {@linkplain #deposit() deposits}, each retry
+ * {@linkplain #tryWithdraw() withdraws}, and a retry is allowed only while, over the last
+ * {@linkplain RetryBudgetRules#window() window}, retries stay within
+ * {@code ratio × requests + minRetriesPerSecond × window}. The token bucket of Finagle's
+ * {@code RetryBudget} and Linkerd's retry budget: a deposit is one request's worth, a
+ * retry costs {@code 1 / ratio} of them, and the minimum is a reserve that needs no
+ * deposit. Kept as two {@linkplain WindowedCount windowed counts} (requests and retries)
+ * rather than one balance, so that a change of ratio or minimum applies at once to the
+ * window's history ({@link #update}).
+ *
+ * <p>
+ * Only logical requests deposit, not their retries (so the bound is {@code ratio} of the
+ * load the callers offer, not of the load they make); refused retries are counted
+ * ({@link #exhausted()}). Thread-safe and lock-free; neither call allocates. A withdrawal
+ * counts itself first and takes itself back when the balance does not cover it, so
+ * concurrent retries never overdraw the budget (at worst one is refused that a sequential
+ * order would have allowed).
+ *
+ * @since 0.1.0
+ */
+public final class RetryBudget {
+
+	private final LongSupplier nanoTicker;
+
+	private final LongAdder exhausted = new LongAdder();
+
+	private volatile Window window;
+
+	/**
+	 * Creates a budget on {@link System#nanoTime()}.
+	 * @param rules the rules; not {@code null}
+	 */
+	public RetryBudget(RetryBudgetRules rules) {
+		this(rules, System::nanoTime);
+	}
+
+	/**
+	 * Creates a budget.
+	 * @param rules the rules; not {@code null}
+	 * @param nanoTicker the time in ns (e.g. {@code System::nanoTime}), only compared
+	 * with itself; thread-safe
+	 */
+	public RetryBudget(RetryBudgetRules rules, LongSupplier nanoTicker) {
+		this.nanoTicker = Objects.requireNonNull(nanoTicker, "nanoTicker");
+		this.window = new Window(Objects.requireNonNull(rules, "rules"), nanoTicker.getAsLong());
+	}
+
+	/**
+	 * Records one request (not a retry of it): what the budget grows by.
+	 */
+	public void deposit() {
+		Window current = this.window;
+		if (current.rules.enabled()) {
+			current.requests.add(1, this.nanoTicker.getAsLong());
+		}
+	}
+
+	/**
+	 * Asks for one retry: allowed, and counted, when the window's balance covers it
+	 * ({@link #balance()} {@code >= 1}); otherwise counted as {@linkplain #exhausted()
+	 * exhausted} and refused. Always allowed, and not counted, when the budget is off.
+	 * @return {@code true} when the retry may be made
+	 */
+	public boolean tryWithdraw() {
+		Window current = this.window;
+		if (!current.rules.enabled()) {
+			return true;
+		}
+		long now = this.nanoTicker.getAsLong();
+		current.retries.add(1, now);
+		if (current.balance(now) >= 0) {
+			return true;
+		}
+		current.retries.add(-1, now);
+		this.exhausted.increment();
+		return false;
+	}
+
+	/**
+	 * Retries the budget allows now: {@code ratio × requests + reserve − retries} over
+	 * the window, which may be fractional.
+	 * @return retries; {@link Double#POSITIVE_INFINITY} when the budget is off; never
+	 * below {@code -1} for long (a refused withdrawal takes itself back)
+	 */
+	public double balance() {
+		Window current = this.window;
+		if (!current.rules.enabled()) {
+			return Double.POSITIVE_INFINITY;
+		}
+		return current.balance(this.nanoTicker.getAsLong());
+	}
+
+	/**
+	 * Requests deposited over the window.
+	 * @return {@code >= 0}
+	 */
+	public long requests() {
+		return this.window.requests.sum(this.nanoTicker.getAsLong());
+	}
+
+	/**
+	 * Retries withdrawn over the window.
+	 * @return {@code >= 0}
+	 */
+	public long retries() {
+		return this.window.retries.sum(this.nanoTicker.getAsLong());
+	}
+
+	/**
+	 * Retries refused so far (a monotonic count, what
+	 * {@code atlas.retry.budget.exhausted} reports).
+	 * @return {@code >= 0}
+	 */
+	public long exhausted() {
+		return this.exhausted.sum();
+	}
+
+	/**
+	 * The rules in force.
+	 * @return never {@code null}
+	 */
+	public RetryBudgetRules rules() {
+		return this.window.rules;
+	}
+
+	/**
+	 * Puts new rules in force (a runtime change of configuration). A new ratio, minimum
+	 * or on/off applies at once to the counts of the window; a new window length starts
+	 * empty (its slices have another length), with the full reserve.
+	 * @param rules the new rules; not {@code null}
+	 */
+	public void update(RetryBudgetRules rules) {
+		Objects.requireNonNull(rules, "rules");
+		Window current = this.window;
+		this.window = rules.window().equals(current.rules.window()) ? current.with(rules)
+				: new Window(rules, this.nanoTicker.getAsLong());
+	}
+
+	@Override
+	public String toString() {
+		return "RetryBudget[" + this.window.rules + "]";
+	}
+
+	/** The rules and the two counts over their window. */
+	private static final class Window {
+
+		final RetryBudgetRules rules;
+
+		final WindowedCount requests;
+
+		final WindowedCount retries;
+
+		Window(RetryBudgetRules rules, long nowNanos) {
+			this(rules, new WindowedCount(rules.window().toNanos(), nowNanos),
+					new WindowedCount(rules.window().toNanos(), nowNanos));
+		}
+
+		private Window(RetryBudgetRules rules, WindowedCount requests, WindowedCount retries) {
+			this.rules = rules;
+			this.requests = requests;
+			this.retries = retries;
+		}
+
+		Window with(RetryBudgetRules newRules) {
+			return new Window(newRules, this.requests, this.retries);
+		}
+
+		/** Retries left over the window (negative when overdrawn). */
+		double balance(long nowNanos) {
+			return this.rules.ratio() * this.requests.sum(nowNanos) + this.rules.reserve() - this.retries.sum(nowNanos);
+		}
+
+	}
+
+}

@@ -1,0 +1,83 @@
+package dev.atlas.loadbalancer.overload;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * A count of events over a sliding window, kept in {@value #SLICES} slices (Finagle's
+ * {@code WindowedAdder}): an event lands in the slice of its time, a slice older than the
+ * window counts for nothing and is reused. Each slice is one {@code long} holding its
+ * epoch (which slice of time it counts) in the high bits and its count in the low
+ * {@value #COUNT_BITS}, changed by compare-and-set, so that counting is lock-free and
+ * exact, allocates nothing, and a reused slice never mixes two epochs.
+ *
+ * <p>
+ * The window is {@code SLICES} slices long; the sum covers the current slice and the
+ * {@code SLICES - 1} before it, so it spans between {@code window - slice} and
+ * {@code window}. Times are ticker nanoseconds, only compared with each other.
+ * Thread-safe.
+ */
+final class WindowedCount {
+
+	static final int SLICES = 10;
+
+	private static final int COUNT_BITS = 28;
+
+	private static final long COUNT_MASK = (1L << COUNT_BITS) - 1;
+
+	private final AtomicLongArray slices = new AtomicLongArray(SLICES);
+
+	private final long sliceNanos;
+
+	private final long originNanos;
+
+	/**
+	 * @param windowNanos the window, {@code >= SLICES} ns
+	 * @param nowNanos the ticker's time now, from which epochs are counted
+	 */
+	WindowedCount(long windowNanos, long nowNanos) {
+		this.sliceNanos = windowNanos / SLICES;
+		// Epoch 0 is never a live one, so that the zeroed slices count for nothing.
+		this.originNanos = nowNanos - this.sliceNanos;
+	}
+
+	/**
+	 * Adds to the count of the slice of {@code nowNanos}.
+	 * @param delta {@code 1} or {@code -1} (a count never goes below 0)
+	 * @param nowNanos the ticker's time, not before the construction's
+	 */
+	void add(int delta, long nowNanos) {
+		long epoch = epoch(nowNanos);
+		int index = (int) (epoch % SLICES);
+		while (true) {
+			long slice = this.slices.get(index);
+			long count = ((slice >>> COUNT_BITS) == epoch) ? (slice & COUNT_MASK) : 0;
+			long next = (epoch << COUNT_BITS) | Math.min(COUNT_MASK, Math.max(0, count + delta));
+			if (this.slices.compareAndSet(index, slice, next)) {
+				return;
+			}
+		}
+	}
+
+	/**
+	 * The count over the window ending at {@code nowNanos}.
+	 * @param nowNanos the ticker's time
+	 * @return {@code >= 0}
+	 */
+	long sum(long nowNanos) {
+		long epoch = epoch(nowNanos);
+		long sum = 0;
+		for (int i = 0; i < SLICES; i++) {
+			long slice = this.slices.get(i);
+			long age = epoch - (slice >>> COUNT_BITS);
+			if (age >= 0 && age < SLICES) {
+				sum += slice & COUNT_MASK;
+			}
+		}
+		return sum;
+	}
+
+	private long epoch(long nowNanos) {
+		return Math.max(1, (nowNanos - this.originNanos) / this.sliceNanos);
+	}
+
+}
