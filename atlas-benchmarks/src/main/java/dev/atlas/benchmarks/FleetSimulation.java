@@ -1,0 +1,450 @@
+package dev.atlas.benchmarks;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+
+import dev.atlas.loadbalancer.overload.RetryBudget;
+import dev.atlas.loadbalancer.overload.RetryBudgetRules;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Deterministic discrete-event simulation of a retry storm: a fleet that loses capacity
+ * while its callers retry in two layers, with and without Atlas's retry budget and
+ * overload marker, next to Spring Cloud's defaults. No network, no threads, a simulated
+ * clock (ns), every draw seeded.
+ *
+ * <p>
+ * <strong>The model.</strong>
+ * <ul>
+ * <li>A <em>capped service</em> of {@value #INSTANCES} instances, each taking at most
+ * {@value #SLOTS} requests at once (a semaphore) and answering 503 at once above that
+ * (fail-fast); service time exponential with mean {@value #SERVICE_MILLIS} ms, so each
+ * instance serves at most {@value #CAPACITY_PER_INSTANCE} req/s.</li>
+ * <li>At {@value #DROP_SECOND} s, {@value #LOST} instances stop: connections to them are
+ * refused at once, and they leave the callers' instance list {@value #DEREGISTER_MILLIS}
+ * ms later (the registry's event). Capacity drops from 1,000 to 600 req/s.</li>
+ * <li>An <em>edge</em> (a gateway running Atlas) receives {@value #OFFERED} req/s,
+ * Poisson, and calls a <em>middle service</em> (running Atlas) with a Retry of 3 on 503
+ * (back-off 10, 20, 40 ms, as the sample gateway's filter); the middle service calls the
+ * capped one with Spring Cloud LoadBalancer's retry: one retry on another instance (the
+ * one that failed left out), on a connect failure and, under Atlas's defaults, on 503.
+ * Instances are chosen at random (Atlas's default strategy, {@code weighted-random}, over
+ * equal weights). The middle service has capacity to spare; it answers 503 when its call
+ * failed.</li>
+ * <li>With the budget, each caller has one {@link RetryBudget} per service it calls
+ * (defaults: ratio 0.2, 10 retries per second, window 10 s), on the simulated clock; each
+ * request deposits, each retry withdraws. With the marker, the middle service marks its
+ * 503 as overload when it gave up on a retryable failure (its retry refused by the
+ * budget, or made and failed too), and the edge does not retry a marked answer.</li>
+ * </ul>
+ * Measured per second: offered (logical requests at the edge), attempts reaching the
+ * capped service (refused connections to stopped instances apart), goodput (logical
+ * requests that succeeded, by when they succeeded) and amplification (attempts per
+ * offered request).
+ */
+public final class FleetSimulation {
+
+	/** Instances of the capped service. */
+	public static final int INSTANCES = 10;
+
+	/** Concurrent requests an instance takes before it answers 503. */
+	public static final int SLOTS = 20;
+
+	/** Mean service time, ms. */
+	public static final int SERVICE_MILLIS = 200;
+
+	/** Capacity of one instance, req/s: slots / mean service time. */
+	public static final int CAPACITY_PER_INSTANCE = SLOTS * 1000 / SERVICE_MILLIS;
+
+	/** Requests per second offered at the edge. */
+	public static final int OFFERED = 800;
+
+	/** Instances that stop. */
+	public static final int LOST = 4;
+
+	/** When they stop, s. */
+	public static final int DROP_SECOND = 20;
+
+	/** How long stopped instances stay listed, ms. */
+	public static final int DEREGISTER_MILLIS = 2000;
+
+	/** Length of a run, s. */
+	public static final int SECONDS = 80;
+
+	/** Retries of the edge's Retry filter. */
+	static final int EDGE_RETRIES = 3;
+
+	private static final long NANOS_PER_MILLI = 1_000_000L;
+
+	private static final long NANOS_PER_SECOND = 1_000_000_000L;
+
+	private static final long[] EDGE_BACKOFF_NANOS = { 10 * NANOS_PER_MILLI, 20 * NANOS_PER_MILLI,
+			40 * NANOS_PER_MILLI };
+
+	private FleetSimulation() {
+	}
+
+	/**
+	 * Runs the storm scenario.
+	 * @param policy how the callers retry
+	 * @param seed the seed of every draw
+	 * @return the measurements
+	 */
+	public static Result run(Policy policy, long seed) {
+		return new Run(policy, seed, OFFERED, 0).run();
+	}
+
+	/**
+	 * Runs a calm scenario: every instance up, {@code offeredPerSecond} requests per
+	 * second, each attempt failing with a 503 with probability {@code failureRatio}
+	 * whatever the load.
+	 * @param policy how the callers retry
+	 * @param seed the seed of every draw
+	 * @param offeredPerSecond requests per second at the edge
+	 * @param failureRatio a ratio 0..1
+	 * @return the measurements
+	 */
+	public static Result runCalm(Policy policy, long seed, int offeredPerSecond, double failureRatio) {
+		return new Run(policy, seed, offeredPerSecond, failureRatio).run();
+	}
+
+	/**
+	 * Prints the report as Markdown.
+	 * @param args ignored
+	 */
+	public static void main(String[] args) {
+		System.out.print(report(42L));
+	}
+
+	static String report(long seed) {
+		List<Result> results = new ArrayList<>();
+		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED, Policy.ATLAS_BUDGET, Policy.ATLAS,
+				Policy.ATLAS_LEAST_REQUEST)) {
+			results.add(run(policy, seed));
+		}
+		StringBuilder out = new StringBuilder();
+		out.append(String.format(Locale.ROOT,
+				"Fleet simulation (seed %d): %d instances × %d req/s, %d lost at %d s, %d req/s offered at the edge%n%n",
+				seed, INSTANCES, CAPACITY_PER_INSTANCE, LOST, DROP_SECOND, OFFERED));
+		out.append("| window (s) |");
+		for (Result result : results) {
+			out.append(' ').append(result.policy().name()).append(": attempts/s, goodput/s, ×offered |");
+		}
+		out.append('\n').append("|---|");
+		results.forEach((r) -> out.append("---|"));
+		out.append('\n');
+		for (int from = 0; from + 10 <= SECONDS; from += 10) {
+			out.append(String.format(Locale.ROOT, "| %d–%d |", from, from + 10));
+			for (Result result : results) {
+				double attempts = Result.mean(result.attempts(), from);
+				out.append(String.format(Locale.ROOT, " %.0f, %.0f, %.2f× |", attempts,
+						Result.mean(result.goodput(), from), attempts / Result.mean(result.offered(), from)));
+			}
+			out.append('\n');
+		}
+		return out.toString();
+	}
+
+	/**
+	 * How the callers retry.
+	 *
+	 * @param name shown in the report
+	 * @param middleRetries503 whether the middle service retries a 503 (Atlas's default
+	 * adds 503 to Spring Cloud's retryable statuses; Spring Cloud's retries connect
+	 * failures only)
+	 * @param budget whether both callers bound their retries by a retry budget
+	 * @param marker whether the middle service marks an overload it gave up on, and the
+	 * edge does not retry it
+	 * @param leastRequest whether the middle service chooses with {@code least-request}
+	 * (P2C over requests in flight) rather than at random
+	 */
+	public record Policy(String name, boolean middleRetries503, boolean budget, boolean marker, boolean leastRequest) {
+
+		/** Spring Cloud's defaults, with the edge's Retry of 3. */
+		public static final Policy SPRING_CLOUD = new Policy("Spring Cloud defaults", false, false, false, false);
+
+		/** Atlas's retry of 503 without the budget or the marker. */
+		public static final Policy ATLAS_UNBOUNDED = new Policy("Atlas, no budget", true, false, false, false);
+
+		/** Atlas's budget without the marker. */
+		public static final Policy ATLAS_BUDGET = new Policy("Atlas, budget only", true, true, false, false);
+
+		/**
+		 * Atlas's defaults with {@code least-request}, which sends fewer requests to a
+		 * full instance.
+		 */
+		public static final Policy ATLAS_LEAST_REQUEST = new Policy("Atlas, budget + marker, least-request", true, true,
+				true, true);
+
+		/** Atlas's defaults: budget and marker. */
+		public static final Policy ATLAS = new Policy("Atlas, budget + marker", true, true, true, false);
+
+	}
+
+	/**
+	 * What one run measured, per second of simulated time.
+	 *
+	 * @param policy the callers' retry policy
+	 * @param offered logical requests arrived at the edge in each second
+	 * @param attempts attempts that reached an instance of the capped service in each
+	 * second
+	 * @param refused attempts refused by a stopped instance in each second
+	 * @param goodput logical requests that succeeded in each second
+	 * @param budgetExhausted retries refused by the callers' budgets over the run
+	 */
+	public record Result(Policy policy, int[] offered, int[] attempts, int[] refused, int[] goodput,
+			long budgetExhausted) {
+
+		/**
+		 * A 10 s window's mean per second.
+		 * @param series one of this result's series
+		 * @param from the window's first second
+		 * @return the mean
+		 */
+		public static double mean(int[] series, int from) {
+			return sum(series, from, 10) / 10.0;
+		}
+
+		static long sum(int[] series, int from, int length) {
+			long sum = 0;
+			for (int s = from; s < from + length; s++) {
+				sum += series[s];
+			}
+			return sum;
+		}
+
+	}
+
+	/** One run; not thread-safe. */
+	private static final class Run {
+
+		private final Policy policy;
+
+		private final int offeredPerSecond;
+
+		private final double failureRatio;
+
+		private final SplittableRandom arrivals;
+
+		private final SplittableRandom service;
+
+		private final SplittableRandom picks;
+
+		private final SplittableRandom failures;
+
+		private final PriorityQueue<Event> events = new PriorityQueue<>(
+				(a, b) -> (a.at != b.at) ? Long.compare(a.at, b.at) : Long.compare(a.id, b.id));
+
+		private final int[] busy = new int[INSTANCES];
+
+		private final boolean[] stopped = new boolean[INSTANCES];
+
+		private final boolean[] listed = new boolean[INSTANCES];
+
+		private final RetryBudget edgeBudget;
+
+		private final RetryBudget middleBudget;
+
+		private final int[] offered = new int[SECONDS];
+
+		private final int[] attempts = new int[SECONDS];
+
+		private final int[] refused = new int[SECONDS];
+
+		private final int[] goodput = new int[SECONDS];
+
+		private long now;
+
+		private long nextId;
+
+		Run(Policy policy, long seed, int offeredPerSecond, double failureRatio) {
+			this.policy = policy;
+			this.offeredPerSecond = offeredPerSecond;
+			this.failureRatio = failureRatio;
+			SplittableRandom root = new SplittableRandom(seed);
+			this.arrivals = root.split();
+			this.service = root.split();
+			this.picks = root.split();
+			this.failures = root.split();
+			RetryBudgetRules rules = policy.budget() ? RetryBudgetRules.DEFAULTS : RetryBudgetRules.OFF;
+			// Both budgets start with the clock: their slices of 1 s line up with the
+			// seconds measured.
+			this.edgeBudget = new RetryBudget(rules, () -> this.now);
+			this.middleBudget = new RetryBudget(rules, () -> this.now);
+			Arrays.fill(this.listed, true);
+		}
+
+		Result run() {
+			long end = SECONDS * NANOS_PER_SECOND;
+			schedule(exponential(this.arrivals, NANOS_PER_SECOND / (double) this.offeredPerSecond), Kind.ARRIVAL, null,
+					-1);
+			if (this.failureRatio == 0) {
+				schedule(DROP_SECOND * NANOS_PER_SECOND, Kind.DROP, null, -1);
+				schedule(DROP_SECOND * NANOS_PER_SECOND + DEREGISTER_MILLIS * NANOS_PER_MILLI, Kind.DEREGISTER, null,
+						-1);
+			}
+			while (!this.events.isEmpty() && this.events.peek().at < end) {
+				Event event = this.events.poll();
+				this.now = event.at;
+				switch (event.kind) {
+					case ARRIVAL -> {
+						this.offered[second()]++;
+						edgeAttempt(new Logical());
+						schedule(this.now
+								+ exponential(this.arrivals, NANOS_PER_SECOND / (double) this.offeredPerSecond),
+								Kind.ARRIVAL, null, -1);
+					}
+					case EDGE_RETRY -> edgeAttempt(Objects.requireNonNull(event.request));
+					case SERVED -> {
+						this.busy[event.instance]--;
+						this.goodput[second()]++;
+					}
+					case DROP -> {
+						for (int i = 0; i < LOST; i++) {
+							this.stopped[i] = true;
+						}
+					}
+					case DEREGISTER -> {
+						for (int i = 0; i < LOST; i++) {
+							this.listed[i] = false;
+						}
+					}
+				}
+			}
+			return new Result(this.policy, this.offered, this.attempts, this.refused, this.goodput,
+					this.edgeBudget.exhausted() + this.middleBudget.exhausted());
+		}
+
+		/** The edge calls the middle service, which calls the capped one. */
+		private void edgeAttempt(Logical request) {
+			Answer answer = middleRequest();
+			if (answer == Answer.SERVING) {
+				// its success is counted when the capped instance has served it
+				return;
+			}
+			boolean retryable = !(this.policy.marker() && answer == Answer.OVERLOAD_MARKED);
+			if (retryable && request.edgeRetries < EDGE_RETRIES && this.edgeBudget.tryWithdraw()) {
+				long backoff = EDGE_BACKOFF_NANOS[request.edgeRetries];
+				request.edgeRetries++;
+				schedule(this.now + backoff, Kind.EDGE_RETRY, request, -1);
+			}
+		}
+
+		/**
+		 * One request of the middle service: an attempt on the capped service and, when
+		 * it fails retryably, one retry on another instance within the budget.
+		 */
+		private Answer middleRequest() {
+			this.middleBudget.deposit();
+			int first = pick(-1);
+			Outcome outcome = attempt(first);
+			if (outcome == Outcome.SERVING) {
+				return Answer.SERVING;
+			}
+			boolean retryable = outcome == Outcome.REFUSED || this.policy.middleRetries503();
+			if (!retryable) {
+				return Answer.FAILED;
+			}
+			if (!this.middleBudget.tryWithdraw()) {
+				return Answer.OVERLOAD_MARKED;
+			}
+			if (attempt(pick(first)) == Outcome.SERVING) {
+				return Answer.SERVING;
+			}
+			return Answer.OVERLOAD_MARKED;
+		}
+
+		private Outcome attempt(int instance) {
+			if (this.stopped[instance]) {
+				this.refused[second()]++;
+				return Outcome.REFUSED;
+			}
+			this.attempts[second()]++;
+			if (this.busy[instance] >= SLOTS
+					|| (this.failureRatio > 0 && this.failures.nextDouble() < this.failureRatio)) {
+				return Outcome.OVERLOADED;
+			}
+			this.busy[instance]++;
+			schedule(this.now + exponential(this.service, SERVICE_MILLIS * (double) NANOS_PER_MILLI), Kind.SERVED, null,
+					instance);
+			return Outcome.SERVING;
+		}
+
+		/**
+		 * A listed instance other than {@code avoid} (when there is another): at random,
+		 * or, with {@code least-request}, the one with fewer requests in flight of two
+		 * drawn at random (P2C).
+		 */
+		private int pick(int avoid) {
+			int first = draw(avoid);
+			if (!this.policy.leastRequest()) {
+				return first;
+			}
+			int second = draw(avoid);
+			return (this.busy[second] < this.busy[first]) ? second : first;
+		}
+
+		private int draw(int avoid) {
+			int candidates = 0;
+			for (int i = 0; i < INSTANCES; i++) {
+				if (this.listed[i] && i != avoid) {
+					candidates++;
+				}
+			}
+			int chosen = this.picks.nextInt(candidates);
+			for (int i = 0; i < INSTANCES; i++) {
+				if (this.listed[i] && i != avoid && chosen-- == 0) {
+					return i;
+				}
+			}
+			throw new IllegalStateException("no instance");
+		}
+
+		private int second() {
+			return (int) Math.min(SECONDS - 1, this.now / NANOS_PER_SECOND);
+		}
+
+		private void schedule(long at, Kind kind, @Nullable Logical request, int instance) {
+			this.events.add(new Event(at, this.nextId++, kind, request, instance));
+		}
+
+		private static long exponential(SplittableRandom random, double meanNanos) {
+			return (long) (-Math.log(1 - random.nextDouble()) * meanNanos);
+		}
+
+	}
+
+	private enum Kind {
+
+		ARRIVAL, EDGE_RETRY, SERVED, DROP, DEREGISTER
+
+	}
+
+	private enum Outcome {
+
+		SERVING, OVERLOADED, REFUSED
+
+	}
+
+	private enum Answer {
+
+		SERVING, FAILED, OVERLOAD_MARKED
+
+	}
+
+	/** A logical request at the edge. */
+	private static final class Logical {
+
+		int edgeRetries;
+
+	}
+
+	private record Event(long at, long id, Kind kind, @Nullable Logical request, int instance) {
+	}
+
+}
