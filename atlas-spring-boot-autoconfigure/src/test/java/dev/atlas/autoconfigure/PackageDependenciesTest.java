@@ -28,7 +28,7 @@ class PackageDependenciesTest {
 
 	/** Each concern's properties, auto-configuration and meters, side by side. */
 	private static final List<String> CONCERNS = List.of("affinity", "gray", "warmup", "outlier", "lifecycle",
-			"registry", "client");
+			"registry", "client", "overload");
 
 	/**
 	 * Carries the routing context across hops and threads: concerns may use it, it names

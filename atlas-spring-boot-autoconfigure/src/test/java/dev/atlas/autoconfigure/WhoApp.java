@@ -16,9 +16,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
@@ -83,10 +86,18 @@ public class WhoApp {
 		this.delay = environment.getProperty("app.delay", Duration.class, Duration.ZERO);
 	}
 
+	/**
+	 * The load-balanced {@code RestClient.Builder}, on the JDK's {@code HttpClient}: the
+	 * default, Apache HttpClient 5 (on the class path through the Nacos client), re-sends
+	 * an answer with 503 itself after 1 s (its {@code DefaultHttpRequestRetryStrategy}),
+	 * a retry layer under Spring Cloud's that the tests of Atlas's retries must not
+	 * count.
+	 * @return the builder
+	 */
 	@Bean
 	@LoadBalanced
 	RestClient.Builder loadBalancedRestClientBuilder() {
-		return RestClient.builder();
+		return RestClient.builder().requestFactory(new JdkClientHttpRequestFactory());
 	}
 
 	@Bean
@@ -110,6 +121,21 @@ public class WhoApp {
 
 	@GetMapping("/who")
 	ResponseEntity<String> who() throws InterruptedException {
+		return answer();
+	}
+
+	/**
+	 * As {@code GET /who}, for a POST (a method Spring Cloud does not retry).
+	 * @param body ignored
+	 * @return the answer
+	 * @throws InterruptedException when interrupted while hanging or delayed
+	 */
+	@PostMapping("/who")
+	ResponseEntity<String> postWho(@RequestBody(required = false) @Nullable String body) throws InterruptedException {
+		return answer();
+	}
+
+	private ResponseEntity<String> answer() throws InterruptedException {
 		this.served.incrementAndGet();
 		CountDownLatch hanging = this.hang;
 		if (hanging != null) {
@@ -194,6 +220,31 @@ public class WhoApp {
 	}
 
 	/**
+	 * POSTs to {@code /who} of {@code app.target} through a load-balanced client.
+	 * @param client {@code rest-client}, {@code rest-template}, {@code web-client}
+	 * (blocks for the answer) or {@code feign}
+	 * @return the answer
+	 */
+	public String post(String client) {
+		String url = "http://" + this.environment.getProperty("app.target", "provider") + "/who";
+		return switch (client) {
+			case "rest-client" ->
+				this.restClient.getObject().build().post().uri(url).body("order").retrieve().body(String.class);
+			case "rest-template" -> this.restTemplate.getObject().postForObject(url, "order", String.class);
+			case "web-client" -> this.webClient.getObject()
+				.build()
+				.post()
+				.uri(url)
+				.bodyValue("order")
+				.retrieve()
+				.bodyToMono(String.class)
+				.block();
+			case "feign" -> this.feign.getObject().postWho("order");
+			default -> throw new IllegalArgumentException(client);
+		};
+	}
+
+	/**
 	 * How many {@code /who} calls this application served.
 	 * @return the count since start
 	 */
@@ -238,6 +289,9 @@ public class WhoApp {
 
 		@GetMapping("/who")
 		String who();
+
+		@PostMapping("/who")
+		String postWho(@RequestBody String body);
 
 		@GetMapping("/echo/{segment}")
 		String echo(@PathVariable("segment") String segment, @RequestParam("name") String name);

@@ -15,6 +15,7 @@ import dev.atlas.autoconfigure.loadbalancer.ServiceRouting;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
+import dev.atlas.loadbalancer.overload.RetryBudget;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.stats.InstanceStats;
@@ -45,10 +46,12 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *                        "weight": 2.0, "effectiveWeight": 1.0, "warmup": 0.5, "picks": 120, "inFlight": 1,
  *                        "outlier": { "ejected": false, "ejectedAt": null, "ejectedUntil": null, "timesEjected": 0,
  *                                     "consecutive5xx": 0, "consecutiveGatewayFailures": 0 } } ],
+ *       "retryBudget": { "enabled": true, "balance": 112.4, "requests": 62, "retries": 0, "exhausted": 0 },
  *       "rules": { "strategy": "weighted-random", "all-zero-weights": "fail-open", "gray-enabled": true,
  *                  "gray": { "header": "X-Service-Version", "canary-percentages": { "v2": 10.0 }, … },
  *                  "warmup": { … }, "outlier": { … }, "least-request": { … }, "peak-ewma": { … }, "hash": { … },
- *                  "affinity": { "cluster": "a", "min-healthy-ratio": 0.1, "min-instances": 1 } },
+ *                  "affinity": { "cluster": "a", "min-healthy-ratio": 0.1, "min-instances": 1 },
+ *                  "retry": { "enabled": true, "ratio": 0.2, "min-retries-per-second": 10, "window": "10s" } },
  *       "rulesChangedAt": 1767000100000
  *     }
  *   },
@@ -69,10 +72,14 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * whether the instance is ejected now, since when and until when (epoch ms: it returns at
  * the first probe that passes from then on; {@code null} when not ejected), the
  * multiplier of its next or current ejection time ({@code timesEjected}), and its
- * failures in a row. {@code rules} are the rules in force for the service (each rules
- * record's components, durations as in properties; {@code affinity} is {@code null} until
- * the first request resolves the caller's cluster) and {@code rulesChangedAt} when they
- * last changed at runtime (epoch ms; {@code null}: as at startup).
+ * failures in a row. {@code retryBudget} is the state of the service's retry budget over
+ * its window: the retries it allows now ({@code balance}; {@code null} when it is off),
+ * the requests and retries it counted, and the retries it refused so far
+ * ({@code exhausted}); {@code null} for a service Atlas does not route. {@code rules} are
+ * the rules in force for the service (each rules record's components, durations as in
+ * properties; {@code affinity} is {@code null} until the first request resolves the
+ * caller's cluster) and {@code rulesChangedAt} when they last changed at runtime (epoch
+ * ms; {@code null}: as at startup).
  *
  * @since 0.1.0
  */
@@ -182,9 +189,23 @@ public class AtlasEndpoint {
 			instances.add(row);
 		}
 		view.put("instances", instances);
+		RetryBudget budget = (atlas != null) ? this.clients.getInstance(serviceId, RetryBudget.class) : null;
+		view.put("retryBudget", (budget != null) ? retryBudget(budget) : null);
 		Instant changedAt = (routing != null) ? routing.changedAt() : null;
 		view.put("rules", (routing != null) ? routing.rulesView() : null);
 		view.put("rulesChangedAt", (changedAt != null) ? changedAt.toEpochMilli() : null);
+		return view;
+	}
+
+	/** The state of a retry budget: its window's counts and the retries it allows now. */
+	private static Map<String, Object> retryBudget(RetryBudget budget) {
+		Map<String, Object> view = new LinkedHashMap<>();
+		double balance = budget.balance();
+		view.put("enabled", budget.rules().enabled());
+		view.put("balance", Double.isInfinite(balance) ? null : Math.floor(balance * 10) / 10);
+		view.put("requests", budget.requests());
+		view.put("retries", budget.retries());
+		view.put("exhausted", budget.exhausted());
 		return view;
 	}
 

@@ -51,6 +51,9 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 
 	private final Map<String, Object> lifecycles = new ConcurrentHashMap<>();
 
+	/** By service: its beans looked up by class, {@link #NOT_CACHED} when not kept. */
+	private final Map<String, Map<Class<?>, Object>> beans = new ConcurrentHashMap<>();
+
 	/**
 	 * Creates the factory.
 	 * @param properties the per-client properties of Spring Cloud LoadBalancer
@@ -75,6 +78,33 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		if (cached == null && found != null) {
 			this.loadBalancers.put(serviceId,
 					singletonsOnly(serviceId, ReactorServiceInstanceLoadBalancer.class) ? found : NOT_CACHED);
+		}
+		return found;
+	}
+
+	/**
+	 * The service's bean of a class, as {@link LoadBalancerClientFactory#getInstance}
+	 * answers it; from a cache when the class has no generics and every bean of it is a
+	 * singleton (Atlas's retry paths look up the service's retry budget on every
+	 * request).
+	 * @param name the service
+	 * @param clazz the class of the bean
+	 * @param generics its generics; none for a cached look-up
+	 * @return the bean, {@code null} when the context has none
+	 */
+	@Override
+	public <X> @Nullable X getInstance(String name, Class<?> clazz, Class<?>... generics) {
+		if (generics.length != 0) {
+			return super.getInstance(name, clazz, generics);
+		}
+		Map<Class<?>, Object> ofService = this.beans.computeIfAbsent(name, (n) -> new ConcurrentHashMap<>());
+		Object cached = ofService.get(clazz);
+		if (cached != null && cached != NOT_CACHED) {
+			return cast(cached);
+		}
+		X found = super.getInstance(name, clazz, generics);
+		if (cached == null && found != null) {
+			ofService.put(clazz, singletonsOnly(name, clazz) ? found : NOT_CACHED);
 		}
 		return found;
 	}
@@ -149,6 +179,7 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		super.destroy();
 		this.loadBalancers.clear();
 		this.lifecycles.clear();
+		this.beans.clear();
 	}
 
 	@SuppressWarnings("unchecked")

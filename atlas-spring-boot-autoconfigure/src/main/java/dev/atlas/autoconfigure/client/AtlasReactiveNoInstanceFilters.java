@@ -7,6 +7,7 @@ import java.util.concurrent.CancellationException;
 import java.util.function.BiFunction;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
+import dev.atlas.loadbalancer.overload.Retries;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -16,6 +17,7 @@ import org.springframework.cloud.client.loadbalancer.CompletionContext;
 import org.springframework.cloud.client.loadbalancer.DefaultResponse;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycleValidator;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerProperties;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.cloud.client.loadbalancer.Response;
@@ -26,6 +28,7 @@ import org.springframework.cloud.client.loadbalancer.reactive.LoadBalancerRetryP
 import org.springframework.cloud.client.loadbalancer.reactive.ReactiveLoadBalancer;
 import org.springframework.cloud.client.loadbalancer.reactive.ReactorLoadBalancerExchangeFilterFunction;
 import org.springframework.cloud.client.loadbalancer.reactive.RetryableLoadBalancerExchangeFilterFunction;
+import org.springframework.http.HttpMethod;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
@@ -92,6 +95,7 @@ public final class AtlasReactiveNoInstanceFilters {
 			BiFunction<ClientRequest, ExchangeFunction, Mono<ClientResponse>> exchange) {
 		ExchangeFunction tracking = (request) -> next.exchange(request)
 			.doOnSubscribe((subscription) -> attempt.started())
+			.doOnError(attempt::failed)
 			.doOnTerminate(attempt::ended);
 		return exchange.apply(clientRequest, tracking)
 			.contextWrite((context) -> context.put(Attempt.class, attempt))
@@ -125,16 +129,63 @@ public final class AtlasReactiveNoInstanceFilters {
 
 		private boolean inFlight;
 
-		Attempt(String serviceId, Class<?> contextType, ReactiveLoadBalancer.Factory<ServiceInstance> factory) {
+		/** The method of the request, for the retry rules. */
+		private final @Nullable HttpMethod method;
+
+		/** The last exchange's error; {@code null} after an answer. */
+		private @Nullable Throwable failure;
+
+		/** The failure whose retry was refused, given again to any later retry. */
+		private @Nullable Throwable refused;
+
+		Attempt(String serviceId, Class<?> contextType, ReactiveLoadBalancer.Factory<ServiceInstance> factory,
+				@Nullable HttpMethod method) {
 			this.serviceId = serviceId;
 			this.contextType = contextType;
 			this.factory = factory;
+			this.method = method;
 		}
 
 		synchronized void chosen(Request<?> request, Response<ServiceInstance> response) {
 			this.request = request;
 			this.response = response;
 			this.inFlight = false;
+		}
+
+		synchronized void failed(Throwable error) {
+			this.failure = error;
+		}
+
+		/**
+		 * Decides a retry after an exception, when the retrying filter chooses again: the
+		 * method must allow it (GET, every method with {@code retry-on-all-operations},
+		 * or any method when nothing reached the server) and the service's retry budget
+		 * must cover it. A retry after an answer with a retryable status was decided by
+		 * the retry policy ({@link BudgetedRetryPolicies}).
+		 * @return {@code null} to make the retry; otherwise the failure to give the
+		 * caller instead (the one the retry was for)
+		 */
+		synchronized @Nullable Throwable refusal() {
+			if (this.request == null) {
+				return null;
+			}
+			if (this.refused != null) {
+				return this.refused;
+			}
+			Throwable previous = this.failure;
+			if (previous == null) {
+				return null;
+			}
+			this.failure = null;
+			LoadBalancerProperties properties = this.factory.getProperties(this.serviceId);
+			boolean onAll = properties != null && properties.getRetry().isRetryOnAllOperations();
+			if (Retries.methodAllows((this.method != null) ? this.method.name() : null, onAll, previous)
+					&& Retries.tryRetry(Retries.budget(this.factory, this.serviceId), this.serviceId,
+							this.method + " to " + this.serviceId, previous)) {
+				return null;
+			}
+			this.refused = previous;
+			return previous;
 		}
 
 		synchronized void started() {
@@ -191,7 +242,8 @@ public final class AtlasReactiveNoInstanceFilters {
 		@Override
 		public Mono<ClientResponse> filter(ClientRequest clientRequest, ExchangeFunction next) {
 			return tracked(clientRequest, next,
-					new Attempt(clientRequest.url().getHost(), RequestDataContext.class, this.factory), super::filter);
+					new Attempt(clientRequest.url().getHost(), RequestDataContext.class, this.factory, null),
+					super::filter);
 		}
 
 		@Override
@@ -215,20 +267,34 @@ public final class AtlasReactiveNoInstanceFilters {
 		public Retrying(LoadBalancerRetryPolicy.Factory retryPolicyFactory,
 				ReactiveLoadBalancer.Factory<ServiceInstance> factory,
 				List<LoadBalancerClientRequestTransformer> transformers) {
-			super(retryPolicyFactory, factory, transformers);
+			super(new BudgetedRetryPolicies(retryPolicyFactory, factory), factory, transformers);
 			this.factory = factory;
 		}
 
 		@Override
 		public Mono<ClientResponse> filter(ClientRequest clientRequest, ExchangeFunction next) {
-			return tracked(clientRequest, next,
-					new Attempt(clientRequest.url().getHost(), RetryableRequestContext.class, this.factory),
-					super::filter);
+			return tracked(clientRequest, next, new Attempt(clientRequest.url().getHost(),
+					RetryableRequestContext.class, this.factory, clientRequest.method()), super::filter);
 		}
 
+		/**
+		 * Chooses, except for a retry that the method or the retry budget refuses: that
+		 * fails with the failure it was for (which the retry specification, having no
+		 * retry left to give it, passes on as {@code Retries exhausted}, as when a retry
+		 * fails).
+		 */
 		@Override
 		protected Mono<Response<ServiceInstance>> choose(String serviceId, Request<RetryableRequestContext> request) {
-			return remember(request, failIfNone(this.factory, serviceId, request, super.choose(serviceId, request)));
+			return Mono.deferContextual((context) -> {
+				Attempt attempt = context.getOrDefault(Attempt.class, null);
+				Throwable refusal = (attempt != null) ? attempt.refusal() : null;
+				if (refusal != null) {
+					return Mono.error(refusal);
+				}
+				Mono<Response<ServiceInstance>> chosen = failIfNone(this.factory, serviceId, request,
+						super.choose(serviceId, request));
+				return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
+			});
 		}
 
 	}

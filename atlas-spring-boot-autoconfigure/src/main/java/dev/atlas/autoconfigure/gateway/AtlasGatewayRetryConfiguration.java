@@ -1,5 +1,7 @@
 package dev.atlas.autoconfigure.gateway;
 
+import dev.atlas.loadbalancer.overload.RetryRecognizer;
+
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -22,6 +24,16 @@ class AtlasGatewayRetryConfiguration {
 	@ConditionalOnMissingBean
 	GatewayRetryAvoidance atlasGatewayRetryAvoidance() {
 		return new GatewayRetryAvoidance();
+	}
+
+	/**
+	 * Tells the retry budget which attempts of a gateway exchange are retries of its
+	 * {@code Retry} filter (they do not deposit).
+	 * @return the recognizer
+	 */
+	@Bean
+	RetryRecognizer atlasGatewayRetries() {
+		return (request) -> GatewayRetryAvoidance.previous(request) != null;
 	}
 
 }

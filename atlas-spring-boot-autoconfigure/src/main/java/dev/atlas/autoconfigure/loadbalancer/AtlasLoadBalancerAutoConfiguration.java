@@ -16,6 +16,8 @@ import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
 import dev.atlas.autoconfigure.outlier.OutlierProperties;
 import dev.atlas.autoconfigure.outlier.OutlierSection;
 import dev.atlas.autoconfigure.outlier.ProbeBundles;
+import dev.atlas.autoconfigure.overload.RetryProperties;
+import dev.atlas.autoconfigure.overload.RetrySection;
 import dev.atlas.autoconfigure.registry.InstanceChangeSource;
 import dev.atlas.autoconfigure.registry.RegistryProperties;
 import dev.atlas.autoconfigure.runtime.ReloadListener;
@@ -71,7 +73,7 @@ import org.springframework.core.env.Environment;
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ AtlasProperties.class, LoadBalancerProperties.class, GrayProperties.class,
 		AffinityProperties.class, WarmupProperties.class, OutlierProperties.class, RegistryProperties.class,
-		LifecycleProperties.class })
+		LifecycleProperties.class, RetryProperties.class })
 @LoadBalancerClients(defaultConfiguration = AtlasLoadBalancerClientConfiguration.class)
 public final class AtlasLoadBalancerAutoConfiguration {
 
@@ -194,6 +196,15 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	@Bean
 	static Section<?, ?> atlasOutlierSection() {
 		return OutlierSection.SECTION;
+	}
+
+	/**
+	 * The retry section of every service's rules (its retry budget).
+	 * @return the section
+	 */
+	@Bean
+	static Section<?, ?> atlasRetrySection() {
+		return RetrySection.SECTION;
 	}
 
 	/**

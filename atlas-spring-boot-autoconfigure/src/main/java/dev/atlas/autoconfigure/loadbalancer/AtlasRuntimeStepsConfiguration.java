@@ -4,6 +4,7 @@ import dev.atlas.autoconfigure.affinity.AffinityClientConfiguration;
 import dev.atlas.autoconfigure.gray.GrayClientConfiguration;
 import dev.atlas.autoconfigure.outlier.OutlierClientConfiguration;
 import dev.atlas.autoconfigure.outlier.StaleCheckStep;
+import dev.atlas.autoconfigure.overload.OverloadClientConfiguration;
 import dev.atlas.autoconfigure.runtime.RuntimeStep;
 import dev.atlas.autoconfigure.runtime.ServiceContext;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
@@ -32,7 +33,7 @@ import org.springframework.core.env.Environment;
 @Configuration(proxyBeanMethods = false)
 @Conditional(OnNoApplicationLoadBalancerCondition.class)
 @Import({ GrayClientConfiguration.class, OutlierClientConfiguration.class, AffinityClientConfiguration.class,
-		WarmupClientConfiguration.class })
+		OverloadClientConfiguration.class, WarmupClientConfiguration.class })
 class AtlasRuntimeStepsConfiguration {
 
 	/**

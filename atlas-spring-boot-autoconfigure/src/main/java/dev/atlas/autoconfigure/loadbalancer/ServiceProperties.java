@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.loadbalancer;
 
 import dev.atlas.autoconfigure.gray.ServiceGrayProperties;
 import dev.atlas.autoconfigure.outlier.OutlierProperties;
+import dev.atlas.autoconfigure.overload.RetryProperties;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.autoconfigure.warmup.WarmupProperties;
@@ -9,9 +10,9 @@ import dev.atlas.autoconfigure.warmup.WarmupProperties;
 /**
  * The sections a service can override under {@code atlas.services.<serviceId>}. Each is
  * overlaid on the global section of the same name ({@code atlas.loadbalancer},
- * {@code atlas.gray}, {@code atlas.warmup}, {@code atlas.outlier}) by
- * {@link AtlasSettings}: what the service does not set is the global value. Mutable while
- * being bound, not thread-safe.
+ * {@code atlas.gray}, {@code atlas.warmup}, {@code atlas.outlier}, {@code atlas.retry})
+ * by {@link AtlasSettings}: what the service does not set is the global value. Mutable
+ * while being bound, not thread-safe.
  *
  * <p>
  * This class only describes {@code atlas.services.<service-id>.*} for the configuration
@@ -39,6 +40,11 @@ public class ServiceProperties {
 	/** Outlier detection for this service's instances; unset ones are atlas.outlier.*. */
 	private final OutlierProperties outlier = new OutlierProperties();
 
+	/**
+	 * Retries of calls to this service (its retry budget); unset ones are atlas.retry.*.
+	 */
+	private final RetryProperties retry = new RetryProperties();
+
 	public LoadBalancerProperties getLoadbalancer() {
 		return this.loadbalancer;
 	}
@@ -53,6 +59,10 @@ public class ServiceProperties {
 
 	public OutlierProperties getOutlier() {
 		return this.outlier;
+	}
+
+	public RetryProperties getRetry() {
+		return this.retry;
 	}
 
 }

@@ -60,7 +60,8 @@ public final class NeverRebound extends PropertySource<String> {
 			"dev.atlas.autoconfigure.affinity.AffinityProperties", "dev.atlas.autoconfigure.outlier.OutlierProperties",
 			"dev.atlas.autoconfigure.lifecycle.LifecycleProperties",
 			"dev.atlas.autoconfigure.registry.RegistryProperties",
-			"dev.atlas.autoconfigure.propagation.PropagationProperties");
+			"dev.atlas.autoconfigure.propagation.PropagationProperties",
+			"dev.atlas.autoconfigure.overload.RetryProperties");
 
 	private static final ConfigurationPropertyName PROPERTY_NAME = ConfigurationPropertyName.of(PROPERTY);
 

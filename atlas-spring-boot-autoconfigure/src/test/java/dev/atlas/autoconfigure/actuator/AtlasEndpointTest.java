@@ -87,16 +87,25 @@ class AtlasEndpointTest {
 			assertThat((Map<String, Object>) all.get("lifecycle")).containsOnlyKeys("registered", "registration",
 					"registeredAt", "listedAt", "ready", "state");
 			Map<String, Object> service = endpoint.service("user-service");
-			assertThat(service).containsOnlyKeys("strategy", "stale", "instances", "rules", "rulesChangedAt")
+			assertThat(service)
+				.containsOnlyKeys("strategy", "stale", "instances", "retryBudget", "rules", "rulesChangedAt")
 				.containsEntry("strategy", "weighted-random")
 				.containsEntry("stale", false)
 				.containsEntry("rulesChangedAt", null);
+			assertThat((Map<String, Object>) service.get("retryBudget"))
+				.containsOnlyKeys("enabled", "balance", "requests", "retries", "exhausted")
+				.containsEntry("enabled", true)
+				.containsEntry("retries", 0L)
+				.containsEntry("exhausted", 0L);
 			Map<String, Object> rules = (Map<String, Object>) service.get("rules");
 			assertThat(rules)
 				.containsOnlyKeys("strategy", "all-zero-weights", "gray-enabled", "gray", "warmup", "outlier",
-						"least-request", "peak-ewma", "hash", "affinity", "failure-statuses")
+						"least-request", "peak-ewma", "hash", "affinity", "failure-statuses", "retry")
 				.containsEntry("strategy", "weighted-random")
 				.containsEntry("all-zero-weights", "fail-open");
+			assertThat((Map<String, Object>) rules.get("retry"))
+				.containsOnlyKeys("enabled", "ratio", "min-retries-per-second", "window")
+				.containsEntry("window", "10s");
 			assertThat((Map<String, Object>) rules.get("gray")).containsEntry("header", "X-Service-Version")
 				.containsEntry("fallback", "baseline")
 				.containsEntry("canary-percentages", Map.of());

@@ -1,0 +1,65 @@
+package dev.atlas.autoconfigure.overload;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.cloud.loadbalancer.blocking.retry.BlockingLoadBalancedRetryFactory;
+import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Overload protection in Spring Cloud's blocking retry path, when Spring Cloud
+ * LoadBalancer is present and enabled and {@code atlas.enabled} is not {@code false}:
+ * Atlas's retry policy for RestTemplate, RestClient and Feign, so that every retry asks
+ * the service's budget and connect failures are requeued whatever the method. Each
+ * service's budget lives in its load-balancer context
+ * ({@link OverloadClientConfiguration}); its rules are the {@code retry} section
+ * ({@link RetrySection}, {@code atlas.retry.*}); WebClient's and the gateway's retry
+ * paths ask it through their own adapters.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration
+@ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
+@ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
+public final class AtlasOverloadAutoConfiguration {
+
+	private AtlasOverloadAutoConfiguration() {
+	}
+
+	/**
+	 * Atlas's retry policy for RestTemplate, RestClient and Feign, when spring-retry is
+	 * on the class path (Spring Cloud's blocking retry needs it).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.retry.support.RetryTemplate")
+	static class BlockingRetryConfiguration {
+
+		/**
+		 * Puts {@link BudgetedRetryFactory} in place of Spring Cloud's
+		 * {@code BlockingLoadBalancedRetryFactory} (matched by exact class: an
+		 * application's own factory is kept).
+		 * @param factory the load balancers of every service
+		 * @return the post-processor
+		 */
+		@Bean
+		static BeanPostProcessor atlasBudgetedRetryFactory(ObjectProvider<LoadBalancerClientFactory> factory) {
+			return new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (bean.getClass() == BlockingLoadBalancedRetryFactory.class) {
+						return new BudgetedRetryFactory((BlockingLoadBalancedRetryFactory) bean, factory.getObject());
+					}
+					return bean;
+				}
+			};
+		}
+
+	}
+
+}

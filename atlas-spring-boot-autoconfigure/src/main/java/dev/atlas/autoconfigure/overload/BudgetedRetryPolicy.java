@@ -1,0 +1,122 @@
+package dev.atlas.autoconfigure.overload;
+
+import dev.atlas.loadbalancer.overload.Retries;
+import dev.atlas.loadbalancer.overload.RetryBudget;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryContext;
+import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryPolicy;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerProperties;
+import org.springframework.cloud.loadbalancer.blocking.retry.BlockingLoadBalancedRetryPolicy;
+import org.springframework.http.HttpRequest;
+
+/**
+ * Spring Cloud's retry policy of one blocking request (RestTemplate, RestClient, Feign),
+ * counting its retries as Spring Cloud's {@code BlockingLoadBalancedRetryPolicy} does
+ * (retries on the same instance, then on the next, up to
+ * {@code max-retries-on-same-service-instance} and
+ * {@code max-retries-on-next-service-instance}), with two differences:
+ * <ul>
+ * <li>a failure that never reached the server (a refused, timed-out or unroutable
+ * connection) is retried whatever the method, POST included; other failures only for GET,
+ * or every method with {@code retry-on-all-operations} (as Spring Cloud);</li>
+ * <li>each retry asks the service's {@link RetryBudget}; a refused one is not made, the
+ * retry ends, and the caller gets the original failure (the exception, or the answer with
+ * the retryable status).</li>
+ * </ul>
+ * Which exceptions and statuses are retryable is Spring Cloud's
+ * ({@code retryable-exceptions}, {@code retryable-status-codes}). One instance per
+ * request, used on its thread; not thread-safe.
+ *
+ * @since 0.1.0
+ */
+public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
+
+	private final LoadBalancerProperties properties;
+
+	private final BlockingLoadBalancedRetryPolicy retryable;
+
+	private final @Nullable RetryBudget budget;
+
+	private final String serviceId;
+
+	private int sameServerCount;
+
+	private int nextServerCount;
+
+	/**
+	 * Creates the policy of one request.
+	 * @param properties the service's properties of Spring Cloud LoadBalancer
+	 * @param budget the service's retry budget, or {@code null} for none
+	 * @param serviceId the service
+	 */
+	public BudgetedRetryPolicy(LoadBalancerProperties properties, @Nullable RetryBudget budget, String serviceId) {
+		this.properties = properties;
+		this.retryable = new BlockingLoadBalancedRetryPolicy(properties);
+		this.budget = budget;
+		this.serviceId = serviceId;
+	}
+
+	private boolean canRetry(LoadBalancedRetryContext context) {
+		return Retries.methodAllows(context.getRequest().getMethod().name(),
+				this.properties.getRetry().isRetryOnAllOperations(), context.getLastThrowable());
+	}
+
+	@Override
+	public boolean canRetrySameServer(LoadBalancedRetryContext context) {
+		return this.sameServerCount < this.properties.getRetry().getMaxRetriesOnSameServiceInstance()
+				&& canRetry(context);
+	}
+
+	@Override
+	public boolean canRetryNextServer(LoadBalancedRetryContext context) {
+		// counted when the failure is registered, checked after: hence <=
+		return this.nextServerCount <= this.properties.getRetry().getMaxRetriesOnNextServiceInstance()
+				&& canRetry(context);
+	}
+
+	@Override
+	public void close(LoadBalancedRetryContext context) {
+	}
+
+	/**
+	 * Counts the failure as Spring Cloud does, then, when a retry will follow, asks the
+	 * budget for it; a refusal ends the retry ({@code setExhaustedOnly}), so that Spring
+	 * Retry gives the caller this failure.
+	 */
+	@Override
+	public void registerThrowable(LoadBalancedRetryContext context, Throwable throwable) {
+		if (!canRetrySameServer(context) && canRetry(context)) {
+			this.sameServerCount = 0;
+			this.nextServerCount++;
+			if (!canRetryNextServer(context)) {
+				context.setExhaustedOnly();
+				return;
+			}
+			// the interceptor chooses the next instance when none is set
+			context.setServiceInstance(null);
+		}
+		else {
+			this.sameServerCount++;
+		}
+		if (!context.isExhaustedOnly() && retryableException(throwable) && canRetryNextServer(context)
+				&& !Retries.tryRetry(this.budget, this.serviceId, describe(context.getRequest()), throwable)) {
+			context.setExhaustedOnly();
+		}
+	}
+
+	private static String describe(HttpRequest request) {
+		return request.getMethod() + " " + request.getURI();
+	}
+
+	@Override
+	public boolean retryableStatusCode(int statusCode) {
+		return this.retryable.retryableStatusCode(statusCode);
+	}
+
+	@Override
+	public boolean retryableException(@Nullable Throwable exception) {
+		return this.retryable.retryableException(exception);
+	}
+
+}

@@ -1,0 +1,136 @@
+package dev.atlas.autoconfigure.retry;
+
+import java.util.Map;
+import java.util.Set;
+
+import dev.atlas.autoconfigure.WhoApp;
+import dev.atlas.autoconfigure.ZooKeeperApps;
+import dev.atlas.autoconfigure.overload.OverloadClientConfiguration;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The retry budget with real applications on a real (in-process) ZooKeeper: both
+ * providers of {@code failing} answer 503 to every request, so every request asks for its
+ * retry. The budgeted caller allows retries for 20 % of its requests and no minimum
+ * ({@code min-retries-per-second=0}), so that the count is exact; the unbounded one has
+ * the budget off, as Spring Cloud has no budget. The budget counts over 10 s: the runtime
+ * change, which spends it, runs last.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class RetryBudgetIT {
+
+	private static final int REQUESTS = 50;
+
+	private static ZooKeeperApps apps;
+
+	private static ConfigurableApplicationContext first;
+
+	private static ConfigurableApplicationContext second;
+
+	private static ConfigurableApplicationContext budgeted;
+
+	private static ConfigurableApplicationContext unbounded;
+
+	@BeforeAll
+	static void start() throws Exception {
+		apps = new ZooKeeperApps();
+		first = apps.start(WhoApp.class, "failing", "app.fail=true");
+		second = apps.start(WhoApp.class, "failing", "app.fail=true");
+		budgeted = caller("atlas.retry.budget.min-retries-per-second=0");
+		unbounded = caller("atlas.retry.budget.enabled=false");
+		ZooKeeperApps.awaitInstances(budgeted, "failing", 2);
+		ZooKeeperApps.awaitInstances(unbounded, "failing", 2);
+	}
+
+	private static ConfigurableApplicationContext caller(String budget) {
+		// No outlier detection: it would eject the failing providers, and the counts
+		// would measure it instead of the budget.
+		return apps.start(WhoApp.class, "failing-caller", "app.target=failing", "atlas.warmup.enabled=false",
+				"atlas.outlier.enabled=false", budget);
+	}
+
+	@AfterAll
+	static void stop() throws Exception {
+		apps.close();
+	}
+
+	/** Requests made by {@code caller} through {@code client}; the attempts they cost. */
+	private static int attempts(ConfigurableApplicationContext caller, String client, int requests) {
+		int before = served();
+		for (int i = 0; i < requests; i++) {
+			try {
+				caller.getBean(WhoApp.class).call(client);
+			}
+			catch (RuntimeException expected) {
+				// the 503, or Spring Cloud's wrapping of it
+			}
+		}
+		return served() - before;
+	}
+
+	private static int served() {
+		return first.getBean(WhoApp.class).served() + second.getBean(WhoApp.class).served();
+	}
+
+	/** The caller's count of refused retries; 0 before its first call to the service. */
+	private static double exhausted(ConfigurableApplicationContext caller) {
+		FunctionCounter counter = caller.getBean(MeterRegistry.class)
+			.find(OverloadClientConfiguration.EXHAUSTED_METER)
+			.tag("service", "failing")
+			.functionCounter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@CsvSource({ "rest-template", "rest-client", "web-client", "feign" })
+	@Order(1)
+	void retriesStayWithinTheBudgetAndTheRefusedOnesAreCounted(String client) {
+		double refusedBefore = exhausted(budgeted);
+		int attempts = attempts(budgeted, client, REQUESTS);
+		// 50 requests, one retry for every 5 of them (ratio 0.2): 60 attempts; what an
+		// earlier client left of the balance is below one retry
+		assertThat(attempts).isBetween(REQUESTS + 9, REQUESTS + 11);
+		assertThat(exhausted(budgeted) - refusedBefore).isBetween(REQUESTS - 11.0, REQUESTS - 9.0);
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@CsvSource({ "rest-template", "rest-client", "web-client", "feign" })
+	void withoutTheBudgetEveryRequestIsRetried(String client) {
+		assertThat(attempts(unbounded, client, REQUESTS)).isEqualTo(2 * REQUESTS);
+		assertThat(exhausted(unbounded)).isZero();
+	}
+
+	@Test
+	@Order(2)
+	void aNewRatioAppliesAtRuntime() {
+		String key = "atlas.services.failing.retry.budget.ratio";
+		budgeted.getEnvironment()
+			.getPropertySources()
+			.addFirst(new MapPropertySource("retry-budget-change", Map.of(key, "1.0")));
+		try {
+			budgeted.publishEvent(new EnvironmentChangeEvent(budgeted, Set.of(key)));
+			// every request now earns a retry
+			assertThat(attempts(budgeted, "rest-template", REQUESTS)).isEqualTo(2 * REQUESTS);
+		}
+		finally {
+			budgeted.getEnvironment().getPropertySources().remove("retry-budget-change");
+			budgeted.publishEvent(new EnvironmentChangeEvent(budgeted, Set.of(key)));
+		}
+	}
+
+}
