@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
+import dev.atlas.loadbalancer.overload.Retries;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -37,7 +38,12 @@ import org.springframework.web.server.ServerWebExchange;
  * flight on its instance for ever, and {@code least-request}, {@code peak-ewma} and
  * bounded load shunned the instance. Outlier detection ignores cancellations;</li>
  * <li>an instance whose host is an IPv6 literal listed without brackets is reached for
- * percent-encoded and non-ASCII paths and queries too (see {@link BracketedHost}).</li>
+ * percent-encoded and non-ASCII paths and queries too (see {@link BracketedHost});</li>
+ * <li>an attempt of the gateway's {@code Retry} filter after the first asks the service's
+ * retry budget; a refused one is not made: the exchange ends as the attempt before it
+ * did, with its error (a refused connection, say) or its status (a 503, without the
+ * body), and the later attempts the {@code Retry} filter still makes end the same way at
+ * once, without asking again.</li>
  * </ul>
  * Put in place of Spring Cloud's filter (matched by exact class: an application's own
  * subclass is kept) by {@link AtlasGatewayAutoConfiguration}. Thread-safe.
@@ -45,6 +51,12 @@ import org.springframework.web.server.ServerWebExchange;
  * @since 0.1.0
  */
 public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFilter {
+
+	/** The exchange attribute holding the error of its last attempt, if it failed so. */
+	static final String LAST_FAILURE_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".lastFailure";
+
+	/** The exchange attribute set when the retry budget refused one of its attempts. */
+	static final String RETRY_REFUSED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".retryRefused";
 
 	private static final Log logger = LogFactory.getLog(AtlasGatewayLoadBalancerFilter.class);
 
@@ -69,11 +81,41 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			// not balanced: the gateway's filter passes it on
 			return super.filter(exchange, chain);
 		}
-		Attempt attempt = new Attempt(url.getHost(), exchange);
+		String serviceId = url.getHost();
+		if (isRetry(exchange) && !retryAllowed(exchange, serviceId)) {
+			Throwable failure = exchange.getAttribute(LAST_FAILURE_ATTRIBUTE);
+			return (failure != null) ? Mono.error(failure) : Mono.empty();
+		}
+		Attempt attempt = new Attempt(serviceId, exchange);
 		GatewayFilterChain tracking = (forwarded) -> chain.filter(forwarded)
 			.doOnSubscribe((subscription) -> attempt.started())
+			.doOnError((error) -> forwarded.getAttributes().put(LAST_FAILURE_ATTRIBUTE, error))
+			.doOnSuccess((done) -> forwarded.getAttributes().remove(LAST_FAILURE_ATTRIBUTE))
 			.doOnTerminate(attempt::ended);
 		return super.filter(exchange, tracking).doOnCancel(attempt::cancelled);
+	}
+
+	/** Whether an earlier attempt of this exchange chose an instance. */
+	private static boolean isRetry(ServerWebExchange exchange) {
+		return exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR) != null;
+	}
+
+	/**
+	 * Asks the service's retry budget for this attempt, once per exchange: a refusal
+	 * stands for the exchange's later attempts.
+	 */
+	private boolean retryAllowed(ServerWebExchange exchange, String serviceId) {
+		if (exchange.getAttribute(RETRY_REFUSED_ATTRIBUTE) != null) {
+			return false;
+		}
+		Object failure = exchange.getAttribute(LAST_FAILURE_ATTRIBUTE);
+		if (Retries.tryRetry(Retries.budget(this.clientFactory, serviceId), serviceId,
+				exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath(),
+				(failure != null) ? failure : "status " + exchange.getResponse().getStatusCode())) {
+			return true;
+		}
+		exchange.getAttributes().put(RETRY_REFUSED_ATTRIBUTE, Boolean.TRUE);
+		return false;
 	}
 
 	@Override

@@ -10,6 +10,7 @@ import java.util.Map;
 
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.sample.registry.EmbeddedRegistry;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -19,8 +20,10 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.core.env.MapPropertySource;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.client.RestClient;
 
@@ -135,6 +138,7 @@ class GatewayRetryIT {
 			assertThat(failures).as("failed requests").isEmpty();
 			assertThat(answeredBy).doesNotContain(dead);
 			if (avoidance) {
+				retriesRefusedByTheBudget(edge, gateway, usersOfDead, dead);
 				outlierEjectionThroughTheGateway(registry, dead);
 			}
 		}
@@ -213,6 +217,48 @@ class GatewayRetryIT {
 			.stream()
 			.mapToLong(Timer::count)
 			.sum();
+	}
+
+	/**
+	 * With a budget that allows no retry (set at runtime: ratio 0, no minimum), the
+	 * gateway's {@code Retry} does not retry: each request of a user of the killed
+	 * instance fails with the refused connection, each counted once in
+	 * {@code atlas.retry.budget.exhausted} however many attempts the filter has left.
+	 */
+	private static void retriesRefusedByTheBudget(ConfigurableApplicationContext edge, RestClient gateway,
+			List<String> usersOfDead, int dead) {
+		Map<String, Object> noRetries = Map.of("atlas.services.user-service.retry.budget.ratio", "0",
+				"atlas.services.user-service.retry.budget.min-retries-per-second", "0");
+		edge.getEnvironment().getPropertySources().addFirst(new MapPropertySource("no-retries", noRetries));
+		edge.publishEvent(new EnvironmentChangeEvent(edge, noRetries.keySet()));
+		try {
+			double refusedBefore = refused(edge);
+			int failed = 0;
+			for (String user : usersOfDead) {
+				try {
+					assertThat(portOf(get(gateway, user))).isNotEqualTo(dead);
+				}
+				catch (RuntimeException expected) {
+					failed++;
+				}
+			}
+			System.out.printf("[gateway retry] budget of no retries: %d of %d requests failed, %.0f retries refused%n",
+					failed, usersOfDead.size(), refused(edge) - refusedBefore);
+			assertThat(failed).as("requests whose first attempt met the killed instance").isEqualTo(usersOfDead.size());
+			assertThat(refused(edge) - refusedBefore).isEqualTo(usersOfDead.size());
+		}
+		finally {
+			edge.getEnvironment().getPropertySources().remove("no-retries");
+			edge.publishEvent(new EnvironmentChangeEvent(edge, noRetries.keySet()));
+		}
+	}
+
+	private static double refused(ConfigurableApplicationContext edge) {
+		FunctionCounter counter = edge.getBean(MeterRegistry.class)
+			.find("atlas.retry.budget.exhausted")
+			.tag("service", "user-service")
+			.functionCounter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	private static ResponseEntity<Map<String, Object>> get(RestClient gateway, String user) {
