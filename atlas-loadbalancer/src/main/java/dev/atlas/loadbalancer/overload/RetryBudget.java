@@ -19,10 +19,12 @@ import java.util.function.LongSupplier;
  * <p>
  * Only logical requests deposit, not their retries (so the bound is {@code ratio} of the
  * load the callers offer, not of the load they make); refused retries are counted
- * ({@link #exhausted()}). Thread-safe and lock-free; neither call allocates. A withdrawal
- * counts itself first and takes itself back when the balance does not cover it, so
- * concurrent retries never overdraw the budget (at worst one is refused that a sequential
- * order would have allowed).
+ * ({@link #exhausted()}). Thread-safe and lock-free; neither call allocates. Deposits,
+ * made by every request, are counted in stripes (one per thread id modulo a power of two
+ * of at least twice the processors), so that threads do not write one counter; a
+ * withdrawal, made only by a retry, sums them. A withdrawal counts itself first and takes
+ * itself back when the balance does not cover it, so concurrent retries never overdraw
+ * the budget (at worst one is refused that a sequential order would have allowed).
  *
  * @since 0.1.0
  */
@@ -59,7 +61,8 @@ public final class RetryBudget {
 	public void deposit() {
 		Window current = this.window;
 		if (current.rules.enabled()) {
-			current.requests.add(1, this.nanoTicker.getAsLong());
+			current.requests[(int) Thread.currentThread().getId() & (current.requests.length - 1)].add(1,
+					this.nanoTicker.getAsLong());
 		}
 	}
 
@@ -103,7 +106,7 @@ public final class RetryBudget {
 	 * @return {@code >= 0}
 	 */
 	public long requests() {
-		return this.window.requests.sum(this.nanoTicker.getAsLong());
+		return this.window.requests(this.nanoTicker.getAsLong());
 	}
 
 	/**
@@ -152,30 +155,53 @@ public final class RetryBudget {
 	/** The rules and the two counts over their window. */
 	private static final class Window {
 
+		/**
+		 * Stripes of the requests' count: a power of two, at least twice the processors.
+		 */
+		private static final int STRIPES = Integer
+			.highestOneBit(Math.min(64, Math.max(2, 2 * Runtime.getRuntime().availableProcessors())) * 2 - 1);
+
 		final RetryBudgetRules rules;
 
-		final WindowedCount requests;
+		final WindowedCount[] requests;
 
 		final WindowedCount retries;
 
 		Window(RetryBudgetRules rules, long nowNanos) {
-			this(rules, new WindowedCount(rules.window().toNanos(), nowNanos),
+			this(rules, stripes(rules.window().toNanos(), nowNanos),
 					new WindowedCount(rules.window().toNanos(), nowNanos));
 		}
 
-		private Window(RetryBudgetRules rules, WindowedCount requests, WindowedCount retries) {
+		private Window(RetryBudgetRules rules, WindowedCount[] requests, WindowedCount retries) {
 			this.rules = rules;
 			this.requests = requests;
 			this.retries = retries;
+		}
+
+		private static WindowedCount[] stripes(long windowNanos, long nowNanos) {
+			WindowedCount[] stripes = new WindowedCount[STRIPES];
+			for (int i = 0; i < stripes.length; i++) {
+				stripes[i] = new WindowedCount(windowNanos, nowNanos);
+			}
+			return stripes;
 		}
 
 		Window with(RetryBudgetRules newRules) {
 			return new Window(newRules, this.requests, this.retries);
 		}
 
+		/** Requests over the window, every stripe's. */
+		long requests(long nowNanos) {
+			long sum = 0;
+			for (WindowedCount stripe : this.requests) {
+				sum += stripe.sum(nowNanos);
+			}
+			return sum;
+		}
+
 		/** Retries left over the window (negative when overdrawn). */
 		double balance(long nowNanos) {
-			return this.rules.ratio() * this.requests.sum(nowNanos) + this.rules.reserve() - this.retries.sum(nowNanos);
+			return this.rules.ratio() * requests(nowNanos) + this.rules.reserve() - this.retries.sum(nowNanos);
 		}
 
 	}

@@ -24,7 +24,13 @@ final class WindowedCount {
 
 	private static final long COUNT_MASK = (1L << COUNT_BITS) - 1;
 
-	private final AtomicLongArray slices = new AtomicLongArray(SLICES);
+	/**
+	 * Unused longs before and after the slices (64 bytes each side), so that counts kept
+	 * side by side by different threads do not share a cache line.
+	 */
+	private static final int PADDING = 8;
+
+	private final AtomicLongArray slices = new AtomicLongArray(PADDING + SLICES + PADDING);
 
 	private final long sliceNanos;
 
@@ -47,7 +53,7 @@ final class WindowedCount {
 	 */
 	void add(int delta, long nowNanos) {
 		long epoch = epoch(nowNanos);
-		int index = (int) (epoch % SLICES);
+		int index = PADDING + (int) (epoch % SLICES);
 		while (true) {
 			long slice = this.slices.get(index);
 			long count = ((slice >>> COUNT_BITS) == epoch) ? (slice & COUNT_MASK) : 0;
@@ -66,7 +72,7 @@ final class WindowedCount {
 	long sum(long nowNanos) {
 		long epoch = epoch(nowNanos);
 		long sum = 0;
-		for (int i = 0; i < SLICES; i++) {
+		for (int i = PADDING; i < PADDING + SLICES; i++) {
 			long slice = this.slices.get(i);
 			long age = epoch - (slice >>> COUNT_BITS);
 			if (age >= 0 && age < SLICES) {

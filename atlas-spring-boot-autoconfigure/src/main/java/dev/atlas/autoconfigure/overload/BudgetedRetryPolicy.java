@@ -7,7 +7,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryPolicy;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerProperties;
-import org.springframework.cloud.loadbalancer.blocking.retry.BlockingLoadBalancedRetryPolicy;
 import org.springframework.http.HttpRequest;
 
 /**
@@ -15,7 +14,8 @@ import org.springframework.http.HttpRequest;
  * counting its retries as Spring Cloud's {@code BlockingLoadBalancedRetryPolicy} does
  * (retries on the same instance, then on the next, up to
  * {@code max-retries-on-same-service-instance} and
- * {@code max-retries-on-next-service-instance}), with two differences:
+ * {@code max-retries-on-next-service-instance}) and with its retryable statuses and
+ * exceptions, with two differences:
  * <ul>
  * <li>a failure that never reached the server (a refused, timed-out or unroutable
  * connection) is retried whatever the method, POST included; other failures only for GET,
@@ -24,17 +24,13 @@ import org.springframework.http.HttpRequest;
  * retry ends, and the caller gets the original failure (the exception, or the answer with
  * the retryable status).</li>
  * </ul>
- * Which exceptions and statuses are retryable is Spring Cloud's
- * ({@code retryable-exceptions}, {@code retryable-status-codes}). One instance per
- * request, used on its thread; not thread-safe.
+ * One instance per request, used on its thread; not thread-safe.
  *
  * @since 0.1.0
  */
 public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
 
 	private final LoadBalancerProperties properties;
-
-	private final BlockingLoadBalancedRetryPolicy retryable;
 
 	private final @Nullable RetryBudget budget;
 
@@ -52,7 +48,6 @@ public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
 	 */
 	public BudgetedRetryPolicy(LoadBalancerProperties properties, @Nullable RetryBudget budget, String serviceId) {
 		this.properties = properties;
-		this.retryable = new BlockingLoadBalancedRetryPolicy(properties);
 		this.budget = budget;
 		this.serviceId = serviceId;
 	}
@@ -109,14 +104,31 @@ public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
 		return request.getMethod() + " " + request.getURI();
 	}
 
+	/**
+	 * Spring Cloud's {@code retryable-status-codes} (Atlas's default: 503).
+	 */
 	@Override
 	public boolean retryableStatusCode(int statusCode) {
-		return this.retryable.retryableStatusCode(statusCode);
+		return this.properties.getRetry().getRetryableStatusCodes().contains(statusCode);
 	}
 
+	/**
+	 * Spring Cloud's {@code retryable-exceptions}, matched against the exception and its
+	 * cause, or every exception with {@code retry-on-all-exceptions}; as Spring Cloud's
+	 * policy, {@code true} for {@code null} (no attempt made yet).
+	 */
 	@Override
 	public boolean retryableException(@Nullable Throwable exception) {
-		return this.retryable.retryableException(exception);
+		if (exception == null || this.properties.getRetry().isRetryOnAllExceptions()) {
+			return true;
+		}
+		Throwable cause = exception.getCause();
+		for (Class<? extends Throwable> type : this.properties.getRetry().getRetryableExceptions()) {
+			if (type.isInstance(exception) || (cause != null && type.isInstance(cause))) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }
