@@ -38,9 +38,10 @@ import org.jspecify.annotations.Nullable;
  * failed.</li>
  * <li>With the budget, each caller has one {@link RetryBudget} per service it calls
  * (defaults: ratio 0.2, 10 retries per second, window 10 s), on the simulated clock; each
- * request deposits, each retry withdraws. With the marker, the middle service marks its
- * 503 as overload when it gave up on a retryable failure (its retry refused by the
- * budget, or made and failed too), and the edge does not retry a marked answer.</li>
+ * request deposits, each retry withdraws. The model of an overload marker (not in Atlas;
+ * Envoy's {@code x-envoy-overloaded} is the idea): the middle service marks its 503 when
+ * it gave up on a retryable failure (its retry refused by the budget, or made and failed
+ * too), and the edge does not retry a marked answer.</li>
  * </ul>
  * Measured per second: offered (logical requests at the edge), attempts reaching the
  * capped service (refused connections to stopped instances apart), goodput (logical
@@ -123,8 +124,8 @@ public final class FleetSimulation {
 
 	static String report(long seed) {
 		List<Result> results = new ArrayList<>();
-		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED, Policy.ATLAS_BUDGET, Policy.ATLAS,
-				Policy.ATLAS_LEAST_REQUEST)) {
+		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED, Policy.ATLAS_BUDGET,
+				Policy.MARKER_MODEL, Policy.MARKER_MODEL_LEAST_REQUEST)) {
 			results.add(run(policy, seed));
 		}
 		StringBuilder out = new StringBuilder();
@@ -171,18 +172,19 @@ public final class FleetSimulation {
 		/** Atlas's retry of 503 without the budget or the marker. */
 		public static final Policy ATLAS_UNBOUNDED = new Policy("Atlas, no budget", true, false, false, false);
 
-		/** Atlas's budget without the marker. */
-		public static final Policy ATLAS_BUDGET = new Policy("Atlas, budget only", true, true, false, false);
+		/** Atlas's defaults: the budget. */
+		public static final Policy ATLAS_BUDGET = new Policy("Atlas, budget", true, true, false, false);
 
 		/**
-		 * Atlas's defaults with {@code least-request}, which sends fewer requests to a
-		 * full instance.
+		 * A model of an overload marker across hops, which Atlas does not have: the
+		 * budget, and an edge that does not retry what the middle service gave up on.
 		 */
-		public static final Policy ATLAS_LEAST_REQUEST = new Policy("Atlas, budget + marker, least-request", true, true,
-				true, true);
+		public static final Policy MARKER_MODEL = new Policy("model: budget + overload marker", true, true, true,
+				false);
 
-		/** Atlas's defaults: budget and marker. */
-		public static final Policy ATLAS = new Policy("Atlas, budget + marker", true, true, true, false);
+		/** {@link #MARKER_MODEL} with {@code least-request} in the middle service. */
+		public static final Policy MARKER_MODEL_LEAST_REQUEST = new Policy(
+				"model: budget + overload marker, least-request", true, true, true, true);
 
 	}
 

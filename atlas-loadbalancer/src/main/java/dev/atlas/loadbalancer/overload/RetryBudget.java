@@ -61,6 +61,7 @@ public final class RetryBudget {
 	public void deposit() {
 		Window current = this.window;
 		if (current.rules.enabled()) {
+			// Thread.getId: threadId() from Java 19 on
 			current.requests[(int) Thread.currentThread().getId() & (current.requests.length - 1)].add(1,
 					this.nanoTicker.getAsLong());
 		}
@@ -89,9 +90,11 @@ public final class RetryBudget {
 
 	/**
 	 * Retries the budget allows now: {@code ratio × requests + reserve − retries} over
-	 * the window, which may be fractional.
-	 * @return retries; {@link Double#POSITIVE_INFINITY} when the budget is off; never
-	 * below {@code -1} for long (a refused withdrawal takes itself back)
+	 * the window, a number of retries, which may be fractional, and negative when retries
+	 * made earlier count for more than the window's requests now allow (requests left the
+	 * window before the retries they paid for, or a lower ratio): no retry is allowed
+	 * until it is 1 again.
+	 * @return retries; {@link Double#POSITIVE_INFINITY} when the budget is off
 	 */
 	public double balance() {
 		Window current = this.window;
@@ -135,16 +138,19 @@ public final class RetryBudget {
 	}
 
 	/**
-	 * Puts new rules in force (a runtime change of configuration). A new ratio, minimum
-	 * or on/off applies at once to the counts of the window; a new window length starts
-	 * empty (its slices have another length), with the full reserve.
+	 * Puts new rules in force (a runtime change of configuration). A new ratio or minimum
+	 * applies at once to the counts of the window; a budget turned on, or given a new
+	 * window length, starts empty (nothing is counted while it is off, and slices of
+	 * another length cannot be reused), with the full reserve. Changes must not run
+	 * concurrently with each other (Atlas makes them one at a time per service); they may
+	 * run concurrently with deposits and withdrawals.
 	 * @param rules the new rules; not {@code null}
 	 */
 	public void update(RetryBudgetRules rules) {
 		Objects.requireNonNull(rules, "rules");
 		Window current = this.window;
-		this.window = rules.window().equals(current.rules.window()) ? current.with(rules)
-				: new Window(rules, this.nanoTicker.getAsLong());
+		boolean keep = current.rules.enabled() && rules.window().equals(current.rules.window());
+		this.window = keep ? current.with(rules) : new Window(rules, this.nanoTicker.getAsLong());
 	}
 
 	@Override

@@ -49,14 +49,21 @@ final class WindowedCount {
 	/**
 	 * Adds to the count of the slice of {@code nowNanos}.
 	 * @param delta {@code 1} or {@code -1} (a count never goes below 0)
-	 * @param nowNanos the ticker's time, not before the construction's
+	 * @param nowNanos the ticker's time, not before the construction's; a time a whole
+	 * window older than the slice's latest write is out of the window and ignored
 	 */
 	void add(int delta, long nowNanos) {
 		long epoch = epoch(nowNanos);
 		int index = PADDING + (int) (epoch % SLICES);
 		while (true) {
 			long slice = this.slices.get(index);
-			long count = ((slice >>> COUNT_BITS) == epoch) ? (slice & COUNT_MASK) : 0;
+			long sliceEpoch = slice >>> COUNT_BITS;
+			if (sliceEpoch > epoch) {
+				// a writer a whole window late (a long pause): its event is out of the
+				// window
+				return;
+			}
+			long count = (sliceEpoch == epoch) ? (slice & COUNT_MASK) : 0;
 			long next = (epoch << COUNT_BITS) | Math.min(COUNT_MASK, Math.max(0, count + delta));
 			if (this.slices.compareAndSet(index, slice, next)) {
 				return;

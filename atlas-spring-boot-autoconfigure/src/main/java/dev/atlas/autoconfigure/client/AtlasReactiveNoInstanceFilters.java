@@ -47,7 +47,13 @@ import org.springframework.web.reactive.function.client.ExchangeFunction;
  * lifecycle as failed with a {@link CancellationException}, which Spring Cloud's filters
  * never do (they complete only on a response or an error): the request would stay counted
  * in flight for ever, and {@code least-request}, {@code peak-ewma} and bounded load would
- * shun the instance. Outlier detection ignores cancellations.</li>
+ * shun the instance. Outlier detection ignores cancellations;</li>
+ * <li>the retrying filter asks the service's retry budget before each retry, and retries
+ * a request after an exception only when its method allows it (GET, every method with
+ * {@code retry-on-all-operations}, or any method when nothing reached the server; Spring
+ * Cloud's filter retried every method). A refused retry is not made: after a status, the
+ * caller gets that answer; after an exception, that exception, wrapped by the retry
+ * specification as when a retry fails ({@code Retries exhausted}).</li>
  * </ul>
  * Put in place of Spring Cloud's filters by {@link AtlasClientAutoConfiguration}.
  *
@@ -138,6 +144,15 @@ public final class AtlasReactiveNoInstanceFilters {
 		/** The failure whose retry was refused, given again to any later retry. */
 		private @Nullable Throwable refused;
 
+		/** Whether a retry of this call was refused (by its method or the budget). */
+		private boolean refusedAny;
+
+		/** Retries this call was granted, after an exception or a status. */
+		private int retries;
+
+		/** Set when the retry policy granted a retry after a status: the next choice. */
+		private boolean statusRetryGranted;
+
 		Attempt(String serviceId, Class<?> contextType, ReactiveLoadBalancer.Factory<ServiceInstance> factory,
 				@Nullable HttpMethod method) {
 			this.serviceId = serviceId;
@@ -157,11 +172,39 @@ public final class AtlasReactiveNoInstanceFilters {
 		}
 
 		/**
+		 * Decides a retry after an answer with a retryable status, when Spring Cloud's
+		 * retry policy is asked (the status and the method allow it): allowed while this
+		 * call has had fewer retries than the filter makes
+		 * ({@code max-retries-on-next-service-instance}, which counts retries after an
+		 * exception too) and the budget covers it. A refusal stands for the rest of the
+		 * call, and is counted once.
+		 * @return {@code true} to retry
+		 */
+		synchronized boolean grantStatusRetry() {
+			if (this.refusedAny) {
+				return false;
+			}
+			LoadBalancerProperties properties = this.factory.getProperties(this.serviceId);
+			int max = (properties != null) ? properties.getRetry().getMaxRetriesOnNextServiceInstance() : 1;
+			if (this.retries >= max) {
+				return false;
+			}
+			if (!Retries.tryRetry(Retries.budget(this.factory, this.serviceId), this.serviceId,
+					this.method + " to " + this.serviceId, "an answer with a retryable status")) {
+				this.refusedAny = true;
+				return false;
+			}
+			this.retries++;
+			this.statusRetryGranted = true;
+			return true;
+		}
+
+		/**
 		 * Decides a retry after an exception, when the retrying filter chooses again: the
 		 * method must allow it (GET, every method with {@code retry-on-all-operations},
 		 * or any method when nothing reached the server) and the service's retry budget
-		 * must cover it. A retry after an answer with a retryable status was decided by
-		 * the retry policy ({@link BudgetedRetryPolicies}).
+		 * must cover it. A retry after an answer with a retryable status was decided when
+		 * the retry policy was asked ({@link #grantStatusRetry()}).
 		 * @return {@code null} to make the retry; otherwise the failure to give the
 		 * caller instead (the one the retry was for)
 		 */
@@ -172,6 +215,10 @@ public final class AtlasReactiveNoInstanceFilters {
 			if (this.refused != null) {
 				return this.refused;
 			}
+			if (this.statusRetryGranted) {
+				this.statusRetryGranted = false;
+				return null;
+			}
 			Throwable previous = this.failure;
 			if (previous == null) {
 				return null;
@@ -179,11 +226,14 @@ public final class AtlasReactiveNoInstanceFilters {
 			this.failure = null;
 			LoadBalancerProperties properties = this.factory.getProperties(this.serviceId);
 			boolean onAll = properties != null && properties.getRetry().isRetryOnAllOperations();
-			if (Retries.methodAllows((this.method != null) ? this.method.name() : null, onAll, previous)
+			if (!this.refusedAny
+					&& Retries.methodAllows((this.method != null) ? this.method.name() : null, onAll, previous)
 					&& Retries.tryRetry(Retries.budget(this.factory, this.serviceId), this.serviceId,
 							this.method + " to " + this.serviceId, previous)) {
+				this.retries++;
 				return null;
 			}
+			this.refusedAny = true;
 			this.refused = previous;
 			return previous;
 		}
@@ -271,10 +321,22 @@ public final class AtlasReactiveNoInstanceFilters {
 			this.factory = factory;
 		}
 
+		/**
+		 * Runs Spring Cloud's retrying filter with this call's {@link Attempt}, which the
+		 * retry policy of the call ({@link BudgetedRetryPolicies}, created by the filter
+		 * as it starts, on this thread) is bound to.
+		 */
 		@Override
 		public Mono<ClientResponse> filter(ClientRequest clientRequest, ExchangeFunction next) {
-			return tracked(clientRequest, next, new Attempt(clientRequest.url().getHost(),
-					RetryableRequestContext.class, this.factory, clientRequest.method()), super::filter);
+			Attempt attempt = new Attempt(clientRequest.url().getHost(), RetryableRequestContext.class, this.factory,
+					clientRequest.method());
+			BudgetedRetryPolicies.BINDING.set(attempt);
+			try {
+				return tracked(clientRequest, next, attempt, super::filter);
+			}
+			finally {
+				BudgetedRetryPolicies.BINDING.remove();
+			}
 		}
 
 		/**

@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.client;
 
+import dev.atlas.autoconfigure.client.AtlasReactiveNoInstanceFilters.Attempt;
 import dev.atlas.loadbalancer.overload.Retries;
 import dev.atlas.loadbalancer.overload.RetryBudget;
 import org.jspecify.annotations.Nullable;
@@ -13,12 +14,17 @@ import org.springframework.http.HttpMethod;
 /**
  * The WebClient retry policies of Spring Cloud's factory, each asking the service's retry
  * budget before a retry on a retryable status (a 503, by Atlas's default): a refused
- * retry is not made, and the caller gets the answer with that status. Retries after an
- * exception ask the budget when the retrying filter chooses the next instance
- * ({@link AtlasReactiveNoInstanceFilters.Retrying}). Thread-safe; each policy is one
- * request's.
+ * retry is not made, and the caller gets the answer with that status. A policy made while
+ * Atlas's retrying filter starts a call ({@link AtlasReactiveNoInstanceFilters.Retrying},
+ * which Spring Cloud's filter asks for the policy synchronously, on the calling thread)
+ * is bound to the call's {@link Attempt}, which counts every retry of the call (after an
+ * exception too, decided when the filter chooses again) and remembers a refusal for the
+ * rest of the call. The factory is thread-safe; each policy is one call's.
  */
 final class BudgetedRetryPolicies implements LoadBalancerRetryPolicy.Factory {
+
+	/** The call whose policy is being made, set by the retrying filter around it. */
+	static final ThreadLocal<@Nullable Attempt> BINDING = new ThreadLocal<>();
 
 	private final LoadBalancerRetryPolicy.Factory policies;
 
@@ -36,12 +42,32 @@ final class BudgetedRetryPolicies implements LoadBalancerRetryPolicy.Factory {
 
 	@Override
 	public LoadBalancerRetryPolicy apply(String serviceId) {
-		return new Budgeted(this.policies.apply(serviceId), Retries.budget(this.factory, serviceId), serviceId);
+		return new Budgeted(this.policies.apply(serviceId), BINDING.get(), this.factory, serviceId);
 	}
 
-	/** One request's policy. */
-	private record Budgeted(LoadBalancerRetryPolicy policy, @Nullable RetryBudget budget,
-			String serviceId) implements LoadBalancerRetryPolicy {
+	/**
+	 * One call's policy. Without an {@link Attempt} (a filter other than Atlas's asked),
+	 * it asks the budget itself and remembers a refusal.
+	 */
+	private static final class Budgeted implements LoadBalancerRetryPolicy {
+
+		private final LoadBalancerRetryPolicy policy;
+
+		private final @Nullable Attempt attempt;
+
+		private final ReactiveLoadBalancer.Factory<ServiceInstance> factory;
+
+		private final String serviceId;
+
+		private boolean refused;
+
+		Budgeted(LoadBalancerRetryPolicy policy, @Nullable Attempt attempt,
+				ReactiveLoadBalancer.Factory<ServiceInstance> factory, String serviceId) {
+			this.policy = policy;
+			this.attempt = attempt;
+			this.factory = factory;
+			this.serviceId = serviceId;
+		}
 
 		@Override
 		public boolean canRetrySameServiceInstance(LoadBalancerRetryContext context) {
@@ -56,8 +82,17 @@ final class BudgetedRetryPolicies implements LoadBalancerRetryPolicy.Factory {
 		// Spring Cloud asks these two only for an answer with a retryable status, and
 		// only when the status and the method allow a retry.
 		private boolean budgetAllows() {
-			return Retries.tryRetry(this.budget, this.serviceId, "a WebClient request",
+			Attempt call = this.attempt;
+			if (call != null) {
+				return call.grantStatusRetry();
+			}
+			if (this.refused) {
+				return false;
+			}
+			RetryBudget budget = Retries.budget(this.factory, this.serviceId);
+			this.refused = !Retries.tryRetry(budget, this.serviceId, "a WebClient request",
 					"an answer with a retryable status");
+			return !this.refused;
 		}
 
 		@Override

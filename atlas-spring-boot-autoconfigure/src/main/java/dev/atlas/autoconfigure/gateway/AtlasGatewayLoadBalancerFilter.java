@@ -26,6 +26,8 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -82,9 +84,11 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			return super.filter(exchange, chain);
 		}
 		String serviceId = url.getHost();
-		if (isRetry(exchange) && !retryAllowed(exchange, serviceId)) {
-			Throwable failure = exchange.getAttribute(LAST_FAILURE_ATTRIBUTE);
-			return (failure != null) ? Mono.error(failure) : Mono.empty();
+		if (isRetry(exchange)) {
+			if (!retryAllowed(exchange, serviceId)) {
+				return refused(exchange);
+			}
+			exchange.getAttributes().remove(LAST_FAILURE_ATTRIBUTE);
 		}
 		Attempt attempt = new Attempt(serviceId, exchange);
 		GatewayFilterChain tracking = (forwarded) -> chain.filter(forwarded)
@@ -93,6 +97,22 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			.doOnSuccess((done) -> forwarded.getAttributes().remove(LAST_FAILURE_ATTRIBUTE))
 			.doOnTerminate(attempt::ended);
 		return super.filter(exchange, tracking).doOnCancel(attempt::cancelled);
+	}
+
+	/**
+	 * Ends a refused attempt as the attempt before it ended: with its error, or with its
+	 * status (503 when it left none that says so: it failed before reaching an instance).
+	 */
+	private static Mono<Void> refused(ServerWebExchange exchange) {
+		Throwable failure = exchange.getAttribute(LAST_FAILURE_ATTRIBUTE);
+		if (failure != null) {
+			return Mono.error(failure);
+		}
+		HttpStatusCode status = exchange.getResponse().getStatusCode();
+		if (status == null || !status.isError()) {
+			exchange.getResponse().setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
+		}
+		return Mono.empty();
 	}
 
 	/** Whether an earlier attempt of this exchange chose an instance. */

@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -29,18 +30,22 @@ public class OverloadClientConfiguration {
 	/** Counter of retries the budget refused; tags {@code service}. */
 	public static final String EXHAUSTED_METER = "atlas.retry.budget.exhausted";
 
-	/** Gauge of the retries the budget allows now; tags {@code service}. */
+	/**
+	 * Gauge of the retries the budget allows now ({@code NaN} when it is off); tags
+	 * {@code service}.
+	 */
 	public static final String BALANCE_METER = "atlas.retry.budget.balance";
 
 	/**
-	 * The service's retry budget, with its meters.
+	 * The service's retry budget, with its meters; the service's own (a budget bean of
+	 * the application context would be shared by every service).
 	 * @param environment the child context's environment (names the service)
 	 * @param settings the service's settings (its retry rules)
 	 * @param meterRegistry where the meters are registered
 	 * @return the budget
 	 */
 	@Bean
-	@ConditionalOnMissingBean
+	@ConditionalOnMissingBean(search = SearchStrategy.CURRENT)
 	RetryBudget atlasRetryBudget(Environment environment, ServiceSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = ServiceContext.serviceId(environment);
@@ -50,8 +55,8 @@ public class OverloadClientConfiguration {
 			.description("Retries not made because the service's retry budget was spent")
 			.tag("service", serviceId)
 			.register(meters);
-		Gauge.builder(BALANCE_METER, budget, (b) -> Math.min(b.balance(), Double.MAX_VALUE))
-			.description("Retries the service's retry budget allows now")
+		Gauge.builder(BALANCE_METER, budget, (b) -> b.rules().enabled() ? b.balance() : Double.NaN)
+			.description("Retries the service's retry budget allows now (NaN when it is off)")
 			.tag("service", serviceId)
 			.register(meters);
 		return budget;

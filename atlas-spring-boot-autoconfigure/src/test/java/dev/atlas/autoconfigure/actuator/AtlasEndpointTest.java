@@ -95,6 +95,9 @@ class AtlasEndpointTest {
 			assertThat((Map<String, Object>) service.get("retryBudget"))
 				.containsOnlyKeys("enabled", "balance", "requests", "retries", "exhausted")
 				.containsEntry("enabled", true)
+				.hasEntrySatisfying("balance",
+						(balance) -> assertThat((Double) balance).as("at least the reserve, 10/s × 10 s")
+							.isGreaterThanOrEqualTo(100.0))
 				.containsEntry("retries", 0L)
 				.containsEntry("exhausted", 0L);
 			Map<String, Object> rules = (Map<String, Object>) service.get("rules");

@@ -78,6 +78,19 @@ class AtlasLoadBalancerClientFactoryTest {
 	}
 
 	@Test
+	void aServicesBeanOfAClassIsLookedUpOnceWhenASingletonAndEveryTimeOtherwise() {
+		configure(Singletons.class, PrototypeLifecycle.class);
+
+		Object supplier = this.factory.getInstance("users", ServiceInstanceListSupplier.class, new Class<?>[0]);
+		assertThat(supplier).isNotNull()
+			.isSameAs(this.factory.getInstance("users", ServiceInstanceListSupplier.class, new Class<?>[0]));
+		Object first = this.factory.getInstance("users", StringBuilder.class, new Class<?>[0]);
+		assertThat(first).isNotNull()
+			.isNotSameAs(this.factory.getInstance("users", StringBuilder.class, new Class<?>[0]));
+		assertThat((Object) this.factory.getInstance("users", Thread.class, new Class<?>[0])).isNull();
+	}
+
+	@Test
 	void aLifecycleThatIsNotASingletonIsLookedUpEveryTime() {
 		configure(Singletons.class, PrototypeLifecycle.class);
 
@@ -156,6 +169,12 @@ class AtlasLoadBalancerClientFactoryTest {
 		@Scope("prototype")
 		LoadBalancerLifecycle<?, ?, ?> perCall() {
 			return mock(LoadBalancerLifecycle.class);
+		}
+
+		@Bean
+		@Scope("prototype")
+		StringBuilder perCallBuilder() {
+			return new StringBuilder();
 		}
 
 	}

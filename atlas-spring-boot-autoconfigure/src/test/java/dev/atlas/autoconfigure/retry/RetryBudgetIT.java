@@ -1,5 +1,8 @@
 package dev.atlas.autoconfigure.retry;
 
+import java.net.ConnectException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -17,11 +20,13 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The retry budget with real applications on a real (in-process) ZooKeeper: both
@@ -46,21 +51,33 @@ class RetryBudgetIT {
 
 	private static ConfigurableApplicationContext unbounded;
 
+	/** Calls {@code gone}, whose two instances refuse connections. */
+	private static ConfigurableApplicationContext goneCaller;
+
 	@BeforeAll
 	static void start() throws Exception {
 		apps = new ZooKeeperApps();
 		first = apps.start(WhoApp.class, "failing", "app.fail=true");
 		second = apps.start(WhoApp.class, "failing", "app.fail=true");
-		budgeted = caller("atlas.retry.budget.min-retries-per-second=0");
-		unbounded = caller("atlas.retry.budget.enabled=false");
+		List<ConfigurableApplicationContext> gone = List.of(apps.start(WhoApp.class, "gone"),
+				apps.start(WhoApp.class, "gone"));
+		budgeted = caller("failing", "atlas.retry.budget.min-retries-per-second=0");
+		unbounded = caller("failing", "atlas.retry.budget.enabled=false");
+		goneCaller = caller("gone", "atlas.retry.budget.min-retries-per-second=0");
 		ZooKeeperApps.awaitInstances(budgeted, "failing", 2);
 		ZooKeeperApps.awaitInstances(unbounded, "failing", 2);
+		ZooKeeperApps.awaitInstances(goneCaller, "gone", 2);
+		// Both instances of gone stop serving and stay registered: every connection to
+		// them is refused.
+		for (ConfigurableApplicationContext instance : gone) {
+			((WebServerApplicationContext) instance).getWebServer().stop();
+		}
 	}
 
-	private static ConfigurableApplicationContext caller(String budget) {
+	private static ConfigurableApplicationContext caller(String target, String budget) {
 		// No outlier detection: it would eject the failing providers, and the counts
 		// would measure it instead of the budget.
-		return apps.start(WhoApp.class, "failing-caller", "app.target=failing", "atlas.warmup.enabled=false",
+		return apps.start(WhoApp.class, target + "-caller", "app.target=" + target, "atlas.warmup.enabled=false",
 				"atlas.outlier.enabled=false", budget);
 	}
 
@@ -89,9 +106,13 @@ class RetryBudgetIT {
 
 	/** The caller's count of refused retries; 0 before its first call to the service. */
 	private static double exhausted(ConfigurableApplicationContext caller) {
+		return exhausted(caller, "failing");
+	}
+
+	private static double exhausted(ConfigurableApplicationContext caller, String service) {
 		FunctionCounter counter = caller.getBean(MeterRegistry.class)
 			.find(OverloadClientConfiguration.EXHAUSTED_METER)
-			.tag("service", "failing")
+			.tag("service", service)
 			.functionCounter();
 		return (counter != null) ? counter.count() : 0;
 	}
@@ -106,6 +127,36 @@ class RetryBudgetIT {
 		// earlier client left of the balance is below one retry
 		assertThat(attempts).isBetween(REQUESTS + 9, REQUESTS + 11);
 		assertThat(exhausted(budgeted) - refusedBefore).isBetween(REQUESTS - 11.0, REQUESTS - 9.0);
+	}
+
+	/**
+	 * A retry after a refused connection that the budget refuses is not made: the caller
+	 * gets the refused connection, in its client's usual wrapping.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@CsvSource({ "rest-template, org.springframework.web.client.ResourceAccessException",
+			"rest-client, org.springframework.web.client.ResourceAccessException",
+			"web-client, java.lang.RuntimeException", "feign, feign.RetryableException" })
+	@Order(1)
+	void aRefusedRetryAfterAnExceptionGivesTheCallerThatException(String client, Class<?> type) {
+		double refusedBefore = exhausted(goneCaller, "gone");
+		for (int i = 0; i < 20; i++) {
+			// the JDK's client wraps the refusal's ClosedChannelException in a
+			// ConnectException
+			assertThatThrownBy(() -> goneCaller.getBean(WhoApp.class).call(client)).isInstanceOf(type)
+				.satisfies((failure) -> assertThat(causes(failure)).hasAtLeastOneElementOfType(ConnectException.class));
+		}
+		// 20 requests, ratio 0.2, no minimum: 4 retries made (each refused again by the
+		// other instance), 16 refused
+		assertThat(exhausted(goneCaller, "gone") - refusedBefore).isBetween(15.0, 17.0);
+	}
+
+	private static List<Throwable> causes(Throwable failure) {
+		List<Throwable> chain = new ArrayList<>();
+		for (Throwable t = failure; t != null && !chain.contains(t); t = t.getCause()) {
+			chain.add(t);
+		}
+		return chain;
 	}
 
 	@ParameterizedTest(name = "{0}")

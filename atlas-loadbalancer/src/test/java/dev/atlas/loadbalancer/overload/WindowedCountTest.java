@@ -1,0 +1,58 @@
+package dev.atlas.loadbalancer.overload;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A window of 10 s: 10 slices of 1 s. */
+class WindowedCountTest {
+
+	private static final long SECOND = 1_000_000_000L;
+
+	private static final long START = 7 * SECOND;
+
+	private final WindowedCount count = new WindowedCount(10 * SECOND, START);
+
+	@Test
+	void countsOverTheCurrentSliceAndTheNinePrevious() {
+		for (int s = 0; s < 10; s++) {
+			this.count.add(1, START + s * SECOND);
+		}
+		assertThat(this.count.sum(START + 9 * SECOND)).isEqualTo(10);
+		// the slice of second 0 leaves the window at second 10
+		assertThat(this.count.sum(START + 10 * SECOND)).isEqualTo(9);
+		assertThat(this.count.sum(START + 19 * SECOND)).isZero();
+	}
+
+	@Test
+	void aSliceReusedForALaterEpochStartsFromZero() {
+		this.count.add(1, START);
+		this.count.add(1, START);
+		this.count.add(1, START + 10 * SECOND);
+		assertThat(this.count.sum(START + 10 * SECOND)).isEqualTo(1);
+	}
+
+	@Test
+	void aWriterAWholeWindowLateDoesNotWipeANewerSlice() {
+		this.count.add(1, START + 10 * SECOND);
+		this.count.add(1, START + 10 * SECOND);
+		// same slice, ten epochs earlier
+		this.count.add(1, START);
+		assertThat(this.count.sum(START + 10 * SECOND)).isEqualTo(2);
+	}
+
+	@Test
+	void aCountNeverGoesBelowZero() {
+		this.count.add(-1, START);
+		assertThat(this.count.sum(START)).isZero();
+		this.count.add(1, START);
+		assertThat(this.count.sum(START)).isEqualTo(1);
+	}
+
+	@Test
+	void aTimeBeforeTheFirstSliceCountsInIt() {
+		this.count.add(1, START - 5 * SECOND);
+		assertThat(this.count.sum(START)).isEqualTo(1);
+	}
+
+}
