@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 
+import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
@@ -56,6 +57,8 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
 	private final LiveStats stats;
 
+	private final InFlightLimit limit;
+
 	/**
 	 * The chain when the provider yields none: one for the load balancer's life, so that
 	 * such requests keep one {@link Chooser} too.
@@ -80,14 +83,31 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
 			ServicePipeline pipeline, LiveStats stats) {
+		this(serviceId, supplierProvider, pipeline, stats, new InFlightLimit());
+	}
+
+	/**
+	 * Creates the load balancer of one service with a per-instance in-flight limit.
+	 * @param serviceId the service
+	 * @param supplierProvider the supplier chain; when it yields nothing, every request
+	 * gets an empty response
+	 * @param pipeline the service's routing (see
+	 * {@link #AtlasLoadBalancer(String, ObjectProvider, ServicePipeline, LiveStats)})
+	 * @param stats this service's live per-instance statistics, given to the strategy;
+	 * they hold the slots the limit reserves
+	 * @param limit this service's per-instance in-flight limit, read for every pick
+	 */
+	public AtlasLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> supplierProvider,
+			ServicePipeline pipeline, LiveStats stats, InFlightLimit limit) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		this.noInstance = NoInstanceResponse.allFor(serviceId);
 		this.supplierProvider = Objects.requireNonNull(supplierProvider, "supplierProvider");
 		this.pipeline = Objects.requireNonNull(pipeline, "pipeline");
 		this.stats = Objects.requireNonNull(stats, "stats");
+		this.limit = Objects.requireNonNull(limit, "limit");
 		ServiceInstanceListSupplier none = new NoopServiceInstanceListSupplier();
 		this.noSupplier = () -> none;
-		this.chooser = new Chooser(pipeline, pipeline.current(), none, stats, this.noInstance);
+		this.chooser = new Chooser(pipeline, pipeline.current(), none, stats, limit, this.noInstance);
 		this.chooseOverridden = overridesChoose(getClass());
 	}
 
@@ -156,7 +176,7 @@ public class AtlasLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	private Chooser chooser(Pipeline version, ServiceInstanceListSupplier supplier) {
 		Chooser chooser = this.chooser;
 		if (chooser.version != version || chooser.supplier != supplier) {
-			chooser = new Chooser(this.pipeline, version, supplier, this.stats, this.noInstance);
+			chooser = new Chooser(this.pipeline, version, supplier, this.stats, this.limit, this.noInstance);
 			this.chooser = chooser;
 		}
 		return chooser;

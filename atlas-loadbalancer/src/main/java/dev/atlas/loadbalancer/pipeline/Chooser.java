@@ -7,6 +7,7 @@ import java.util.Objects;
 import dev.atlas.loadbalancer.context.RoutingContext;
 import dev.atlas.loadbalancer.context.RoutingContextHolder;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.spi.LiveStats;
 import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import dev.atlas.loadbalancer.spi.PickContext;
@@ -18,6 +19,7 @@ import reactor.util.context.Context;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultResponse;
 import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.loadbalancer.core.RetryAwareServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.core.SelectedInstanceCallback;
@@ -42,6 +44,12 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  */
 final class Chooser {
 
+	/**
+	 * How many more times the strategy is asked when its choice is at the per-instance
+	 * limit, before the candidates are scanned in list order.
+	 */
+	static final int REPEATED_CHOICES = 2;
+
 	/** The version of the routing read for the requests this chooser serves. */
 	final Pipeline version;
 
@@ -61,6 +69,8 @@ final class Chooser {
 
 	private final LiveStats stats;
 
+	private final InFlightLimit limit;
+
 	private final Map<NoInstanceReason, NoInstanceResponse> noInstance;
 
 	/** What of the chain is told the choice, or {@code null} when nothing is. */
@@ -72,14 +82,16 @@ final class Chooser {
 	 * @param version the version of {@code pipeline} read for the requests
 	 * @param supplier the top of the supplier chain
 	 * @param stats the service's live per-instance statistics
+	 * @param limit the service's per-instance in-flight limit
 	 * @param noInstance the service's empty response per reason
 	 */
 	Chooser(ServicePipeline pipeline, Pipeline version, ServiceInstanceListSupplier supplier, LiveStats stats,
-			Map<NoInstanceReason, NoInstanceResponse> noInstance) {
+			InFlightLimit limit, Map<NoInstanceReason, NoInstanceResponse> noInstance) {
 		this.pipeline = pipeline;
 		this.version = version;
 		this.supplier = supplier;
 		this.stats = stats;
+		this.limit = limit;
 		this.noInstance = noInstance;
 		this.inline = inlineStage(supplier);
 		this.inlineSharesVersion = this.inline != null && this.inline.pipeline() == pipeline;
@@ -194,12 +206,69 @@ final class Chooser {
 		if (index < 0) {
 			return noInstance(whyNone(candidates, emptyBecause));
 		}
+		int max = this.limit.max();
+		if (max != InFlightLimit.OFF) {
+			index = withinLimit(candidates, request, index, max);
+			if (index < 0) {
+				this.limit.saturated();
+				return noInstance(NoInstanceReason.SATURATED);
+			}
+		}
 		ServiceInstance chosen = candidates.get(index);
 		SelectedInstanceCallback callback = this.told;
 		if (callback != null) {
 			callback.selectedServiceInstance(chosen);
 		}
 		return new DefaultResponse(chosen);
+	}
+
+	/**
+	 * The strategy's choice when the instance is below the per-instance limit, else
+	 * another candidate that is: the strategy's next choices (a new draw, or the next in
+	 * its order; {@value #REPEATED_CHOICES} of them), then the candidates after its first
+	 * choice in list order (those with a weight, unless none has one). A request sent by
+	 * an HTTP client reserves the slot it gets ({@link LiveStats#tryReserve}: its start
+	 * then claims it); a choice made by hand
+	 * ({@code LoadBalancerClient.choose(serviceId)}, whose request Atlas never sees start
+	 * or end) only compares, so it holds no slot.
+	 * @return a position in {@code candidates}, or {@code -1} when every candidate is at
+	 * the limit
+	 */
+	private <R extends StagedRequest & PickContext> int withinLimit(InstanceSnapshot candidates, R request, int chosen,
+			int max) {
+		boolean reserve = reserves(request.request());
+		if (admits(candidates, chosen, max, reserve)) {
+			return chosen;
+		}
+		for (int again = 0; again < REPEATED_CHOICES; again++) {
+			int next = this.version.strategy.choose(candidates, request);
+			if (next >= 0 && next != chosen && admits(candidates, next, max, reserve)) {
+				return next;
+			}
+		}
+		boolean weighted = candidates.totalEffectiveWeight() > 0;
+		int size = candidates.size();
+		for (int step = 1; step <= size; step++) {
+			int position = (chosen + step) % size;
+			if ((!weighted || candidates.effectiveWeight(position) > 0) && admits(candidates, position, max, reserve)) {
+				return position;
+			}
+		}
+		return -1;
+	}
+
+	private boolean admits(InstanceSnapshot candidates, int position, int max, boolean reserve) {
+		return reserve ? this.stats.tryReserve(candidates, position, max)
+				: this.stats.inFlight(candidates, position) < max;
+	}
+
+	/**
+	 * Whether a request's start and end reach Atlas's request lifecycle: an HTTP client's
+	 * request (RestTemplate, RestClient, Feign, WebClient, the gateways), whose context
+	 * carries its request data.
+	 */
+	private static boolean reserves(@Nullable Request<?> request) {
+		return request != null && request.getContext() instanceof RequestDataContext;
 	}
 
 	/**

@@ -107,4 +107,19 @@ public interface LiveStats {
 		return -1;
 	}
 
+	/**
+	 * Takes a slot of the instance at a position for a request about to be sent, unless
+	 * it already has {@code max} requests in flight: a reserved slot counts as in flight
+	 * at once, and the request's start then claims it instead of counting again, so that
+	 * concurrent picks never take an instance over {@code max}. An implementation that
+	 * cannot reserve only compares (this default).
+	 * @param candidates a snapshot
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @param max the limit, {@code >= 1}
+	 * @return {@code true} when the request may go to the instance
+	 */
+	default boolean tryReserve(InstanceSnapshot candidates, int position, int max) {
+		return inFlight(candidates, position) < max;
+	}
+
 }

@@ -41,6 +41,13 @@ public enum NoInstanceReason {
 	 */
 	NO_CANDIDATES("no candidate was left for the request"),
 
+	/**
+	 * Every candidate has {@code atlas.loadbalancer.max-in-flight-per-instance} requests
+	 * of this caller in flight ({@link InFlightLimit}): the request fails at once and is
+	 * never retried.
+	 */
+	SATURATED("every candidate has atlas.loadbalancer.max-in-flight-per-instance requests in flight"),
+
 	/** The strategy chose none although candidates with a positive weight remained. */
 	NONE_CHOSEN("the strategy chose none of the candidates");
 

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -63,6 +64,14 @@ import org.springframework.cloud.client.ServiceInstance;
  * being forgotten is counted again on its fresh entry. Thread-safe; recording takes no
  * lock and allocates nothing for a tracked instance.
  *
+ * <p>
+ * With a per-instance in-flight limit, a pick {@linkplain #tryReserve reserves} a slot
+ * (the in-flight count goes up at the pick, by compare-and-set under the limit) and the
+ * request's start claims it instead of counting again. A reservation that no start claims
+ * (a pick whose request was never sent, e.g. an instance chosen by hand and not called)
+ * expires one to two {@linkplain #RESERVATION_LEASE leases} after it was made, so that it
+ * cannot hold a slot forever; a start that finds no reservation counts itself.
+ *
  * @since 0.1.0
  */
 public final class InstanceStats implements LiveStats {
@@ -76,6 +85,12 @@ public final class InstanceStats implements LiveStats {
 	public static final Duration DEFAULT_DECAY_TIME = Duration.ofSeconds(10);
 
 	/**
+	 * How long a reserved slot waits for its request to start before it may expire: 1 s
+	 * (a pick and its start are microseconds apart on every client's path).
+	 */
+	public static final Duration RESERVATION_LEASE = Duration.ofSeconds(1);
+
+	/**
 	 * Weight of the newest sample in the latency average ({@link LatencyEwma#ALPHA}).
 	 */
 	static final double LATENCY_ALPHA = LatencyEwma.ALPHA;
@@ -87,6 +102,8 @@ public final class InstanceStats implements LiveStats {
 	private static final double FAILURES_FORGOTTEN_AFTER_DECAYS = Math.log(1 / FailureRate.COUNTED_FROM);
 
 	private static final long NO_FAILURE = Long.MIN_VALUE;
+
+	private static final long RESERVATION_LEASE_NANOS = RESERVATION_LEASE.toNanos();
 
 	/** Shortest idle window: 1 min in ns. */
 	private static final long MIN_IDLE_WINDOW_NANOS = Duration.ofMinutes(1).toNanos();
@@ -134,6 +151,15 @@ public final class InstanceStats implements LiveStats {
 
 	private final LongSupplier nanoTicker;
 
+	/** Whether a pick ever reserved a slot: only then do leases need ending. */
+	private volatile boolean reserving;
+
+	/** When the current lease period ends (ticker ns); valid once {@link #reserving}. */
+	private final AtomicLong leaseEndsNanos = new AtomicLong();
+
+	/** Reservations that expired unclaimed. */
+	private final LongAdder expiredReservations = new LongAdder();
+
 	/** When the next idle clean-up is due (ticker ns). */
 	private volatile long nextIdleCleanUpNanos;
 
@@ -176,17 +202,24 @@ public final class InstanceStats implements LiveStats {
 	}
 
 	/**
-	 * Records a request start.
+	 * Records a request start: it claims a slot a pick {@linkplain #tryReserve reserved}
+	 * on the instance, else it counts itself in flight.
 	 * @param instance the instance called
 	 */
 	public void started(ServiceInstance instance) {
 		this.total.increment();
-		this.inFlightTotal.increment();
 		while (true) {
 			InstanceCounts counts = counts(instance);
+			if (counts.claimReservation()) {
+				// in flight since the pick (an entry with a slot reserved is never
+				// retired)
+				counts.started.increment();
+				return;
+			}
 			counts.inFlight.incrementAndGet();
 			if (!counts.retired) {
 				counts.started.increment();
+				this.inFlightTotal.increment();
 				return;
 			}
 			// Being forgotten meanwhile: take it back and count it on the instance's
@@ -195,6 +228,89 @@ public final class InstanceStats implements LiveStats {
 			// either it sees this increment or this sees the mark.)
 			counts.inFlight.decrementAndGet();
 		}
+	}
+
+	/**
+	 * Reserves a slot of an instance for a request about to be sent, unless this caller
+	 * already has {@code max} requests in flight to it (slots reserved included): the
+	 * in-flight count goes up now, by compare-and-set, so that concurrent picks never
+	 * take the instance over {@code max}; the request's {@link #started start} claims the
+	 * slot. A slot no start claims expires after one to two {@link #RESERVATION_LEASE
+	 * leases}. Lock-free; allocates nothing for a tracked instance.
+	 * @param candidates a snapshot
+	 * @param position {@code 0 <= position < candidates.size()}
+	 * @param max the limit, {@code >= 1}
+	 * @return {@code true} when a slot was reserved
+	 */
+	@Override
+	public boolean tryReserve(InstanceSnapshot candidates, int position, int max) {
+		if (!this.reserving) {
+			this.leaseEndsNanos.set(this.nanoTicker.getAsLong() + RESERVATION_LEASE_NANOS);
+			this.reserving = true;
+		}
+		InstanceCounts counts = candidates.derive(this, this.cells).at(position);
+		while (true) {
+			if (counts == null) {
+				counts = counts(candidates.get(position));
+			}
+			int n = counts.inFlight.get();
+			if (n >= max) {
+				// Before saying no: slots held by picks never sent must not block it.
+				if (endLeaseIfDue(this.nanoTicker.getAsLong()) && counts.inFlight.get() < max) {
+					continue;
+				}
+				return false;
+			}
+			if (!counts.inFlight.compareAndSet(n, n + 1)) {
+				continue;
+			}
+			if (counts.retired) {
+				// forgotten meanwhile: reserve on the fresh entry
+				counts.inFlight.decrementAndGet();
+				counts = null;
+				continue;
+			}
+			counts.reservedRecent.incrementAndGet();
+			this.inFlightTotal.increment();
+			return true;
+		}
+	}
+
+	/**
+	 * Ends the lease period when it is due: reservations older than a period that no
+	 * start claimed expire and leave the in-flight counts. One caller does it; the others
+	 * go on.
+	 * @param now the ticker's time
+	 * @return {@code true} when this call ended a period
+	 */
+	private boolean endLeaseIfDue(long now) {
+		if (!this.reserving) {
+			return false;
+		}
+		long ends = this.leaseEndsNanos.get();
+		if (now - ends < 0 || !this.leaseEndsNanos.compareAndSet(ends, now + RESERVATION_LEASE_NANOS)) {
+			return false;
+		}
+		for (InstanceCounts[] sharing : this.view.values()) {
+			for (InstanceCounts counts : sharing) {
+				int expired = counts.expireReservations();
+				if (expired > 0) {
+					int before = counts.inFlight.getAndUpdate((n) -> Math.max(0, n - expired));
+					this.inFlightTotal.add(-Math.min(before, expired));
+					this.expiredReservations.add(expired);
+				}
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Slots reserved by picks that no request start claimed within their lease, so far:
+	 * picks whose request was never sent.
+	 * @return {@code >= 0}; never decreases
+	 */
+	public long expiredReservations() {
+		return this.expiredReservations.sum();
 	}
 
 	/**
@@ -258,6 +374,7 @@ public final class InstanceStats implements LiveStats {
 		if (failed) {
 			this.lastFailureNanos = now;
 		}
+		endLeaseIfDue(now);
 		if (now - this.nextIdleCleanUpNanos >= 0) {
 			cleanUp(now);
 		}
