@@ -323,6 +323,7 @@ class AtlasSettingsTest {
 					atlas.loadbalancer.peak-ewma.decay-time=0s | Invalid atlas.loadbalancer.peak-ewma.decay-time must be at least 1ms, was PT0S
 					atlas.loadbalancer.hash.virtual-nodes=0 | Invalid atlas.loadbalancer.hash.virtual-nodes must be an integer >= 1, was 0
 					atlas.loadbalancer.hash.load-factor=1   | Invalid atlas.loadbalancer.hash.load-factor must be a finite number > 1, was 1.0
+					atlas.loadbalancer.max-in-flight-per-instance=-1 | Invalid atlas.loadbalancer.max-in-flight-per-instance: -1; allowed: 0 (off) or a positive number of requests
 					""")
 	void eachSectionValidatesItsOwnValues(String property, String message) {
 		this.runner.withPropertyValues(property).run((context) -> {

@@ -56,6 +56,12 @@ public class WhoApp {
 
 	private final AtomicInteger served = new AtomicInteger();
 
+	/** {@code /who} calls being served now. */
+	private final AtomicInteger inFlight = new AtomicInteger();
+
+	/** The most {@code /who} calls served at once since start. */
+	private final AtomicInteger maxInFlight = new AtomicInteger();
+
 	private final Environment environment;
 
 	private final ObjectProvider<RestClient.Builder> restClient;
@@ -136,6 +142,17 @@ public class WhoApp {
 	}
 
 	private ResponseEntity<String> answer() throws InterruptedException {
+		int now = this.inFlight.incrementAndGet();
+		this.maxInFlight.accumulateAndGet(now, Math::max);
+		try {
+			return answerNow();
+		}
+		finally {
+			this.inFlight.decrementAndGet();
+		}
+	}
+
+	private ResponseEntity<String> answerNow() throws InterruptedException {
 		this.served.incrementAndGet();
 		CountDownLatch hanging = this.hang;
 		if (hanging != null) {
@@ -250,6 +267,14 @@ public class WhoApp {
 	 */
 	public int served() {
 		return this.served.get();
+	}
+
+	/**
+	 * The most {@code /who} calls this application served at once.
+	 * @return the count since start
+	 */
+	public int maxInFlight() {
+		return this.maxInFlight.get();
 	}
 
 	/**

@@ -49,4 +49,24 @@ public class NoInstanceAvailableException extends IllegalStateException {
 		return this.reason;
 	}
 
+	/**
+	 * Whether a failure, or its cause, is a request that found every candidate at the
+	 * per-instance in-flight limit ({@link NoInstanceReason#SATURATED}): such a request
+	 * is never retried, by any retry path Atlas owns (a retry would only add load to a
+	 * fleet that is full).
+	 * @param failure a failure, may be {@code null}
+	 * @return {@code false} for {@code null}
+	 */
+	public static boolean isSaturated(@Nullable Throwable failure) {
+		Throwable t = failure;
+		// a bounded walk down the causes: a cycle of causes ends it too
+		for (int depth = 0; t != null && depth < 16; depth++) {
+			if (t instanceof NoInstanceAvailableException none && none.reason == NoInstanceReason.SATURATED) {
+				return true;
+			}
+			t = t.getCause();
+		}
+		return false;
+	}
+
 }

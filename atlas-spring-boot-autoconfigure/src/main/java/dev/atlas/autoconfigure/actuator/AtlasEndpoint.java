@@ -18,6 +18,7 @@ import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.overload.RetryBudget;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
+import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.weighting.SlowStart;
 import org.jspecify.annotations.Nullable;
@@ -47,7 +48,9 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *                        "outlier": { "ejected": false, "ejectedAt": null, "ejectedUntil": null, "timesEjected": 0,
  *                                     "consecutive5xx": 0, "consecutiveGatewayFailures": 0 } } ],
  *       "retryBudget": { "enabled": true, "balance": 112.4, "requests": 62, "retries": 0, "exhausted": 0 },
- *       "rules": { "strategy": "weighted-random", "all-zero-weights": "fail-open", "gray-enabled": true,
+ *       "saturated": 0,
+ *       "rules": { "strategy": "weighted-random", "all-zero-weights": "fail-open", "max-in-flight-per-instance": 0,
+ *                  "gray-enabled": true,
  *                  "gray": { "header": "X-Service-Version", "canary-percentages": { "v2": 10.0 }, … },
  *                  "warmup": { … }, "outlier": { … }, "least-request": { … }, "peak-ewma": { … }, "hash": { … },
  *                  "affinity": { "cluster": "a", "min-healthy-ratio": 0.1, "min-instances": 1 },
@@ -75,11 +78,13 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * failures in a row. {@code retryBudget} is the state of the service's retry budget over
  * its window: the retries it allows now ({@code balance}; {@code null} when it is off),
  * the requests and retries it counted, and the retries it refused so far
- * ({@code exhausted}); {@code null} for a service Atlas does not route. {@code rules} are
- * the rules in force for the service (each rules record's components, durations as in
- * properties; {@code affinity} is {@code null} until the first request resolves the
- * caller's cluster) and {@code rulesChangedAt} when they last changed at runtime (epoch
- * ms; {@code null}: as at startup).
+ * ({@code exhausted}); {@code null} for a service Atlas does not route. {@code saturated}
+ * counts the requests that got no instance because every candidate had
+ * {@code max-in-flight-per-instance} requests in flight ({@code null} for a service Atlas
+ * does not route). {@code rules} are the rules in force for the service (each rules
+ * record's components, durations as in properties; {@code affinity} is {@code null} until
+ * the first request resolves the caller's cluster) and {@code rulesChangedAt} when they
+ * last changed at runtime (epoch ms; {@code null}: as at startup).
  *
  * @since 0.1.0
  */
@@ -191,6 +196,8 @@ public class AtlasEndpoint {
 		view.put("instances", instances);
 		RetryBudget budget = (atlas != null) ? this.clients.getInstance(serviceId, RetryBudget.class) : null;
 		view.put("retryBudget", (budget != null) ? retryBudget(budget) : null);
+		InFlightLimit limit = (atlas != null) ? this.clients.getInstance(serviceId, InFlightLimit.class) : null;
+		view.put("saturated", (limit != null) ? limit.saturatedCount() : null);
 		Instant changedAt = (routing != null) ? routing.changedAt() : null;
 		view.put("rules", (routing != null) ? routing.rulesView() : null);
 		view.put("rulesChangedAt", (changedAt != null) ? changedAt.toEpochMilli() : null);

@@ -172,6 +172,18 @@ public final class AtlasReactiveNoInstanceFilters {
 		}
 
 		/**
+		 * A choice failed: when every instance was at the per-instance in-flight limit,
+		 * no retry of this call is made
+		 * ({@link NoInstanceAvailableException#isSaturated}), whatever Spring Cloud's
+		 * retryable exceptions say.
+		 */
+		synchronized void choiceFailed(Throwable error) {
+			if (NoInstanceAvailableException.isSaturated(error)) {
+				this.refused = error;
+			}
+		}
+
+		/**
 		 * Decides a retry after an answer with a retryable status, when Spring Cloud's
 		 * retry policy is asked (the status and the method allow it): allowed while this
 		 * call has had fewer retries than the filter makes
@@ -209,11 +221,11 @@ public final class AtlasReactiveNoInstanceFilters {
 		 * caller instead (the one the retry was for)
 		 */
 		synchronized @Nullable Throwable refusal() {
-			if (this.request == null) {
-				return null;
-			}
 			if (this.refused != null) {
 				return this.refused;
+			}
+			if (this.request == null) {
+				return null;
 			}
 			if (this.statusRetryGranted) {
 				this.statusRetryGranted = false;
@@ -355,7 +367,8 @@ public final class AtlasReactiveNoInstanceFilters {
 				}
 				Mono<Response<ServiceInstance>> chosen = failIfNone(this.factory, serviceId, request,
 						super.choose(serviceId, request));
-				return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
+				return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response))
+					.doOnError(attempt::choiceFailed) : chosen;
 			});
 		}
 

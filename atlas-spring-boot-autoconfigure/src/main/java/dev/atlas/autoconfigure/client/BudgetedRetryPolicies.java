@@ -3,6 +3,7 @@ package dev.atlas.autoconfigure.client;
 import dev.atlas.autoconfigure.client.AtlasReactiveNoInstanceFilters.Attempt;
 import dev.atlas.loadbalancer.overload.Retries;
 import dev.atlas.loadbalancer.overload.RetryBudget;
+import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -102,7 +103,7 @@ final class BudgetedRetryPolicies implements LoadBalancerRetryPolicy.Factory {
 
 		@Override
 		public boolean retryableException(Throwable exception) {
-			return this.policy.retryableException(exception);
+			return !NoInstanceAvailableException.isSaturated(exception) && this.policy.retryableException(exception);
 		}
 
 		@Override

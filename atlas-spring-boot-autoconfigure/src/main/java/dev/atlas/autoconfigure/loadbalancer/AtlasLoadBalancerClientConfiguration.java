@@ -25,6 +25,7 @@ import dev.atlas.loadbalancer.pipeline.Pipeline;
 import dev.atlas.loadbalancer.pipeline.ServicePipeline;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
 import dev.atlas.loadbalancer.spi.CandidateFilter;
+import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.spi.LoadBalancingStrategy;
 import dev.atlas.loadbalancer.spi.StrategySettings;
 import dev.atlas.loadbalancer.spi.WeightAdjuster;
@@ -91,6 +92,11 @@ public class AtlasLoadBalancerClientConfiguration {
 	 * from {@link InstanceStats}; tags {@code service}, {@code strategy}.
 	 */
 	public static final String PICKS_METER = "atlas.picks";
+
+	/**
+	 * Counter of requests that got no instance because every candidate was at its limit.
+	 */
+	public static final String SATURATED_METER = "atlas.saturated";
 
 	/**
 	 * The service's settings as this context is built with them, resolved once, so that
@@ -316,11 +322,12 @@ public class AtlasLoadBalancerClientConfiguration {
 	@Primary
 	@Conditional(OnNoApplicationLoadBalancerCondition.class)
 	public ReactorLoadBalancer<ServiceInstance> atlasLoadBalancer(Environment environment,
-			LoadBalancerClientFactory loadBalancerClientFactory, ServicePipeline pipeline, InstanceStats stats) {
+			LoadBalancerClientFactory loadBalancerClientFactory, ServicePipeline pipeline, InstanceStats stats,
+			ObjectProvider<InFlightLimit> limit) {
 		String serviceId = ServiceContext.serviceId(environment);
 		return new AtlasLoadBalancer(serviceId,
 				loadBalancerClientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), pipeline,
-				stats);
+				stats, limit.getIfAvailable(InFlightLimit::new));
 	}
 
 }

@@ -10,6 +10,7 @@ import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
+import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.stats.FailureStatuses;
 import org.jspecify.annotations.Nullable;
 
@@ -64,6 +65,15 @@ public class LoadBalancerProperties implements InitializingBean {
 	 */
 	private List<String> failureStatuses = new ArrayList<>(FailureStatuses.DEFAULT_ENTRIES);
 
+	/**
+	 * Requests this caller may have in flight to any one instance of the service: an
+	 * instance at the limit is skipped by every strategy, and when every candidate is at
+	 * it the call fails at once with NoInstanceAvailableException (reason saturated),
+	 * never retried, counted in atlas.saturated. 0 (default) is off; otherwise a positive
+	 * number of requests.
+	 */
+	private int maxInFlightPerInstance = InFlightLimit.OFF;
+
 	/** Settings of the least-request strategy. */
 	private final LeastRequest leastRequest = new LeastRequest();
 
@@ -75,6 +85,7 @@ public class LoadBalancerProperties implements InitializingBean {
 
 	@Override
 	public void afterPropertiesSet() {
+		maxInFlightPerInstance(PREFIX);
 		failureStatuses(PREFIX);
 		leastRequestRules(PREFIX);
 		peakEwmaRules(PREFIX);
@@ -94,6 +105,28 @@ public class LoadBalancerProperties implements InitializingBean {
 		catch (IllegalArgumentException | NullPointerException ex) {
 			throw new IllegalArgumentException("Invalid " + prefix + ".failure-statuses: " + ex.getMessage(), ex);
 		}
+	}
+
+	/**
+	 * The per-instance in-flight limit of these values.
+	 * @param prefix where these values were bound, e.g. {@code atlas.loadbalancer}
+	 * @return requests in flight per instance, {@code >= 1}, or {@link InFlightLimit#OFF}
+	 * @throws IllegalArgumentException naming the property and the allowed values
+	 */
+	public int maxInFlightPerInstance(String prefix) {
+		if (this.maxInFlightPerInstance < 0) {
+			throw new IllegalArgumentException("Invalid " + prefix + ".max-in-flight-per-instance: "
+					+ this.maxInFlightPerInstance + "; allowed: 0 (off) or a positive number of requests");
+		}
+		return this.maxInFlightPerInstance;
+	}
+
+	public int getMaxInFlightPerInstance() {
+		return this.maxInFlightPerInstance;
+	}
+
+	public void setMaxInFlightPerInstance(int maxInFlightPerInstance) {
+		this.maxInFlightPerInstance = maxInFlightPerInstance;
 	}
 
 	public List<String> getFailureStatuses() {

@@ -23,10 +23,12 @@ import dev.atlas.loadbalancer.stats.FailureStatuses;
  * @param hash the rules of {@code ring-hash}
  * @param failureStatuses the statuses of an answer that count as a failure of the
  * instance in the service's statistics (whichever strategy is in use)
+ * @param maxInFlightPerInstance requests this caller may have in flight to one instance,
+ * {@code >= 1}, or {@code 0} for no limit (whichever strategy is in use)
  * @since 0.1.0
  */
 public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights, LeastRequestRules leastRequest,
-		PeakEwmaRules peakEwma, HashRules hash, FailureStatuses failureStatuses) {
+		PeakEwmaRules peakEwma, HashRules hash, FailureStatuses failureStatuses, int maxInFlightPerInstance) {
 
 	/**
 	 * The section {@code atlas.loadbalancer}, overlaid by
@@ -38,7 +40,8 @@ public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights
 			String prefix = context.propertyName("loadbalancer");
 			return new StrategyRules(properties.getStrategy(), properties.getAllZeroWeights(),
 					properties.leastRequestRules(prefix), properties.peakEwmaRules(prefix),
-					properties.hashRules(prefix), properties.failureStatuses(prefix));
+					properties.hashRules(prefix), properties.failureStatuses(prefix),
+					properties.maxInFlightPerInstance(prefix));
 		})
 		.flatView();
 
@@ -53,6 +56,17 @@ public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights
 		Objects.requireNonNull(peakEwma, "peakEwma");
 		Objects.requireNonNull(hash, "hash");
 		Objects.requireNonNull(failureStatuses, "failureStatuses");
+	}
+
+	/**
+	 * Whether these rules choose as others do: the same but for the per-instance limit,
+	 * which the load balancer reads apart from the strategy.
+	 * @param other other rules
+	 * @return {@code true} when only the limit may differ
+	 */
+	public boolean choosesAs(StrategyRules other) {
+		return equals(new StrategyRules(other.strategy, other.allZeroWeights, other.leastRequest, other.peakEwma,
+				other.hash, other.failureStatuses, this.maxInFlightPerInstance));
 	}
 
 }

@@ -59,6 +59,10 @@ public final class StrategyStep implements RuntimeStep {
 			return null;
 		}
 		StrategyRules next = change.rules(StrategyRules.SECTION);
+		if (next.choosesAs(change.previous().get(StrategyRules.SECTION))) {
+			// only the per-instance limit changed: the strategy keeps its state
+			return null;
+		}
 		LoadBalancingStrategy strategy = this.strategies.create(next.strategy(),
 				new StrategySettings(this.serviceId, this.parser, next.allZeroWeights(), this.meters));
 		String before = change.previous().get(StrategyRules.SECTION).strategy();

@@ -2,6 +2,7 @@ package dev.atlas.autoconfigure.overload;
 
 import dev.atlas.loadbalancer.overload.Retries;
 import dev.atlas.loadbalancer.overload.RetryBudget;
+import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryContext;
@@ -115,10 +116,15 @@ public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
 	/**
 	 * Spring Cloud's {@code retryable-exceptions}, matched against the exception and its
 	 * cause, or every exception with {@code retry-on-all-exceptions}; as Spring Cloud's
-	 * policy, {@code true} for {@code null} (no attempt made yet).
+	 * policy, {@code true} for {@code null} (no attempt made yet). Never a request that
+	 * found every instance at the per-instance in-flight limit
+	 * ({@link NoInstanceAvailableException#isSaturated}).
 	 */
 	@Override
 	public boolean retryableException(@Nullable Throwable exception) {
+		if (NoInstanceAvailableException.isSaturated(exception)) {
+			return false;
+		}
 		if (exception == null || this.properties.getRetry().isRetryOnAllExceptions()) {
 			return true;
 		}

@@ -88,8 +88,10 @@ class AtlasEndpointTest {
 					"registeredAt", "listedAt", "ready", "state");
 			Map<String, Object> service = endpoint.service("user-service");
 			assertThat(service)
-				.containsOnlyKeys("strategy", "stale", "instances", "retryBudget", "rules", "rulesChangedAt")
+				.containsOnlyKeys("strategy", "stale", "instances", "retryBudget", "saturated", "rules",
+						"rulesChangedAt")
 				.containsEntry("strategy", "weighted-random")
+				.containsEntry("saturated", 0L)
 				.containsEntry("stale", false)
 				.containsEntry("rulesChangedAt", null);
 			assertThat((Map<String, Object>) service.get("retryBudget"))
@@ -103,9 +105,11 @@ class AtlasEndpointTest {
 			Map<String, Object> rules = (Map<String, Object>) service.get("rules");
 			assertThat(rules)
 				.containsOnlyKeys("strategy", "all-zero-weights", "gray-enabled", "gray", "warmup", "outlier",
-						"least-request", "peak-ewma", "hash", "affinity", "failure-statuses", "retry")
+						"least-request", "peak-ewma", "hash", "affinity", "failure-statuses",
+						"max-in-flight-per-instance", "retry")
 				.containsEntry("strategy", "weighted-random")
-				.containsEntry("all-zero-weights", "fail-open");
+				.containsEntry("all-zero-weights", "fail-open")
+				.containsEntry("max-in-flight-per-instance", 0);
 			assertThat((Map<String, Object>) rules.get("retry"))
 				.containsOnlyKeys("enabled", "ratio", "min-retries-per-second", "window")
 				.containsEntry("window", "10s");

@@ -23,6 +23,7 @@ import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.LaneRule;
 import dev.atlas.loadbalancer.routing.RetryAvoidance;
+import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.weighting.SlowStart;
@@ -120,6 +121,23 @@ class RuntimeRulesTest {
 			assertThat(counter(context, RuntimeRules.CHANGES_METER, "user-service")).isEqualTo(1);
 			assertThat(bean(context, "user-service", ServiceRouting.class).changedAt()).isNotNull();
 			assertThat(bean(context, "billing", ServiceRouting.class).changedAt()).isNull();
+		});
+	}
+
+	@Test
+	void thePerInstanceLimitChangesInPlaceAndTheStrategyKeepsItsState() {
+		this.runner.withPropertyValues("atlas.loadbalancer.max-in-flight-per-instance=4").run((context) -> {
+			choose(context, "user-service");
+			InFlightLimit limit = bean(context, "user-service", InFlightLimit.class);
+			assertThat(limit.max()).isEqualTo(4);
+			Pipeline before = pipeline(context, "user-service");
+			change(context, Map.of("atlas.services.user-service.loadbalancer.max-in-flight-per-instance", "1"));
+			assertThat(limit.max()).isEqualTo(1);
+			assertThat(pipeline(context, "user-service").strategy()).as("only the limit changed")
+				.isSameAs(before.strategy());
+			assertThat(bean(context, "billing", InFlightLimit.class).max()).as("another service").isEqualTo(4);
+			change(context, Map.of("atlas.services.user-service.loadbalancer.max-in-flight-per-instance", "0"));
+			assertThat(limit.max()).isEqualTo(InFlightLimit.OFF);
 		});
 	}
 
