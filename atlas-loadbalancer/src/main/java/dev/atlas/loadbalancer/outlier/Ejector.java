@@ -152,7 +152,8 @@ final class Ejector {
 		if (health.consecutiveGateway.get() != 0) {
 			health.consecutiveGateway.set(0);
 		}
-		if (health.ejectedUntil == 0 && (health.timesEjected == 0 || decayedTimes(health, this.clock.millis()) == 0)) {
+		if (health.ejectedUntil == 0 && (health.timesEjected == 0 || decayedTimes(health, this.clock.millis()) == 0)
+				&& !recentlyOverloaded(health, this.clock.millis())) {
 			synchronized (this.transitions) {
 				if (health.ejectedUntil == 0 && health.consecutive5xx.get() == 0
 						&& health.consecutiveGateway.get() == 0) {
@@ -160,6 +161,40 @@ final class Ejector {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Whether an instance answered 503 within the detection interval: it stays tracked,
+	 * so that {@link #fleetOverloaded} sees it.
+	 */
+	private boolean recentlyOverloaded(TrackedInstance health, long now) {
+		long at = health.lastOverloadedAt;
+		return at != 0 && now - at <= this.detector.rules().interval().toMillis();
+	}
+
+	/**
+	 * Whether the fleet is overloaded as a whole, as one instance's 503 answers are
+	 * judged: at least half of the service's other instances (those the registry lists,
+	 * else those tracked) answered 503 within the detection interval and are not ejected.
+	 * Lock-free; scans the tracked instances (only when an instance reaches a threshold
+	 * with a 503).
+	 * @param health the instance that reached a threshold
+	 * @param now epoch ms
+	 * @return {@code false} for a service of one instance
+	 */
+	boolean fleetOverloaded(TrackedInstance health, long now) {
+		TrackedInstance[] tracked = this.tracked;
+		int overloaded = 0;
+		for (TrackedInstance other : tracked) {
+			if (other != health && !other.key.equals(health.key) && other.ejectedUntil == 0
+					&& recentlyOverloaded(other, now)) {
+				overloaded++;
+			}
+		}
+		Supplier<InstanceSnapshot> instances = this.instances;
+		InstanceSnapshot listed = (instances != null) ? instances.get() : InstanceSnapshot.EMPTY;
+		int others = (listed.isEmpty() ? tracked.length : listed.size()) - 1;
+		return others > 0 && 2 * overloaded >= others;
 	}
 
 	/**
@@ -258,8 +293,12 @@ final class Ejector {
 	 * or {@link OutlierDetector#REASON_FAILURE_PERCENTAGE}
 	 * @param why what the instance did, for the log lines, e.g. {@code 5 in a row
 	 * (consecutive-gateway-failure, last: …)}
+	 * @param gone whether the failures prove the instance gone
+	 * ({@link Outcome#UNREACHABLE}): when max-ejection-percent allows no more ejections,
+	 * it then takes the place of an instance ejected for its answers, which returns to
+	 * service at once
 	 */
-	void eject(TrackedInstance health, String reason, String why) {
+	void eject(TrackedInstance health, String reason, String why, boolean gone) {
 		long until;
 		synchronized (this.transitions) {
 			// rules turned off since the outcome was recorded: they eject nothing
@@ -291,6 +330,9 @@ final class Ejector {
 			Ejections current = this.ejected;
 			int instances = Math.max(listed.size(), current.size() + 1);
 			int allowed = this.detector.rules().maxEjected(instances);
+			if (current.size() >= allowed && gone && makeRoom(health)) {
+				current = this.ejected;
+			}
 			if (current.size() >= allowed) {
 				if (log.isDebugEnabled()) {
 					log.debug(
@@ -310,12 +352,35 @@ final class Ejector {
 			health.idleSince = now;
 			until = now + duration;
 			health.ejectedUntil = until;
+			health.ejectedAsGone = gone;
 			this.ejected = current.with(health);
 			this.meters.ejected(reason);
 			log.info("Service '{}': instance {} ejected for {} ms after {}; ejection #{}, {} of {} instances ejected",
 					this.serviceId, health.key, duration, why, times, current.size() + 1, instances);
 		}
 		this.prober.ejected(health, until);
+	}
+
+	/**
+	 * Returns to service an instance ejected for its answers (alive), so that one that is
+	 * gone can be ejected in its place under max-ejection-percent: a gone instance fails
+	 * every request sent to it, an ejected live one would serve some. Under this
+	 * ejector's lock.
+	 * @param gone the instance that is gone
+	 * @return {@code true} when one was returned
+	 */
+	private boolean makeRoom(TrackedInstance gone) {
+		for (TrackedInstance ejected : this.tracked) {
+			if (ejected.ejectedUntil != 0 && !ejected.ejectedAsGone && this.ejected.get(ejected.key) == ejected) {
+				this.ejected = this.ejected.without(ejected.key);
+				ejected.ejectedUntil = 0;
+				ejected.returnedAt = this.clock.millis();
+				log.info("Service '{}': instance {} returns early: {} is unreachable and takes its place "
+						+ "under max-ejection-percent", this.serviceId, ejected.key, gone.key);
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

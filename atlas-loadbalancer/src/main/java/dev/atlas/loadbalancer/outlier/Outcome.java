@@ -18,16 +18,43 @@ public enum Outcome {
 	SERVER_ERROR,
 
 	/**
-	 * A gateway failure: connection refused or timed out, read timeout, connection reset,
-	 * 502, 503 or 504. Counts towards both {@code consecutive-gateway-failure} and
-	 * {@code consecutive5xx} (as in Envoy).
+	 * A gateway failure after the request may have reached the instance: read timeout,
+	 * connection reset, 502 or 504. Counts towards both
+	 * {@code consecutive-gateway-failure} and {@code consecutive5xx} (as in Envoy).
 	 */
 	GATEWAY_FAILURE,
+
+	/**
+	 * A gateway failure that proves the instance gone: the connection refused, a connect
+	 * timeout, no route to it (nothing was sent; Envoy's locally originated errors).
+	 * Counts as {@link #GATEWAY_FAILURE}; when {@code max-ejection-percent} allows no
+	 * more ejections, an instance ejected for such failures takes the place of one
+	 * ejected for its answers (alive, it still serves).
+	 */
+	UNREACHABLE,
+
+	/**
+	 * A 503 answer: the instance is alive and refuses the request, usually for load.
+	 * Counts as {@link #GATEWAY_FAILURE}, except that reaching a threshold with it ejects
+	 * nothing while the fleet is overloaded as a whole: at least half of the service's
+	 * other instances answered 503 too within the detection {@code interval} (ejecting
+	 * live instances would only overload the rest).
+	 */
+	OVERLOADED,
 
 	/**
 	 * Nothing to learn about the instance (the caller cancelled, or failed for a reason
 	 * of its own): changes no count.
 	 */
-	IGNORED
+	IGNORED;
+
+	/**
+	 * Whether this counts as a gateway failure ({@code consecutive-gateway-failure}).
+	 * @return {@code true} for {@link #GATEWAY_FAILURE}, {@link #UNREACHABLE} and
+	 * {@link #OVERLOADED}
+	 */
+	public boolean isGatewayFailure() {
+		return this == GATEWAY_FAILURE || this == UNREACHABLE || this == OVERLOADED;
+	}
 
 }

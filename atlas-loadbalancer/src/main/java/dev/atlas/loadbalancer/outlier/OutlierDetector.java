@@ -228,10 +228,14 @@ public final class OutlierDetector implements AutoCloseable {
 			return;
 		}
 		health.instance = instance;
-		health.lastFailureAt = this.clock.millis();
+		long now = this.clock.millis();
+		health.lastFailureAt = now;
+		if (outcome == Outcome.OVERLOADED) {
+			health.lastOverloadedAt = now;
+		}
 		int errors = health.consecutive5xx.incrementAndGet();
 		int gateway;
-		if (outcome == Outcome.GATEWAY_FAILURE) {
+		if (outcome.isGatewayFailure()) {
 			gateway = health.consecutiveGateway.incrementAndGet();
 		}
 		else {
@@ -240,12 +244,33 @@ public final class OutlierDetector implements AutoCloseable {
 		}
 		int gatewayLimit = rules.consecutiveGatewayFailure();
 		int errorLimit = rules.consecutive5xx();
+		String reason;
+		int failures;
 		if (gatewayLimit > 0 && gateway >= gatewayLimit) {
-			ejector.eject(health, REASON_GATEWAY, inARow(gateway, REASON_GATEWAY, cause));
+			reason = REASON_GATEWAY;
+			failures = gateway;
 		}
 		else if (errorLimit > 0 && errors >= errorLimit) {
-			ejector.eject(health, REASON_5XX, inARow(errors, REASON_5XX, cause));
+			reason = REASON_5XX;
+			failures = errors;
 		}
+		else {
+			return;
+		}
+		if (outcome == Outcome.OVERLOADED && ejector.fleetOverloaded(health, now)) {
+			// Alive and refusing as the others do: the fleet is short of capacity, and
+			// ejecting this instance would only overload the rest.
+			health.consecutive5xx.set(0);
+			health.consecutiveGateway.set(0);
+			if (log.isDebugEnabled()) {
+				log.debug(
+						"Service '{}': instance {} not ejected after {}: at least half of the other instances "
+								+ "answered 503 too within the interval (the fleet is overloaded as a whole)",
+						this.serviceId, health.key, inARow(failures, reason, cause));
+			}
+			return;
+		}
+		ejector.eject(health, reason, inARow(failures, reason, cause), outcome == Outcome.UNREACHABLE);
 	}
 
 	private static String inARow(int failures, String reason, @Nullable Object cause) {
@@ -278,7 +303,7 @@ public final class OutlierDetector implements AutoCloseable {
 						Ejector ejector = this.ejector;
 						TrackedInstance health = ejector.find(verdict.instance());
 						ejector.eject((health != null) ? health : ejector.track(verdict.instance()), verdict.reason(),
-								verdict.why());
+								verdict.why(), false);
 					}
 				}
 			}

@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.support.CallbackFailures;
+import dev.atlas.loadbalancer.support.ConnectFailures;
 import dev.atlas.loadbalancer.support.InstanceFailures;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -21,13 +22,15 @@ import org.springframework.cloud.client.loadbalancer.Response;
  * RestTemplate, RestClient, WebClient, Feign and Spring Cloud Gateway all call once per
  * attempt: each completed request becomes an {@link Outcome}.
  * <ul>
- * <li>an answer: 502, 503, 504 are gateway failures, other 5xx server errors, anything
- * else a success;</li>
- * <li>a failure without an answer: a gateway failure when an {@link IOException}
- * (connection refused, reset or timed out, read timeout, closed prematurely) or a
- * {@link TimeoutException} is among its causes, or a timeout exception of another library
- * (by class name, e.g. Netty's); any other exception is the caller's own and changes
- * nothing, nor does a discarded (cancelled) request.</li>
+ * <li>an answer: 502 and 504 are gateway failures, 503 an overloaded instance (a gateway
+ * failure that ejects nothing while the fleet is overloaded as a whole), other 5xx server
+ * errors, anything else a success;</li>
+ * <li>a failure without an answer: an unreachable instance when the request never reached
+ * it (connection refused, connect timeout, no route: {@link ConnectFailures#neverSent});
+ * a gateway failure when another {@link IOException} (connection reset, read timeout,
+ * closed prematurely) or a {@link TimeoutException} is among its causes, or a timeout
+ * exception of another library (by class name, e.g. Netty's); any other exception is the
+ * caller's own and changes nothing, nor does a discarded (cancelled) request.</li>
  * </ul>
  * It also counts the service's requests (those that found no instance too), which tells
  * the detector whether anybody still calls the service ({@link OutlierDetector#traffic}),
@@ -107,10 +110,16 @@ public class OutlierLifecycle implements LoadBalancerLifecycle<Object, Object, S
 			return Outcome.IGNORED;
 		}
 		if (failure != null) {
-			return InstanceFailures.isInstanceFailure(failure) ? Outcome.GATEWAY_FAILURE : Outcome.IGNORED;
+			if (!InstanceFailures.isInstanceFailure(failure)) {
+				return Outcome.IGNORED;
+			}
+			return ConnectFailures.neverSent(failure) ? Outcome.UNREACHABLE : Outcome.GATEWAY_FAILURE;
 		}
 		int code = InstanceFailures.statusCode(clientResponse);
-		if (code == 502 || code == 503 || code == 504) {
+		if (code == 503) {
+			return Outcome.OVERLOADED;
+		}
+		if (code == 502 || code == 504) {
 			return Outcome.GATEWAY_FAILURE;
 		}
 		if (code >= 500 && code <= 599) {

@@ -35,6 +35,15 @@ final class TrackedInstance {
 	/** When it last failed. */
 	volatile long lastFailureAt;
 
+	/** When it last answered 503; {@code 0} for never. */
+	volatile long lastOverloadedAt;
+
+	/**
+	 * Whether its current (or last) ejection was for failures that prove it gone
+	 * ({@link Outcome#UNREACHABLE}), not for its answers.
+	 */
+	volatile boolean ejectedAsGone;
+
 	/** When its current (or last) ejection began. */
 	volatile long ejectedAt;
 

@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.overload;
 
+import dev.atlas.loadbalancer.support.ConnectFailures;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

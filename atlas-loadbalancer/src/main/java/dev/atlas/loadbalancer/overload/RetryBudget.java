@@ -4,6 +4,8 @@ import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
+import dev.atlas.loadbalancer.support.WindowedCount;
+
 /**
  * The retry budget of one service as this caller sees it, shared by every retry path to
  * it: each request {@linkplain #deposit() deposits}, each retry

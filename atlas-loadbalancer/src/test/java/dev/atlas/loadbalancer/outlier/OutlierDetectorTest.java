@@ -334,6 +334,59 @@ class OutlierDetectorTest {
 		}
 	}
 
+	/**
+	 * Four live instances over capacity, each answering 503 to about one request in four:
+	 * one of them answers five in a row (what happens by chance every second at that
+	 * rate), and is not ejected, because the others answer 503 too.
+	 */
+	@Test
+	void anOverloadedFleetIsNotShrunkByEjectingItsLiveMembers() {
+		rebuild(OutlierRules.DEFAULTS, 4);
+		for (int round = 0; round < 3; round++) {
+			for (int i = 1; i < 4; i++) {
+				fail(i, Outcome.OVERLOADED, 1);
+				this.detector.record(instance(i), Outcome.SUCCESS, null);
+			}
+			fail(0, Outcome.OVERLOADED, 5);
+			assertThat(ejected(0)).as("round %d", round).isFalse();
+			this.clock.advance(Duration.ofSeconds(1));
+		}
+		assertThat(this.detector.ejected().size()).isZero();
+		// the others stop answering 503 for a detection interval: instance 0 alone does
+		this.clock.advance(OutlierRules.DEFAULTS.interval());
+		fail(0, Outcome.OVERLOADED, 5);
+		assertThat(ejected(0)).as("a lone instance answering 503 is an outlier").isTrue();
+	}
+
+	@Test
+	void anInstanceAnswering503AloneIsEjectedAsBefore() {
+		rebuild(OutlierRules.DEFAULTS, 4);
+		fail(1, Outcome.OVERLOADED, 1);
+		fail(0, Outcome.OVERLOADED, 5);
+		assertThat(ejected(0)).as("one of three others answered 503: less than half").isTrue();
+		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(1);
+	}
+
+	/**
+	 * Under max-ejection-percent, an unreachable instance (nothing it is sent is served)
+	 * takes the place of one ejected for its answers (it still serves some).
+	 */
+	@Test
+	void anUnreachableInstanceTakesThePlaceOfALiveOneUnderTheCap() {
+		rebuild(withMaxEjectionPercent(25), 4);
+		fail(0, Outcome.SERVER_ERROR, 5);
+		assertThat(ejected(0)).isTrue();
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		assertThat(ejected(1)).as("the cap: one in four, and a read timeout does not prove it gone").isFalse();
+		fail(2, Outcome.UNREACHABLE, 5);
+		assertThat(ejected(2)).as("connection refused five times").isTrue();
+		assertThat(ejected(0)).as("returned early to make room").isFalse();
+		assertThat(this.detector.ejected().size()).isEqualTo(1);
+		fail(3, Outcome.UNREACHABLE, 5);
+		assertThat(ejected(3)).as("no live one left to return: the cap holds").isFalse();
+		assertThat(ejected(2)).isTrue();
+	}
+
 	@Test
 	void panicThresholdIgnoresEjectionForALaneBelowIt() {
 		rebuild(withMaxEjectionPercent(100), 4);

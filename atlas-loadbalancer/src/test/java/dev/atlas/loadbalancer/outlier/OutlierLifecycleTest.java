@@ -30,16 +30,20 @@ class OutlierLifecycleTest {
 
 	@ParameterizedTest(name = "{0} -> {1}")
 	@CsvSource({ "200, SUCCESS", "404, SUCCESS", "429, SUCCESS", "500, SERVER_ERROR", "501, SERVER_ERROR",
-			"502, GATEWAY_FAILURE", "503, GATEWAY_FAILURE", "504, GATEWAY_FAILURE", "599, SERVER_ERROR" })
+			"502, GATEWAY_FAILURE", "503, OVERLOADED", "504, GATEWAY_FAILURE", "599, SERVER_ERROR" })
 	void answersByStatusCode(int status, Outcome outcome) {
 		assertThat(OutlierLifecycle.outcome(CompletionContext.Status.SUCCESS, null, answer(status))).isEqualTo(outcome);
+		assertThat(outcome.isGatewayFailure()).as("502, 503, 504 are gateway failures (Envoy)")
+			.isEqualTo(status >= 502 && status <= 504);
 	}
 
 	@Test
 	void connectionAndTimeoutFailuresAreGatewayFailuresWhereverTheyAreWrapped() {
 		assertThat(OutlierLifecycle.outcome(CompletionContext.Status.FAILED,
 				new ResourceAccessException("I/O error", new ConnectException("Connection refused")), null))
-			.isEqualTo(Outcome.GATEWAY_FAILURE);
+			.as("a gateway failure that proves the instance gone")
+			.isEqualTo(Outcome.UNREACHABLE)
+			.matches(Outcome::isGatewayFailure);
 		assertThat(OutlierLifecycle.outcome(CompletionContext.Status.FAILED,
 				new RuntimeException(new SocketTimeoutException("Read timed out")), null))
 			.isEqualTo(Outcome.GATEWAY_FAILURE);
@@ -78,7 +82,8 @@ class OutlierLifecycleTest {
 		assertThat(outcomeOf(new RuntimeException(new PoolAcquireTimeoutException()))).isEqualTo(Outcome.IGNORED);
 		// Apache HttpClient 5's connect timeout is an InterruptedIOException too, but the
 		// instance's fault
-		assertThat(outcomeOf(new ConnectTimeoutException())).isEqualTo(Outcome.GATEWAY_FAILURE);
+		assertThat(outcomeOf(new ConnectTimeoutException())).isEqualTo(Outcome.UNREACHABLE)
+			.matches(Outcome::isGatewayFailure);
 		assertThat(outcomeOf(new SocketTimeoutException("Read timed out"))).isEqualTo(Outcome.GATEWAY_FAILURE);
 	}
 

@@ -1,4 +1,4 @@
-package dev.atlas.loadbalancer.overload;
+package dev.atlas.loadbalancer.support;
 
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;

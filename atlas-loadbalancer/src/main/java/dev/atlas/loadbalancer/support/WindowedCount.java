@@ -1,4 +1,4 @@
-package dev.atlas.loadbalancer.overload;
+package dev.atlas.loadbalancer.support;
 
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -13,12 +13,16 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * <p>
  * The window is {@code SLICES} slices long; the sum covers the current slice and the
  * {@code SLICES - 1} before it, so it spans between {@code window - slice} and
- * {@code window}. Times are ticker nanoseconds, only compared with each other.
- * Thread-safe.
+ * {@code window}. Times are ticker nanoseconds, only compared with each other. A slice
+ * counts up to 2^28 - 1 events (more are not counted). Used by the retry budget and by
+ * outlier detection's view of an overloaded fleet. Thread-safe.
+ *
+ * @since 0.1.0
  */
-final class WindowedCount {
+public final class WindowedCount {
 
-	static final int SLICES = 10;
+	/** Slices of a window. */
+	public static final int SLICES = 10;
 
 	private static final int COUNT_BITS = 28;
 
@@ -40,7 +44,7 @@ final class WindowedCount {
 	 * @param windowNanos the window, {@code >= SLICES} ns
 	 * @param nowNanos the ticker's time now, from which epochs are counted
 	 */
-	WindowedCount(long windowNanos, long nowNanos) {
+	public WindowedCount(long windowNanos, long nowNanos) {
 		this.sliceNanos = windowNanos / SLICES;
 		// Epoch 0 is never a live one, so that the zeroed slices count for nothing.
 		this.originNanos = nowNanos - this.sliceNanos;
@@ -52,7 +56,7 @@ final class WindowedCount {
 	 * @param nowNanos the ticker's time, not before the construction's; a time a whole
 	 * window older than the slice's latest write is out of the window and ignored
 	 */
-	void add(int delta, long nowNanos) {
+	public void add(int delta, long nowNanos) {
 		long epoch = epoch(nowNanos);
 		int index = PADDING + (int) (epoch % SLICES);
 		while (true) {
@@ -76,7 +80,7 @@ final class WindowedCount {
 	 * @param nowNanos the ticker's time
 	 * @return {@code >= 0}
 	 */
-	long sum(long nowNanos) {
+	public long sum(long nowNanos) {
 		long epoch = epoch(nowNanos);
 		long sum = 0;
 		for (int i = PADDING; i < PADDING + SLICES; i++) {

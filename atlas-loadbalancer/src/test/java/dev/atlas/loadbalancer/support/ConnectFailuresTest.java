@@ -1,4 +1,4 @@
-package dev.atlas.loadbalancer.overload;
+package dev.atlas.loadbalancer.support;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;

@@ -1,4 +1,4 @@
-package dev.atlas.loadbalancer.overload;
+package dev.atlas.loadbalancer.support;
 
 import org.junit.jupiter.api.Test;
 
