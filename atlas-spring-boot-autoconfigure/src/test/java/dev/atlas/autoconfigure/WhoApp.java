@@ -62,6 +62,16 @@ public class WhoApp {
 	/** The most {@code /who} calls served at once since start. */
 	private final AtomicInteger maxInFlight = new AtomicInteger();
 
+	/** {@code /who} calls answered 200. */
+	private final AtomicInteger succeeded = new AtomicInteger();
+
+	/**
+	 * {@code app.capacity}: {@code /who} calls served at once, above which a call is
+	 * answered 503 at once (a capped fleet, as a server with a bounded pool and no
+	 * queue); 0 for no cap.
+	 */
+	private final int capacity;
+
 	private final Environment environment;
 
 	private final ObjectProvider<RestClient.Builder> restClient;
@@ -90,6 +100,7 @@ public class WhoApp {
 		this.feign = feign;
 		this.webClient = webClient;
 		this.delay = environment.getProperty("app.delay", Duration.class, Duration.ZERO);
+		this.capacity = environment.getProperty("app.capacity", Integer.class, 0);
 	}
 
 	/**
@@ -145,7 +156,15 @@ public class WhoApp {
 		int now = this.inFlight.incrementAndGet();
 		this.maxInFlight.accumulateAndGet(now, Math::max);
 		try {
-			return answerNow();
+			if (this.capacity > 0 && now > this.capacity) {
+				this.served.incrementAndGet();
+				return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("over capacity");
+			}
+			ResponseEntity<String> answer = answerNow();
+			if (answer.getStatusCode().value() == 200) {
+				this.succeeded.incrementAndGet();
+			}
+			return answer;
 		}
 		finally {
 			this.inFlight.decrementAndGet();
@@ -267,6 +286,14 @@ public class WhoApp {
 	 */
 	public int served() {
 		return this.served.get();
+	}
+
+	/**
+	 * How many {@code /who} calls this application answered 200.
+	 * @return the count since start
+	 */
+	public int succeeded() {
+		return this.succeeded.get();
 	}
 
 	/**

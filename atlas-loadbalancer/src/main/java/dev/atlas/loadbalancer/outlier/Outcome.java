@@ -36,9 +36,11 @@ public enum Outcome {
 	/**
 	 * A 503 answer: the instance is alive and refuses the request, usually for load.
 	 * Counts as {@link #GATEWAY_FAILURE}, except that reaching a threshold with it ejects
-	 * nothing while the fleet is overloaded as a whole: at least half of the service's
-	 * other instances answered 503 too within the detection {@code interval} (ejecting
-	 * live instances would only overload the rest).
+	 * nothing before the run of failures has lasted 1 s (an instance that sheds load
+	 * answers 503 at once while the requests it accepted take their time), nor while the
+	 * fleet is overloaded as a whole: at least half of the service's other instances
+	 * answered 503 too within the detection {@code interval} (ejecting live instances
+	 * would only overload the rest).
 	 */
 	OVERLOADED,
 

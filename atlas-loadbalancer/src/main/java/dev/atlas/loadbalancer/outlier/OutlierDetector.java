@@ -98,6 +98,13 @@ public final class OutlierDetector implements AutoCloseable {
 	 */
 	static final int FORGET_UNLISTED_THRESHOLD = 16;
 
+	/**
+	 * How long a run of failures in a row must last, in ms, before 503 answers eject an
+	 * instance: 1 s. An instance that sheds load answers 503 at once while the requests
+	 * it accepted take their time, so five fast 503s in a row say nothing yet.
+	 */
+	static final long OVERLOAD_RUN_MILLIS = 1000;
+
 	private static final Logger log = LoggerFactory.getLogger(OutlierDetector.class);
 
 	private final String serviceId;
@@ -234,6 +241,9 @@ public final class OutlierDetector implements AutoCloseable {
 			health.lastOverloadedAt = now;
 		}
 		int errors = health.consecutive5xx.incrementAndGet();
+		if (errors == 1) {
+			health.runStartedAt = now;
+		}
 		int gateway;
 		if (outcome.isGatewayFailure()) {
 			gateway = health.consecutiveGateway.incrementAndGet();
@@ -255,6 +265,11 @@ public final class OutlierDetector implements AutoCloseable {
 			failures = errors;
 		}
 		else {
+			return;
+		}
+		if (outcome == Outcome.OVERLOADED && now - health.runStartedAt < OVERLOAD_RUN_MILLIS) {
+			// Fast 503s while its requests in flight have not answered yet: an instance
+			// that sheds load answers 503 at once and succeeds later. Counting goes on.
 			return;
 		}
 		if (outcome == Outcome.OVERLOADED && ejector.fleetOverloaded(health, now)) {

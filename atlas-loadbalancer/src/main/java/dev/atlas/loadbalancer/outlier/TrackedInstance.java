@@ -35,6 +35,9 @@ final class TrackedInstance {
 	/** When it last failed. */
 	volatile long lastFailureAt;
 
+	/** When its current run of failures in a row began. */
+	volatile long runStartedAt;
+
 	/** When it last answered 503; {@code 0} for never. */
 	volatile long lastOverloadedAt;
 

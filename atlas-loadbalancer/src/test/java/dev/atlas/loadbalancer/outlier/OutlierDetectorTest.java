@@ -347,24 +347,39 @@ class OutlierDetectorTest {
 				fail(i, Outcome.OVERLOADED, 1);
 				this.detector.record(instance(i), Outcome.SUCCESS, null);
 			}
-			fail(0, Outcome.OVERLOADED, 5);
-			assertThat(ejected(0)).as("round %d", round).isFalse();
+			fail(0, Outcome.OVERLOADED, 4);
 			this.clock.advance(Duration.ofSeconds(1));
+			fail(0, Outcome.OVERLOADED, 1);
+			assertThat(ejected(0)).as("round %d: a second of 503s in a row", round).isFalse();
 		}
 		assertThat(this.detector.ejected().size()).isZero();
 		// the others stop answering 503 for a detection interval: instance 0 alone does
 		this.clock.advance(OutlierRules.DEFAULTS.interval());
-		fail(0, Outcome.OVERLOADED, 5);
+		fail(0, Outcome.OVERLOADED, 4);
+		this.clock.advance(Duration.ofSeconds(1));
+		fail(0, Outcome.OVERLOADED, 1);
 		assertThat(ejected(0)).as("a lone instance answering 503 is an outlier").isTrue();
 	}
 
 	@Test
-	void anInstanceAnswering503AloneIsEjectedAsBefore() {
+	void anInstanceAnswering503AloneForASecondIsEjected() {
 		rebuild(OutlierRules.DEFAULTS, 4);
 		fail(1, Outcome.OVERLOADED, 1);
-		fail(0, Outcome.OVERLOADED, 5);
+		fail(0, Outcome.OVERLOADED, 20);
+		assertThat(ejected(0)).as("20 fast 503s while its accepted requests are in flight").isFalse();
+		this.clock.advance(Duration.ofMillis(999));
+		fail(0, Outcome.OVERLOADED, 1);
+		assertThat(ejected(0)).isFalse();
+		this.clock.advance(Duration.ofMillis(1));
+		fail(0, Outcome.OVERLOADED, 1);
 		assertThat(ejected(0)).as("one of three others answered 503: less than half").isTrue();
 		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(1);
+		// a success ends the run: the next one starts its second again
+		fail(2, Outcome.OVERLOADED, 4);
+		this.detector.record(instance(2), Outcome.SUCCESS, null);
+		this.clock.advance(Duration.ofSeconds(2));
+		fail(2, Outcome.OVERLOADED, 5);
+		assertThat(ejected(2)).isFalse();
 	}
 
 	/**
