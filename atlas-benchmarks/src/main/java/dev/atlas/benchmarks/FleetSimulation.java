@@ -125,7 +125,8 @@ public final class FleetSimulation {
 	static String report(long seed) {
 		List<Result> results = new ArrayList<>();
 		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED, Policy.ATLAS_BUDGET,
-				Policy.MARKER_MODEL, Policy.MARKER_MODEL_LEAST_REQUEST)) {
+				Policy.ATLAS_BUDGET_LIMIT, Policy.MARKER_MODEL, Policy.MARKER_MODEL_LEAST_REQUEST,
+				Policy.MARKER_MODEL_LIMIT)) {
 			results.add(run(policy, seed));
 		}
 		StringBuilder out = new StringBuilder();
@@ -163,28 +164,44 @@ public final class FleetSimulation {
 	 * edge does not retry it
 	 * @param leastRequest whether the middle service chooses with {@code least-request}
 	 * (P2C over requests in flight) rather than at random
+	 * @param limit whether the middle service has {@code max-in-flight-per-instance} at
+	 * the capped instances' {@value #SLOTS} slots: a full instance is skipped, and a
+	 * request that finds every instance full fails at once (saturated), not retried by
+	 * the middle service
 	 */
-	public record Policy(String name, boolean middleRetries503, boolean budget, boolean marker, boolean leastRequest) {
+	public record Policy(String name, boolean middleRetries503, boolean budget, boolean marker, boolean leastRequest,
+			boolean limit) {
 
 		/** Spring Cloud's defaults, with the edge's Retry of 3. */
-		public static final Policy SPRING_CLOUD = new Policy("Spring Cloud defaults", false, false, false, false);
+		public static final Policy SPRING_CLOUD = new Policy("Spring Cloud defaults", false, false, false, false,
+				false);
 
 		/** Atlas's retry of 503 without the budget or the marker. */
-		public static final Policy ATLAS_UNBOUNDED = new Policy("Atlas, no budget", true, false, false, false);
+		public static final Policy ATLAS_UNBOUNDED = new Policy("Atlas, no budget", true, false, false, false, false);
 
 		/** Atlas's defaults: the budget. */
-		public static final Policy ATLAS_BUDGET = new Policy("Atlas, budget", true, true, false, false);
+		public static final Policy ATLAS_BUDGET = new Policy("Atlas, budget", true, true, false, false, false);
+
+		/**
+		 * Atlas's defaults and the per-instance in-flight limit in the middle service.
+		 */
+		public static final Policy ATLAS_BUDGET_LIMIT = new Policy("Atlas, budget + max-in-flight-per-instance", true,
+				true, false, false, true);
 
 		/**
 		 * A model of an overload marker across hops, which Atlas does not have: the
 		 * budget, and an edge that does not retry what the middle service gave up on.
 		 */
-		public static final Policy MARKER_MODEL = new Policy("model: budget + overload marker", true, true, true,
+		public static final Policy MARKER_MODEL = new Policy("model: budget + overload marker", true, true, true, false,
 				false);
 
 		/** {@link #MARKER_MODEL} with {@code least-request} in the middle service. */
 		public static final Policy MARKER_MODEL_LEAST_REQUEST = new Policy(
-				"model: budget + overload marker, least-request", true, true, true, true);
+				"model: budget + overload marker, least-request", true, true, true, true, false);
+
+		/** {@link #MARKER_MODEL} with the per-instance in-flight limit. */
+		public static final Policy MARKER_MODEL_LIMIT = new Policy(
+				"model: budget + overload marker + max-in-flight-per-instance", true, true, true, false, true);
 
 	}
 
@@ -344,6 +361,11 @@ public final class FleetSimulation {
 		private Answer middleRequest() {
 			this.middleBudget.deposit();
 			int first = pick(-1);
+			if (first < 0) {
+				// every instance at the limit: saturated, failed at once, never retried
+				// here (the marker, when modelled, tells the edge not to retry it either)
+				return Answer.OVERLOAD_MARKED;
+			}
 			Outcome outcome = attempt(first);
 			if (outcome == Outcome.SERVING) {
 				return Answer.SERVING;
@@ -355,7 +377,8 @@ public final class FleetSimulation {
 			if (!this.middleBudget.tryWithdraw()) {
 				return Answer.OVERLOAD_MARKED;
 			}
-			if (attempt(pick(first)) == Outcome.SERVING) {
+			int second = pick(first);
+			if (second >= 0 && attempt(second) == Outcome.SERVING) {
 				return Answer.SERVING;
 			}
 			return Answer.OVERLOAD_MARKED;
@@ -384,27 +407,39 @@ public final class FleetSimulation {
 		 */
 		private int pick(int avoid) {
 			int first = draw(avoid);
-			if (!this.policy.leastRequest()) {
+			if (first < 0 || !this.policy.leastRequest()) {
 				return first;
 			}
 			int second = draw(avoid);
 			return (this.busy[second] < this.busy[first]) ? second : first;
 		}
 
+		/**
+		 * A listed instance other than {@code avoid}, at random; with the limit, one with
+		 * a free slot (the middle service is the capped service's only caller, so its
+		 * requests in flight are the instance's). {@code -1} when there is none.
+		 */
 		private int draw(int avoid) {
 			int candidates = 0;
 			for (int i = 0; i < INSTANCES; i++) {
-				if (this.listed[i] && i != avoid) {
+				if (candidate(i, avoid)) {
 					candidates++;
 				}
 			}
+			if (candidates == 0) {
+				return -1;
+			}
 			int chosen = this.picks.nextInt(candidates);
 			for (int i = 0; i < INSTANCES; i++) {
-				if (this.listed[i] && i != avoid && chosen-- == 0) {
+				if (candidate(i, avoid) && chosen-- == 0) {
 					return i;
 				}
 			}
 			throw new IllegalStateException("no instance");
+		}
+
+		private boolean candidate(int instance, int avoid) {
+			return this.listed[instance] && instance != avoid && (!this.policy.limit() || this.busy[instance] < SLOTS);
 		}
 
 		private int second() {

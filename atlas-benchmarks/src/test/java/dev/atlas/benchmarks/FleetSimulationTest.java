@@ -55,6 +55,23 @@ class FleetSimulationTest {
 	}
 
 	@Test
+	void withThePerInstanceLimitNoAttemptIsRefusedForLoadAndGoodputNearsTheCapacityLeft() {
+		Result result = FleetSimulation.run(Policy.ATLAS_BUDGET_LIMIT, SEED);
+		Result budgetOnly = FleetSimulation.run(Policy.ATLAS_BUDGET, SEED);
+		for (int from = FleetSimulation.DROP_SECOND + 10; from + 10 <= FleetSimulation.SECONDS; from += 10) {
+			double offered = Result.mean(result.offered(), from);
+			// the middle service sends no attempt to a full instance: attempts are what
+			// the 600 req/s left serve
+			assertThat(Result.mean(result.attempts(), from)).as("attempts from %d s", from)
+				.isLessThan(offered)
+				.isLessThanOrEqualTo(Result.mean(result.goodput(), from) + 10);
+			assertThat(Result.mean(result.goodput(), from)).as("goodput from %d s", from)
+				.isGreaterThan(Result.mean(budgetOnly.goodput(), from))
+				.isGreaterThan(575);
+		}
+	}
+
+	@Test
 	void withoutTheBudgetTheStormMultipliesTheOfferedLoad() {
 		Result unbounded = FleetSimulation.run(Policy.ATLAS_UNBOUNDED, SEED);
 		Result springCloud = FleetSimulation.run(Policy.SPRING_CLOUD, SEED);
