@@ -24,6 +24,7 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.client.HttpStatusCodeException;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -61,6 +62,9 @@ public class WhoApp {
 
 	/** The most {@code /who} calls served at once since start. */
 	private final AtomicInteger maxInFlight = new AtomicInteger();
+
+	/** {@code /relay} calls served. */
+	private final AtomicInteger relayed = new AtomicInteger();
 
 	/** {@code /who} calls answered 200. */
 	private final AtomicInteger succeeded = new AtomicInteger();
@@ -238,13 +242,40 @@ public class WhoApp {
 	}
 
 	/**
-	 * Calls {@code /who} of {@code app.target} through a load-balanced client.
+	 * Calls {@code app.target} through the load-balanced {@code RestClient} and answers
+	 * as it did: its body with 200, or its error status and body (a middle service that
+	 * passes its downstream's failure on).
+	 * @return the answer
+	 */
+	@GetMapping("/relay")
+	ResponseEntity<String> relay() {
+		this.relayed.incrementAndGet();
+		try {
+			return ResponseEntity.ok(call("rest-client"));
+		}
+		catch (HttpStatusCodeException failed) {
+			return ResponseEntity.status(failed.getStatusCode()).body(failed.getResponseBodyAsString());
+		}
+	}
+
+	/**
+	 * How many {@code /relay} calls this application served.
+	 * @return the count since start
+	 */
+	public int relayed() {
+		return this.relayed.get();
+	}
+
+	/**
+	 * Calls {@code /who} (or {@code app.path}) of {@code app.target} through a
+	 * load-balanced client (Feign: {@code /who} always).
 	 * @param client {@code rest-client}, {@code rest-template}, {@code web-client}
 	 * (blocks for the answer) or {@code feign}
 	 * @return the answer
 	 */
 	public String call(String client) {
-		String url = "http://" + this.environment.getProperty("app.target", "provider") + "/who";
+		String url = "http://" + this.environment.getProperty("app.target", "provider")
+				+ this.environment.getProperty("app.path", "/who");
 		return switch (client) {
 			case "rest-client" -> this.restClient.getObject().build().get().uri(url).retrieve().body(String.class);
 			case "rest-template" -> this.restTemplate.getObject().getForObject(url, String.class);

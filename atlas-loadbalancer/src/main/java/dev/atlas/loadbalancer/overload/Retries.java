@@ -58,7 +58,9 @@ public final class Retries {
 	}
 
 	/**
-	 * Asks a service's budget for one retry, logging a refusal.
+	 * Asks a service's budget for one retry, logging a refusal and
+	 * {@linkplain OverloadMarks#mark() marking} the answer of the inbound request this
+	 * thread handles, if any.
 	 * @param budget the budget, or {@code null} for none (always allowed)
 	 * @param serviceId the service, for the log line
 	 * @param what the request, for the log line (e.g. {@code GET http://user-service/x})
@@ -69,6 +71,7 @@ public final class Retries {
 		if (budget == null || budget.tryWithdraw()) {
 			return true;
 		}
+		OverloadMarks.mark();
 		if (log.isDebugEnabled()) {
 			log.debug(
 					"Retry of {} to {} not made: the retry budget is spent ({}; {} requests and {} retries in "

@@ -7,6 +7,7 @@ import java.util.concurrent.CancellationException;
 import java.util.function.BiFunction;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
+import dev.atlas.loadbalancer.overload.OverloadMarks;
 import dev.atlas.loadbalancer.overload.Retries;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
@@ -100,6 +101,7 @@ public final class AtlasReactiveNoInstanceFilters {
 	static Mono<ClientResponse> tracked(ClientRequest clientRequest, ExchangeFunction next, Attempt attempt,
 			BiFunction<ClientRequest, ExchangeFunction, Mono<ClientResponse>> exchange) {
 		ExchangeFunction tracking = (request) -> next.exchange(request)
+			.doOnNext(attempt::answered)
 			.doOnSubscribe((subscription) -> attempt.started())
 			.doOnError(attempt::failed)
 			.doOnTerminate(attempt::ended);
@@ -135,6 +137,12 @@ public final class AtlasReactiveNoInstanceFilters {
 
 		private boolean inFlight;
 
+		/**
+		 * The overload marker of the inbound request the call is made for, captured on
+		 * the calling thread ({@code null} outside one).
+		 */
+		private final @Nullable Runnable mark;
+
 		/** The method of the request, for the retry rules. */
 		private final @Nullable HttpMethod method;
 
@@ -150,6 +158,9 @@ public final class AtlasReactiveNoInstanceFilters {
 		/** Retries this call was granted, after an exception or a status. */
 		private int retries;
 
+		/** Whether the last answer carries the overload marker. */
+		private boolean answerMarked;
+
 		/** Set when the retry policy granted a retry after a status: the next choice. */
 		private boolean statusRetryGranted;
 
@@ -159,6 +170,7 @@ public final class AtlasReactiveNoInstanceFilters {
 			this.contextType = contextType;
 			this.factory = factory;
 			this.method = method;
+			this.mark = OverloadMarks.current();
 		}
 
 		synchronized void chosen(Request<?> request, Response<ServiceInstance> response) {
@@ -172,6 +184,14 @@ public final class AtlasReactiveNoInstanceFilters {
 		}
 
 		/**
+		 * An answer came: whether it carries the overload marker ({@link OverloadMarks}:
+		 * an Atlas application below gave up for overload) decides its retry.
+		 */
+		synchronized void answered(ClientResponse answer) {
+			this.answerMarked = OverloadMarks.isMarked(answer.headers().asHttpHeaders().getFirst(OverloadMarks.HEADER));
+		}
+
+		/**
 		 * A choice failed: when every instance was at the per-instance in-flight limit,
 		 * no retry of this call is made
 		 * ({@link NoInstanceAvailableException#isSaturated}), whatever Spring Cloud's
@@ -180,6 +200,7 @@ public final class AtlasReactiveNoInstanceFilters {
 		synchronized void choiceFailed(Throwable error) {
 			if (NoInstanceAvailableException.isSaturated(error)) {
 				this.refused = error;
+				OverloadMarks.mark(this.mark);
 			}
 		}
 
@@ -188,12 +209,12 @@ public final class AtlasReactiveNoInstanceFilters {
 		 * retry policy is asked (the status and the method allow it): allowed while this
 		 * call has had fewer retries than the filter makes
 		 * ({@code max-retries-on-next-service-instance}, which counts retries after an
-		 * exception too) and the budget covers it. A refusal stands for the rest of the
-		 * call, and is counted once.
+		 * exception too), the answer does not carry the overload marker, and the budget
+		 * covers it. A refusal stands for the rest of the call, and is counted once.
 		 * @return {@code true} to retry
 		 */
 		synchronized boolean grantStatusRetry() {
-			if (this.refusedAny) {
+			if (this.refusedAny || this.answerMarked) {
 				return false;
 			}
 			LoadBalancerProperties properties = this.factory.getProperties(this.serviceId);
@@ -204,6 +225,7 @@ public final class AtlasReactiveNoInstanceFilters {
 			if (!Retries.tryRetry(Retries.budget(this.factory, this.serviceId), this.serviceId,
 					this.method + " to " + this.serviceId, "an answer with a retryable status")) {
 				this.refusedAny = true;
+				OverloadMarks.mark(this.mark);
 				return false;
 			}
 			this.retries++;
@@ -239,11 +261,13 @@ public final class AtlasReactiveNoInstanceFilters {
 			LoadBalancerProperties properties = this.factory.getProperties(this.serviceId);
 			boolean onAll = properties != null && properties.getRetry().isRetryOnAllOperations();
 			if (!this.refusedAny
-					&& Retries.methodAllows((this.method != null) ? this.method.name() : null, onAll, previous)
-					&& Retries.tryRetry(Retries.budget(this.factory, this.serviceId), this.serviceId,
-							this.method + " to " + this.serviceId, previous)) {
-				this.retries++;
-				return null;
+					&& Retries.methodAllows((this.method != null) ? this.method.name() : null, onAll, previous)) {
+				if (Retries.tryRetry(Retries.budget(this.factory, this.serviceId), this.serviceId,
+						this.method + " to " + this.serviceId, previous)) {
+					this.retries++;
+					return null;
+				}
+				OverloadMarks.mark(this.mark);
 			}
 			this.refusedAny = true;
 			this.refused = previous;

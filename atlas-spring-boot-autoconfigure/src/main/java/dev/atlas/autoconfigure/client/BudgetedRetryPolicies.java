@@ -15,12 +15,14 @@ import org.springframework.http.HttpMethod;
 /**
  * The WebClient retry policies of Spring Cloud's factory, each asking the service's retry
  * budget before a retry on a retryable status (a 503, by Atlas's default): a refused
- * retry is not made, and the caller gets the answer with that status. A policy made while
- * Atlas's retrying filter starts a call ({@link AtlasReactiveNoInstanceFilters.Retrying},
- * which Spring Cloud's filter asks for the policy synchronously, on the calling thread)
- * is bound to the call's {@link Attempt}, which counts every retry of the call (after an
- * exception too, decided when the filter chooses again) and remembers a refusal for the
- * rest of the call. The factory is thread-safe; each policy is one call's.
+ * retry is not made, and the caller gets the answer with that status. Bound to Atlas's
+ * filter, an answer that carries the overload marker ({@link OverloadMarks}) is not
+ * retried either. A policy made while Atlas's retrying filter starts a call
+ * ({@link AtlasReactiveNoInstanceFilters.Retrying}, which Spring Cloud's filter asks for
+ * the policy synchronously, on the calling thread) is bound to the call's
+ * {@link Attempt}, which counts every retry of the call (after an exception too, decided
+ * when the filter chooses again) and remembers a refusal for the rest of the call. The
+ * factory is thread-safe; each policy is one call's.
  */
 final class BudgetedRetryPolicies implements LoadBalancerRetryPolicy.Factory {
 

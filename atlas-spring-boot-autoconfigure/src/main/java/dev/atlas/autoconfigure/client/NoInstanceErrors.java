@@ -2,8 +2,10 @@ package dev.atlas.autoconfigure.client;
 
 import java.util.Set;
 
+import dev.atlas.loadbalancer.overload.OverloadMarks;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import dev.atlas.loadbalancer.pipeline.NoInstanceResponse;
+import dev.atlas.loadbalancer.spi.NoInstanceReason;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -53,6 +55,10 @@ final class NoInstanceErrors {
 				ServiceInstance.class);
 		for (LoadBalancerLifecycle lifecycle : lifecycles) {
 			lifecycle.onComplete(new CompletionContext<>(CompletionContext.Status.DISCARD, (Request) request, none));
+		}
+		if (none.reason() == NoInstanceReason.SATURATED) {
+			// overload seen here: the answer of the inbound request says so
+			OverloadMarks.mark();
 		}
 		return none.toException();
 	}

@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 
 import dev.atlas.loadbalancer.instance.BracketedHost;
+import dev.atlas.loadbalancer.overload.OverloadMarks;
 import dev.atlas.loadbalancer.overload.Retries;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -45,7 +46,10 @@ import org.springframework.web.server.ServerWebExchange;
  * retry budget; a refused one is not made: the exchange ends as the attempt before it
  * did, with its error (a refused connection, say) or its status (a 503, without the
  * body), and the later attempts the {@code Retry} filter still makes end the same way at
- * once, without asking again.</li>
+ * once, without asking again. An answer that carries the overload marker
+ * ({@value OverloadMarks#HEADER}: an Atlas application below gave up for overload) is not
+ * retried, at no cost to the budget, and the marker is removed from what the gateway
+ * answers.</li>
  * </ul>
  * Put in place of Spring Cloud's filter (matched by exact class: an application's own
  * subclass is kept) by {@link AtlasGatewayAutoConfiguration}. Thread-safe.
@@ -56,6 +60,9 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 
 	/** The exchange attribute holding the error of its last attempt, if it failed so. */
 	static final String LAST_FAILURE_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".lastFailure";
+
+	/** The exchange attribute set once the overload marker's removal is registered. */
+	static final String MARKER_STRIPPED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".markerStripped";
 
 	/** The exchange attribute set when the retry budget refused one of its attempts. */
 	static final String RETRY_REFUSED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".retryRefused";
@@ -84,6 +91,7 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			return super.filter(exchange, chain);
 		}
 		String serviceId = url.getHost();
+		stripOverloadMarker(exchange);
 		if (isRetry(exchange)) {
 			if (!retryAllowed(exchange, serviceId)) {
 				return refused(exchange);
@@ -115,6 +123,19 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 		return Mono.empty();
 	}
 
+	/**
+	 * The overload marker ({@link OverloadMarks}) of a load-balanced target is read here
+	 * and never forwarded: the gateway's own client gets the answer without it.
+	 */
+	private static void stripOverloadMarker(ServerWebExchange exchange) {
+		if (exchange.getAttributes().putIfAbsent(MARKER_STRIPPED_ATTRIBUTE, Boolean.TRUE) == null) {
+			exchange.getResponse().beforeCommit(() -> {
+				exchange.getResponse().getHeaders().remove(OverloadMarks.HEADER);
+				return Mono.empty();
+			});
+		}
+	}
+
 	/** Whether an earlier attempt of this exchange chose an instance. */
 	private static boolean isRetry(ServerWebExchange exchange) {
 		return exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR) != null;
@@ -126,6 +147,12 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 	 */
 	private boolean retryAllowed(ServerWebExchange exchange, String serviceId) {
 		if (exchange.getAttribute(RETRY_REFUSED_ATTRIBUTE) != null) {
+			return false;
+		}
+		if (OverloadMarks.isMarked(exchange.getResponse().getHeaders().getFirst(OverloadMarks.HEADER))) {
+			// an Atlas application below gave up for overload: not retried, at no cost
+			logger.debug("Retry not made: the answer says " + OverloadMarks.HEADER);
+			exchange.getAttributes().put(RETRY_REFUSED_ATTRIBUTE, Boolean.TRUE);
 			return false;
 		}
 		Object failure = exchange.getAttribute(LAST_FAILURE_ATTRIBUTE);

@@ -5,11 +5,14 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.cloud.loadbalancer.blocking.retry.BlockingLoadBalancedRetryFactory;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 
 /**
  * Overload protection in Spring Cloud's blocking retry path, when Spring Cloud
@@ -19,7 +22,8 @@ import org.springframework.context.annotation.Configuration;
  * service's budget lives in its load-balancer context
  * ({@link OverloadClientConfiguration}); its rules are the {@code retry} section
  * ({@link RetrySection}, {@code atlas.retry.*}); WebClient's and the gateway's retry
- * paths ask it through their own adapters.
+ * paths ask it through their own adapters. In a servlet application, the overload marker
+ * of its answers ({@link OverloadMarkerFilter}).
  *
  * @since 0.1.0
  */
@@ -30,6 +34,27 @@ import org.springframework.context.annotation.Configuration;
 public final class AtlasOverloadAutoConfiguration {
 
 	private AtlasOverloadAutoConfiguration() {
+	}
+
+	/**
+	 * The overload marker of a servlet application's answers: bound to each inbound
+	 * request, set when one of its load-balanced calls gives up for overload. Ordered
+	 * first, so that it wraps every other filter.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass(name = "jakarta.servlet.Filter")
+	static class ServletMarkerConfiguration {
+
+		@Bean
+		FilterRegistrationBean<OverloadMarkerFilter> atlasOverloadMarkerFilter() {
+			FilterRegistrationBean<OverloadMarkerFilter> registration = new FilterRegistrationBean<>(
+					new OverloadMarkerFilter());
+			registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+			registration.setName("atlasOverloadMarkerFilter");
+			return registration;
+		}
+
 	}
 
 	/**

@@ -1,14 +1,23 @@
 package dev.atlas.autoconfigure.overload;
 
+import java.util.Collection;
+import java.util.Map;
+
+import dev.atlas.loadbalancer.overload.OverloadMarks;
 import dev.atlas.loadbalancer.overload.Retries;
 import dev.atlas.loadbalancer.overload.RetryBudget;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryPolicy;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerProperties;
+import org.springframework.cloud.client.loadbalancer.RetryableStatusCodeException;
 import org.springframework.http.HttpRequest;
+import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.util.ClassUtils;
 
 /**
  * Spring Cloud's retry policy of one blocking request (RestTemplate, RestClient, Feign),
@@ -23,13 +32,21 @@ import org.springframework.http.HttpRequest;
  * or every method with {@code retry-on-all-operations} (as Spring Cloud);</li>
  * <li>each retry asks the service's {@link RetryBudget}; a refused one is not made, the
  * retry ends, and the caller gets the original failure (the exception, or the answer with
- * the retryable status).</li>
+ * the retryable status);</li>
+ * <li>an answer with a retryable status that carries the overload marker
+ * ({@value OverloadMarks#HEADER}: an Atlas application below gave up for overload) is not
+ * retried, and costs the budget nothing.</li>
  * </ul>
  * One instance per request, used on its thread; not thread-safe.
  *
  * @since 0.1.0
  */
 public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
+
+	private static final Log logger = LogFactory.getLog(BudgetedRetryPolicy.class);
+
+	private static final boolean FEIGN_PRESENT = ClassUtils.isPresent("feign.Response",
+			BudgetedRetryPolicy.class.getClassLoader());
 
 	private final LoadBalancerProperties properties;
 
@@ -95,10 +112,34 @@ public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
 		else {
 			this.sameServerCount++;
 		}
-		if (!context.isExhaustedOnly() && retryableException(throwable) && canRetryNextServer(context)
-				&& !Retries.tryRetry(this.budget, this.serviceId, describe(context.getRequest()), throwable)) {
-			context.setExhaustedOnly();
+		if (!context.isExhaustedOnly() && retryableException(throwable) && canRetryNextServer(context)) {
+			if (overloadMarked(throwable)) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Retry of " + describe(context.getRequest()) + " not made: the answer says "
+							+ OverloadMarks.HEADER + ", an Atlas application below gave up for overload");
+				}
+				context.setExhaustedOnly();
+			}
+			else if (!Retries.tryRetry(this.budget, this.serviceId, describe(context.getRequest()), throwable)) {
+				context.setExhaustedOnly();
+			}
 		}
+	}
+
+	/**
+	 * Whether the answer of a retryable status carries the overload marker
+	 * ({@link OverloadMarks}): an Atlas application answering it gave up for overload, so
+	 * it is not retried here again.
+	 */
+	static boolean overloadMarked(Throwable failure) {
+		if (!(failure instanceof RetryableStatusCodeException status)) {
+			return false;
+		}
+		Object response = status.getResponse();
+		if (response instanceof ClientHttpResponse answer) {
+			return OverloadMarks.isMarked(answer.getHeaders().getFirst(OverloadMarks.HEADER));
+		}
+		return FEIGN_PRESENT && FeignAnswers.marked(response);
 	}
 
 	private static String describe(HttpRequest request) {
@@ -135,6 +176,23 @@ public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
 			}
 		}
 		return false;
+	}
+
+	/** Reads Feign's answers; loaded only when Feign is on the class path. */
+	private static final class FeignAnswers {
+
+		static boolean marked(Object response) {
+			if (!(response instanceof feign.Response answer)) {
+				return false;
+			}
+			for (Map.Entry<String, Collection<String>> header : answer.headers().entrySet()) {
+				if (OverloadMarks.HEADER.equalsIgnoreCase(header.getKey()) && !header.getValue().isEmpty()) {
+					return OverloadMarks.isMarked(header.getValue().iterator().next());
+				}
+			}
+			return false;
+		}
+
 	}
 
 }

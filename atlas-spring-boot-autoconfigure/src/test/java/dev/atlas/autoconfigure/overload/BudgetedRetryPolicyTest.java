@@ -3,17 +3,25 @@ package dev.atlas.autoconfigure.overload;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
+import dev.atlas.loadbalancer.overload.OverloadMarks;
 import dev.atlas.loadbalancer.overload.RetryBudget;
 import dev.atlas.loadbalancer.overload.RetryBudgetRules;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.cloud.client.loadbalancer.ClientHttpResponseStatusCodeException;
 import org.springframework.cloud.client.loadbalancer.LoadBalancedRetryContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerProperties;
+import org.springframework.cloud.client.loadbalancer.RetryableStatusCodeException;
 import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
 import org.springframework.mock.http.client.MockClientHttpRequest;
+import org.springframework.mock.http.client.MockClientHttpResponse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -43,6 +51,39 @@ class BudgetedRetryPolicyTest {
 		BudgetedRetryPolicy policy = new BudgetedRetryPolicy(this.properties, this.budget, "users");
 		assertThat(failed(policy, context(HttpMethod.POST), new ConnectException("Connection refused"))).isTrue();
 		assertThat(this.budget.retries()).isEqualTo(1);
+	}
+
+	@Test
+	void anAnswerMarkedOverloadedIsNotRetriedAndPaysNothing() throws Exception {
+		BudgetedRetryPolicy policy = new BudgetedRetryPolicy(this.properties, this.budget, "users");
+		MockClientHttpResponse marked = new MockClientHttpResponse(new byte[0], HttpStatus.SERVICE_UNAVAILABLE);
+		marked.getHeaders().add(OverloadMarks.HEADER, "true");
+		assertThat(failed(policy, context(HttpMethod.GET),
+				new ClientHttpResponseStatusCodeException("users", marked, new byte[0])))
+			.isFalse();
+		assertThat(this.budget.retries()).isZero();
+		assertThat(this.budget.exhausted()).isZero();
+		MockClientHttpResponse plain = new MockClientHttpResponse(new byte[0], HttpStatus.SERVICE_UNAVAILABLE);
+		assertThat(failed(new BudgetedRetryPolicy(this.properties, this.budget, "users"), context(HttpMethod.GET),
+				new ClientHttpResponseStatusCodeException("users", plain, new byte[0])))
+			.as("the same answer without the marker")
+			.isTrue();
+	}
+
+	@Test
+	void aFeignAnswerMarkedOverloadedIsNotRetried() {
+		feign.Request request = feign.Request.create(feign.Request.HttpMethod.GET, "http://users/x", Map.of(), null,
+				StandardCharsets.UTF_8, null);
+		feign.Response marked = feign.Response.builder()
+			.status(503)
+			.request(request)
+			.headers(Map.of("x-atlas-overloaded", List.of("true")))
+			.build();
+		BudgetedRetryPolicy policy = new BudgetedRetryPolicy(this.properties, this.budget, "users");
+		assertThat(failed(policy, context(HttpMethod.GET),
+				new RetryableStatusCodeException("users", 503, marked, URI.create("http://users/x"))))
+			.isFalse();
+		assertThat(this.budget.retries()).isZero();
 	}
 
 	@Test
