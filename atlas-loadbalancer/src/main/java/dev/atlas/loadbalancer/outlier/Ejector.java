@@ -50,8 +50,9 @@ final class Ejector {
 
 	/**
 	 * Instances with a failure count, an ejection, or an ejection history: few (a healthy
-	 * service has none), so an array replaced as a whole under {@link #transitions} and
-	 * scanned without a lock or an allocation.
+	 * service has none; when the whole fleet fails, as in an overload, up to the fleet),
+	 * so an array replaced as a whole under {@link #transitions} and scanned without a
+	 * lock or an allocation.
 	 */
 	private volatile TrackedInstance[] tracked = NONE_TRACKED;
 
@@ -152,8 +153,13 @@ final class Ejector {
 		if (health.consecutiveGateway.get() != 0) {
 			health.consecutiveGateway.set(0);
 		}
-		if (health.ejectedUntil == 0 && (health.timesEjected == 0 || decayedTimes(health, this.clock.millis()) == 0)
-				&& !recentlyOverloaded(health, this.clock.millis())) {
+		if (health.consecutiveOverloaded.get() != 0) {
+			health.consecutiveOverloaded.set(0);
+		}
+		if (health.runStartedAt != 0) {
+			health.runStartedAt = 0;
+		}
+		if (health.ejectedUntil == 0 && (health.timesEjected == 0 || decayedTimes(health, this.clock.millis()) == 0)) {
 			synchronized (this.transitions) {
 				if (health.ejectedUntil == 0 && health.consecutive5xx.get() == 0
 						&& health.consecutiveGateway.get() == 0) {
@@ -164,37 +170,24 @@ final class Ejector {
 	}
 
 	/**
-	 * Whether an instance answered 503 within the detection interval: it stays tracked,
-	 * so that {@link #fleetOverloaded} sees it.
-	 */
-	private boolean recentlyOverloaded(TrackedInstance health, long now) {
-		long at = health.lastOverloadedAt;
-		return at != 0 && now - at <= this.detector.rules().interval().toMillis();
-	}
-
-	/**
 	 * Whether the fleet is overloaded as a whole, as one instance's 503 answers are
-	 * judged: at least half of the service's other instances (those the registry lists,
-	 * else those tracked) answered 503 within the detection interval and are not ejected.
-	 * Lock-free; scans the tracked instances (only when an instance reaches a threshold
-	 * with a 503).
+	 * judged: another instance of the service is shedding load now (its last two answers
+	 * or more were 503, the last within {@link OutlierDetector#OVERLOAD_RUN_MILLIS}) and
+	 * is not ejected. Lock-free; scans the tracked instances (only when an instance
+	 * reaches a threshold with a 503).
 	 * @param health the instance that reached a threshold
 	 * @param now epoch ms
-	 * @return {@code false} for a service of one instance
+	 * @return {@code false} when no other instance is shedding load
 	 */
 	boolean fleetOverloaded(TrackedInstance health, long now) {
-		TrackedInstance[] tracked = this.tracked;
-		int overloaded = 0;
-		for (TrackedInstance other : tracked) {
+		for (TrackedInstance other : this.tracked) {
 			if (other != health && !other.key.equals(health.key) && other.ejectedUntil == 0
-					&& recentlyOverloaded(other, now)) {
-				overloaded++;
+					&& other.consecutiveOverloaded.get() >= 2
+					&& now - other.lastOverloadedAt <= OutlierDetector.OVERLOAD_RUN_MILLIS) {
+				return true;
 			}
 		}
-		Supplier<InstanceSnapshot> instances = this.instances;
-		InstanceSnapshot listed = (instances != null) ? instances.get() : InstanceSnapshot.EMPTY;
-		int others = (listed.isEmpty() ? tracked.length : listed.size()) - 1;
-		return others > 0 && 2 * overloaded >= others;
+		return false;
 	}
 
 	/**
@@ -353,6 +346,8 @@ final class Ejector {
 			until = now + duration;
 			health.ejectedUntil = until;
 			health.ejectedAsGone = gone;
+			health.failedProbes = 0;
+			health.ejections++;
 			this.ejected = current.with(health);
 			this.meters.ejected(reason);
 			log.info("Service '{}': instance {} ejected for {} ms after {}; ejection #{}, {} of {} instances ejected",
@@ -375,6 +370,7 @@ final class Ejector {
 				this.ejected = this.ejected.without(ejected.key);
 				ejected.ejectedUntil = 0;
 				ejected.returnedAt = this.clock.millis();
+				ejected.failedProbes = 0;
 				log.info("Service '{}': instance {} returns early: {} is unreachable and takes its place "
 						+ "under max-ejection-percent", this.serviceId, ejected.key, gone.key);
 				return true;

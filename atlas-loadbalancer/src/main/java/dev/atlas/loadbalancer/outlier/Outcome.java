@@ -26,10 +26,10 @@ public enum Outcome {
 
 	/**
 	 * A gateway failure that proves the instance gone: the connection refused, a connect
-	 * timeout, no route to it (nothing was sent; Envoy's locally originated errors).
-	 * Counts as {@link #GATEWAY_FAILURE}; when {@code max-ejection-percent} allows no
-	 * more ejections, an instance ejected for such failures takes the place of one
-	 * ejected for its answers (alive, it still serves).
+	 * timeout, no route to it, a host name that does not resolve (nothing was sent;
+	 * Envoy's locally originated errors). Counts as {@link #GATEWAY_FAILURE}; when
+	 * {@code max-ejection-percent} allows no more ejections, an instance ejected for such
+	 * failures takes the place of one ejected for its answers (alive, it still serves).
 	 */
 	UNREACHABLE,
 
@@ -38,9 +38,10 @@ public enum Outcome {
 	 * Counts as {@link #GATEWAY_FAILURE}, except that reaching a threshold with it ejects
 	 * nothing before the run of failures has lasted 1 s (an instance that sheds load
 	 * answers 503 at once while the requests it accepted take their time), nor while the
-	 * fleet is overloaded as a whole: at least half of the service's other instances
-	 * answered 503 too within the detection {@code interval} (ejecting live instances
-	 * would only overload the rest).
+	 * fleet is overloaded as a whole: another instance of the service is shedding load
+	 * too (its last two answers or more were 503, the last within a second). Ejecting
+	 * live instances would only overload the rest. Only a run that ends with a 503 is
+	 * judged so: a run of 503s that ends with a 502 or 504 ejects as before.
 	 */
 	OVERLOADED,
 

@@ -239,6 +239,10 @@ public final class OutlierDetector implements AutoCloseable {
 		health.lastFailureAt = now;
 		if (outcome == Outcome.OVERLOADED) {
 			health.lastOverloadedAt = now;
+			health.consecutiveOverloaded.incrementAndGet();
+		}
+		else if (health.consecutiveOverloaded.get() != 0) {
+			health.consecutiveOverloaded.set(0);
 		}
 		int errors = health.consecutive5xx.incrementAndGet();
 		if (errors == 1) {
@@ -267,7 +271,8 @@ public final class OutlierDetector implements AutoCloseable {
 		else {
 			return;
 		}
-		if (outcome == Outcome.OVERLOADED && now - health.runStartedAt < OVERLOAD_RUN_MILLIS) {
+		long runStarted = health.runStartedAt;
+		if (outcome == Outcome.OVERLOADED && (runStarted == 0 || now - runStarted < OVERLOAD_RUN_MILLIS)) {
 			// Fast 503s while its requests in flight have not answered yet: an instance
 			// that sheds load answers 503 at once and succeeds later. Counting goes on.
 			return;
@@ -277,6 +282,7 @@ public final class OutlierDetector implements AutoCloseable {
 			// ejecting this instance would only overload the rest.
 			health.consecutive5xx.set(0);
 			health.consecutiveGateway.set(0);
+			health.runStartedAt = 0;
 			if (log.isDebugEnabled()) {
 				log.debug(
 						"Service '{}': instance {} not ejected after {}: at least half of the other instances "

@@ -23,8 +23,9 @@ import org.springframework.cloud.client.loadbalancer.Response;
  * attempt: each completed request becomes an {@link Outcome}.
  * <ul>
  * <li>an answer: 502 and 504 are gateway failures, 503 an overloaded instance (a gateway
- * failure that ejects nothing while the fleet is overloaded as a whole), other 5xx server
- * errors, anything else a success;</li>
+ * failure that ejects nothing before its run of failures has lasted 1 s, nor while
+ * another instance sheds load too), other 5xx server errors, anything else a
+ * success;</li>
  * <li>a failure without an answer: an unreachable instance when the request never reached
  * it (connection refused, connect timeout, no route: {@link ConnectFailures#neverSent});
  * a gateway failure when another {@link IOException} (connection reset, read timeout,

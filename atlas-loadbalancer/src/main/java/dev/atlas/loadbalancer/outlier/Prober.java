@@ -50,7 +50,7 @@ final class Prober {
 	 * @param until the end of its ejection time, epoch ms
 	 */
 	void ejected(TrackedInstance ejected, long until) {
-		schedule(ejected, until - this.clock.millis() + jitter());
+		schedule(ejected, ejected.ejections, until - this.clock.millis() + jitter());
 	}
 
 	/** Up to 10 % of the probe interval, in ms. */
@@ -59,9 +59,9 @@ final class Prober {
 		return ThreadLocalRandom.current().nextLong(interval / 10 + 1);
 	}
 
-	private void schedule(TrackedInstance instance, long delayMillis) {
+	private void schedule(TrackedInstance instance, int ejection, long delayMillis) {
 		if (!this.detector.isClosed()) {
-			this.scheduler.schedule(() -> probe(instance), Math.max(0, delayMillis));
+			this.scheduler.schedule(() -> probe(instance, ejection), Math.max(0, delayMillis));
 		}
 	}
 
@@ -70,16 +70,17 @@ final class Prober {
 	 * end of the ejection; then it returns the instance when the probe passes, else tries
 	 * again one interval (± 10 %) later.
 	 * @param instance the instance, as ejected
+	 * @param ejection which of its ejections this chain serves
 	 */
-	void probe(TrackedInstance instance) {
+	void probe(TrackedInstance instance, int ejection) {
 		OutlierDetector detector = this.detector;
 		Ejector ejector = this.ejector;
-		if (detector.isClosed() || ejector.ejected().get(instance.key) != instance) {
+		if (detector.isClosed() || ejector.ejected().get(instance.key) != instance || instance.ejections != ejection) {
 			return;
 		}
 		long now = this.clock.millis();
 		if (now < instance.ejectedUntil) {
-			schedule(instance, instance.ejectedUntil - now + jitter());
+			schedule(instance, ejection, instance.ejectedUntil - now + jitter());
 			return;
 		}
 		if (!ejector.listed(instance.key)) {
@@ -107,7 +108,7 @@ final class Prober {
 		else {
 			instance.failedProbes++;
 			long interval = rules.probe().interval().toMillis();
-			schedule(instance, interval - interval / 10 + 2 * jitter());
+			schedule(instance, ejection, interval - interval / 10 + 2 * jitter());
 		}
 	}
 

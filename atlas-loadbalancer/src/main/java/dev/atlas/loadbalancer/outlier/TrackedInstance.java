@@ -35,8 +35,14 @@ final class TrackedInstance {
 	/** When it last failed. */
 	volatile long lastFailureAt;
 
-	/** When its current run of failures in a row began. */
+	/**
+	 * When its current run of failures in a row began; {@code 0} while none is known
+	 * (read as a run that has just begun).
+	 */
 	volatile long runStartedAt;
+
+	/** 503 answers in a row, up to now (any other outcome resets it). */
+	final AtomicInteger consecutiveOverloaded = new AtomicInteger();
 
 	/** When it last answered 503; {@code 0} for never. */
 	volatile long lastOverloadedAt;
@@ -58,6 +64,13 @@ final class TrackedInstance {
 
 	/** Times ejected, the multiplier of its last ejection time. */
 	volatile int timesEjected;
+
+	/**
+	 * Its ejections so far: a probe chain serves the ejection it was started for, and
+	 * ends when the instance is ejected again (a chain of an earlier ejection still
+	 * scheduled then stops, so that one probe runs at a time).
+	 */
+	volatile int ejections;
 
 	/** Probes failed in its current ejection. */
 	volatile int failedProbes;

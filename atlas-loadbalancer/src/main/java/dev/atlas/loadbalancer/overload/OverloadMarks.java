@@ -6,11 +6,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The overload marker across hops (as Envoy's {@code x-envoy-overloaded}): when Atlas
- * gives up on a call because of overload (a retry the {@link RetryBudget} refused, or
- * every instance at the per-instance in-flight limit) while the application handles an
- * inbound request, the answer to that request carries {@value #HEADER}{@code : true}, so
- * that an Atlas caller one hop up does not retry it: the overload is bounded once, where
- * it was seen, not again at every layer above.
+ * gives up on a call because of overload (a retry the {@link RetryBudget} refused, every
+ * instance at the per-instance in-flight limit, or a last retry answered with a retryable
+ * status again) while the application handles an inbound request, the answer to that
+ * request carries {@value #HEADER}{@code : true}, so that an Atlas caller one hop up does
+ * not retry it: the overload is bounded once, where it was seen, not again at every layer
+ * above.
  *
  * <p>
  * The inbound side (a servlet filter of the auto-configuration) binds a mark to the

@@ -112,7 +112,9 @@ public interface LiveStats {
 	 * it already has {@code max} requests in flight: a reserved slot counts as in flight
 	 * at once, and the request's start then claims it instead of counting again, so that
 	 * concurrent picks never take an instance over {@code max}. An implementation that
-	 * cannot reserve only compares (this default).
+	 * reserves must let the request's start claim the slot (not count it again) and must
+	 * release a slot no start claims; one that cannot reserve only compares (this
+	 * default).
 	 * @param candidates a snapshot
 	 * @param position {@code 0 <= position < candidates.size()}
 	 * @param max the limit, {@code >= 1}

@@ -26,7 +26,10 @@ final class InstanceCounts {
 	/** Requests started on the instance. */
 	final LongAdder started = new LongAdder();
 
-	/** Requests started and not completed, {@code >= 0}. */
+	/**
+	 * Requests started and not completed, and slots reserved by picks for requests about
+	 * to start, {@code >= 0}.
+	 */
 	final AtomicInteger inFlight = new AtomicInteger();
 
 	/**

@@ -291,17 +291,33 @@ public final class InstanceStats implements LiveStats {
 		if (now - ends < 0 || !this.leaseEndsNanos.compareAndSet(ends, now + RESERVATION_LEASE_NANOS)) {
 			return false;
 		}
+		// After a whole lease without an end (an idle service), the recent reservations
+		// are a lease old too: both generations expire.
+		boolean idle = now - ends >= RESERVATION_LEASE_NANOS;
 		for (InstanceCounts[] sharing : this.view.values()) {
 			for (InstanceCounts counts : sharing) {
 				int expired = counts.expireReservations();
+				if (idle) {
+					expired += counts.expireReservations();
+				}
 				if (expired > 0) {
-					int before = counts.inFlight.getAndUpdate((n) -> Math.max(0, n - expired));
-					this.inFlightTotal.add(-Math.min(before, expired));
+					this.inFlightTotal.add(-release(counts.inFlight, expired));
 					this.expiredReservations.add(expired);
 				}
 			}
 		}
 		return true;
+	}
+
+	/** Takes up to {@code n} from a count, never below 0; returns how many it took. */
+	private static int release(AtomicInteger count, int n) {
+		while (true) {
+			int current = count.get();
+			int next = Math.max(0, current - n);
+			if (count.compareAndSet(current, next)) {
+				return current - next;
+			}
+		}
 	}
 
 	/**
@@ -506,7 +522,8 @@ public final class InstanceStats implements LiveStats {
 	}
 
 	/**
-	 * Requests to an instance started and not completed.
+	 * Requests to an instance started and not completed, and slots reserved for requests
+	 * about to start (with a per-instance limit).
 	 * @param instance an instance
 	 * @return {@code >= 0}
 	 */
@@ -516,7 +533,8 @@ public final class InstanceStats implements LiveStats {
 	}
 
 	/**
-	 * Requests to all instances started and not completed.
+	 * Requests to all instances started and not completed, and slots reserved for
+	 * requests about to start (with a per-instance limit).
 	 * @return {@code >= 0} (but for a moment while a completion is being counted)
 	 */
 	public long inFlightTotal() {

@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * The window is {@code SLICES} slices long; the sum covers the current slice and the
  * {@code SLICES - 1} before it, so it spans between {@code window - slice} and
  * {@code window}. Times are ticker nanoseconds, only compared with each other. A slice
- * counts up to 2^28 - 1 events (more are not counted). Used by the retry budget and by
- * outlier detection's view of an overloaded fleet. Thread-safe.
+ * counts up to 2^28 - 1 events (more are not counted). A model type shared by the
+ * concerns (the retry budget counts with it). Thread-safe.
  *
  * @since 0.1.0
  */

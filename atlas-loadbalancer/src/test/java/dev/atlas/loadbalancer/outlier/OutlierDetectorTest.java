@@ -335,30 +335,43 @@ class OutlierDetectorTest {
 	}
 
 	/**
-	 * Four live instances over capacity, each answering 503 to about one request in four:
-	 * one of them answers five in a row (what happens by chance every second at that
-	 * rate), and is not ejected, because the others answer 503 too.
+	 * Four live instances over capacity, each answering 503 at once to what it cannot
+	 * take: one of them answers 503 for a second in a row, and is not ejected while the
+	 * others shed load too.
 	 */
 	@Test
 	void anOverloadedFleetIsNotShrunkByEjectingItsLiveMembers() {
 		rebuild(OutlierRules.DEFAULTS, 4);
 		for (int round = 0; round < 3; round++) {
-			for (int i = 1; i < 4; i++) {
-				fail(i, Outcome.OVERLOADED, 1);
-				this.detector.record(instance(i), Outcome.SUCCESS, null);
-			}
 			fail(0, Outcome.OVERLOADED, 4);
 			this.clock.advance(Duration.ofSeconds(1));
+			for (int i = 1; i < 4; i++) {
+				this.detector.record(instance(i), Outcome.SUCCESS, null);
+				fail(i, Outcome.OVERLOADED, 2);
+			}
 			fail(0, Outcome.OVERLOADED, 1);
-			assertThat(ejected(0)).as("round %d: a second of 503s in a row", round).isFalse();
+			assertThat(ejected(0)).as("round %d: a second of 503s in a row, the others shedding too", round).isFalse();
 		}
 		assertThat(this.detector.ejected().size()).isZero();
-		// the others stop answering 503 for a detection interval: instance 0 alone does
-		this.clock.advance(OutlierRules.DEFAULTS.interval());
+		// the others serve again: instance 0 alone sheds
+		for (int i = 1; i < 4; i++) {
+			this.detector.record(instance(i), Outcome.SUCCESS, null);
+		}
 		fail(0, Outcome.OVERLOADED, 4);
 		this.clock.advance(Duration.ofSeconds(1));
 		fail(0, Outcome.OVERLOADED, 1);
 		assertThat(ejected(0)).as("a lone instance answering 503 is an outlier").isTrue();
+	}
+
+	@Test
+	void anotherInstanceSheddingLongAgoDoesNotCount() {
+		rebuild(OutlierRules.DEFAULTS, 4);
+		fail(1, Outcome.OVERLOADED, 3);
+		this.clock.advance(Duration.ofMillis(1500));
+		fail(0, Outcome.OVERLOADED, 4);
+		this.clock.advance(Duration.ofSeconds(1));
+		fail(0, Outcome.OVERLOADED, 1);
+		assertThat(ejected(0)).as("instance 1's last 503 is 2.5 s old").isTrue();
 	}
 
 	@Test
@@ -372,7 +385,7 @@ class OutlierDetectorTest {
 		assertThat(ejected(0)).isFalse();
 		this.clock.advance(Duration.ofMillis(1));
 		fail(0, Outcome.OVERLOADED, 1);
-		assertThat(ejected(0)).as("one of three others answered 503: less than half").isTrue();
+		assertThat(ejected(0)).as("another instance answered one 503: it is not shedding load").isTrue();
 		assertThat(ejections(OutlierDetector.REASON_GATEWAY)).isEqualTo(1);
 		// a success ends the run: the next one starts its second again
 		fail(2, Outcome.OVERLOADED, 4);

@@ -79,6 +79,14 @@ class InstanceReservationsTest {
 	}
 
 	@Test
+	void aSlotLeftOverAnIdlePeriodExpiresAtTheFirstLookAfterIt() {
+		assertThat(this.stats.tryReserve(this.fleet, 0, 1)).isTrue();
+		this.now.addAndGet(10 * InstanceStats.RESERVATION_LEASE.toNanos());
+		assertThat(this.stats.tryReserve(this.fleet, 0, 1)).as("10 leases later").isTrue();
+		assertThat(this.stats.expiredReservations()).isEqualTo(1);
+	}
+
+	@Test
 	void aClaimedSlotNeverExpires() {
 		long lease = InstanceStats.RESERVATION_LEASE.toNanos();
 		assertThat(this.stats.tryReserve(this.fleet, 0, 1)).isTrue();
@@ -97,7 +105,6 @@ class InstanceReservationsTest {
 		int threads = 8;
 		AtomicIntegerArray atProvider = new AtomicIntegerArray(2);
 		AtomicInteger worst = new AtomicInteger();
-		AtomicInteger refused = new AtomicInteger();
 		CountDownLatch start = new CountDownLatch(1);
 		ExecutorService pool = Executors.newFixedThreadPool(threads);
 		for (int t = 0; t < threads; t++) {
@@ -106,7 +113,6 @@ class InstanceReservationsTest {
 				for (int i = 0; i < 20_000; i++) {
 					int position = i & 1;
 					if (!shared.tryReserve(this.fleet, position, max)) {
-						refused.incrementAndGet();
 						continue;
 					}
 					ServiceInstance instance = this.fleet.get(position);
@@ -122,7 +128,6 @@ class InstanceReservationsTest {
 		pool.shutdown();
 		assertThat(pool.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
 		assertThat(worst.get()).isBetween(1, max);
-		assertThat(refused.get()).as("8 threads over 2 instances of 3 slots").isPositive();
 		assertThat(shared.inFlightTotal()).isZero();
 		assertThat(List.of(shared.inFlight(this.fleet.get(0)), shared.inFlight(this.fleet.get(1)))).containsOnly(0L);
 	}

@@ -158,6 +158,9 @@ public final class AtlasReactiveNoInstanceFilters {
 		/** Retries this call was granted, after an exception or a status. */
 		private int retries;
 
+		/** Whether a choice found every instance full. */
+		private boolean saturated;
+
 		/** Whether the last answer carries the overload marker. */
 		private boolean answerMarked;
 
@@ -189,6 +192,15 @@ public final class AtlasReactiveNoInstanceFilters {
 		 */
 		synchronized void answered(ClientResponse answer) {
 			this.answerMarked = OverloadMarks.isMarked(answer.headers().asHttpHeaders().getFirst(OverloadMarks.HEADER));
+			if (this.retries > 0) {
+				LoadBalancerProperties properties = this.factory.getProperties(this.serviceId);
+				if (properties != null && this.retries >= properties.getRetry().getMaxRetriesOnNextServiceInstance()
+						&& properties.getRetry().getRetryableStatusCodes().contains(answer.statusCode().value())) {
+					// its last retry answered with a retryable status too: overload seen
+					// here, which the caller above need not retry again
+					OverloadMarks.mark(this.mark);
+				}
+			}
 		}
 
 		/**
@@ -200,8 +212,18 @@ public final class AtlasReactiveNoInstanceFilters {
 		synchronized void choiceFailed(Throwable error) {
 			if (NoInstanceAvailableException.isSaturated(error)) {
 				this.refused = error;
+				this.saturated = true;
 				OverloadMarks.mark(this.mark);
 			}
+		}
+
+		/**
+		 * Whether a choice of this call found every instance at the per-instance
+		 * in-flight limit: the call is not retried.
+		 * @return {@code true} once it did
+		 */
+		synchronized boolean saturated() {
+			return this.saturated;
 		}
 
 		/**

@@ -105,7 +105,14 @@ final class BudgetedRetryPolicies implements LoadBalancerRetryPolicy.Factory {
 
 		@Override
 		public boolean retryableException(Throwable exception) {
-			return !NoInstanceAvailableException.isSaturated(exception) && this.policy.retryableException(exception);
+			// Spring Cloud's filter also asks for the exception's cause (null for Atlas's
+			// no-instance error): a call whose choice found every instance full is never
+			// retried, whatever retry-on-all-exceptions says.
+			Attempt call = this.attempt;
+			if (NoInstanceAvailableException.isSaturated(exception) || (call != null && call.saturated())) {
+				return false;
+			}
+			return this.policy.retryableException(exception);
 		}
 
 		@Override

@@ -61,6 +61,12 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 	/** The exchange attribute holding the error of its last attempt, if it failed so. */
 	static final String LAST_FAILURE_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".lastFailure";
 
+	/**
+	 * The exchange attribute set when the answer of its last attempt carried the overload
+	 * marker.
+	 */
+	static final String LAST_MARKED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".lastMarked";
+
 	/** The exchange attribute set once the overload marker's removal is registered. */
 	static final String MARKER_STRIPPED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".markerStripped";
 
@@ -97,12 +103,31 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 				return refused(exchange);
 			}
 			exchange.getAttributes().remove(LAST_FAILURE_ATTRIBUTE);
+			// Spring Cloud's filter completes a choice that fails (no instance) with the
+			// response under its attribute: the previous attempt's, completed already,
+			// whose
+			// counts would be taken twice. Moved where retry avoidance finds it.
+			Object previous = exchange.getAttributes()
+				.remove(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR);
+			if (previous != null) {
+				exchange.getAttributes().put(GatewayRetryAvoidance.PREVIOUS_RESPONSE_ATTRIBUTE, previous);
+			}
 		}
 		Attempt attempt = new Attempt(serviceId, exchange);
 		GatewayFilterChain tracking = (forwarded) -> chain.filter(forwarded)
 			.doOnSubscribe((subscription) -> attempt.started())
 			.doOnError((error) -> forwarded.getAttributes().put(LAST_FAILURE_ATTRIBUTE, error))
-			.doOnSuccess((done) -> forwarded.getAttributes().remove(LAST_FAILURE_ATTRIBUTE))
+			.doOnSuccess((done) -> {
+				forwarded.getAttributes().remove(LAST_FAILURE_ATTRIBUTE);
+				// read now: the Retry filter removes the answer's headers before the next
+				// attempt
+				if (OverloadMarks.isMarked(forwarded.getResponse().getHeaders().getFirst(OverloadMarks.HEADER))) {
+					forwarded.getAttributes().put(LAST_MARKED_ATTRIBUTE, Boolean.TRUE);
+				}
+				else {
+					forwarded.getAttributes().remove(LAST_MARKED_ATTRIBUTE);
+				}
+			})
 			.doOnTerminate(attempt::ended);
 		return super.filter(exchange, tracking).doOnCancel(attempt::cancelled);
 	}
@@ -138,7 +163,8 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 
 	/** Whether an earlier attempt of this exchange chose an instance. */
 	private static boolean isRetry(ServerWebExchange exchange) {
-		return exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR) != null;
+		return exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR) != null
+				|| exchange.getAttribute(GatewayRetryAvoidance.PREVIOUS_RESPONSE_ATTRIBUTE) != null;
 	}
 
 	/**
@@ -149,7 +175,8 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 		if (exchange.getAttribute(RETRY_REFUSED_ATTRIBUTE) != null) {
 			return false;
 		}
-		if (OverloadMarks.isMarked(exchange.getResponse().getHeaders().getFirst(OverloadMarks.HEADER))) {
+		if (exchange.getAttribute(LAST_MARKED_ATTRIBUTE) != null
+				|| OverloadMarks.isMarked(exchange.getResponse().getHeaders().getFirst(OverloadMarks.HEADER))) {
 			// an Atlas application below gave up for overload: not retried, at no cost
 			logger.debug("Retry not made: the answer says " + OverloadMarks.HEADER);
 			exchange.getAttributes().put(RETRY_REFUSED_ATTRIBUTE, Boolean.TRUE);

@@ -54,6 +54,15 @@ public final class GatewayRetryAvoidance implements CandidateFilter, Ordered {
 	 */
 	public static final String LOAD_BALANCER_RESPONSE_ATTRIBUTE = "org.springframework.cloud.gateway.support.ServerWebExchangeUtils.gatewayLoadBalancerResponse";
 
+	/**
+	 * The exchange attribute under which Atlas's gateway filter keeps the previous
+	 * attempt's {@link Response} during a retry (it takes it from
+	 * {@link #LOAD_BALANCER_RESPONSE_ATTRIBUTE}, which Spring Cloud's filter would
+	 * otherwise complete a second time when the retry finds no instance).
+	 */
+	public static final String PREVIOUS_RESPONSE_ATTRIBUTE = GatewayRetryAvoidance.class.getName()
+			+ ".previousResponse";
+
 	@Override
 	public InstanceSnapshot filter(InstanceSnapshot candidates, CandidateRequest request) {
 		return RetryAvoidance.avoid(candidates, previous(request.request()));
@@ -72,7 +81,13 @@ public final class GatewayRetryAvoidance implements CandidateFilter, Ordered {
 		}
 		RequestData data = context.getClientRequest();
 		Map<String, Object> attributes = (data != null) ? data.getAttributes() : null;
-		Object previous = (attributes != null) ? attributes.get(LOAD_BALANCER_RESPONSE_ATTRIBUTE) : null;
+		Object previous = null;
+		if (attributes != null) {
+			previous = attributes.get(PREVIOUS_RESPONSE_ATTRIBUTE);
+			if (previous == null) {
+				previous = attributes.get(LOAD_BALANCER_RESPONSE_ATTRIBUTE);
+			}
+		}
 		return (previous instanceof Response<?> response && response.getServer() instanceof ServiceInstance instance)
 				? instance : null;
 	}

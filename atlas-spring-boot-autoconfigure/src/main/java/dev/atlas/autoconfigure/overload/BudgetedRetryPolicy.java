@@ -104,6 +104,11 @@ public final class BudgetedRetryPolicy implements LoadBalancedRetryPolicy {
 			this.nextServerCount++;
 			if (!canRetryNextServer(context)) {
 				context.setExhaustedOnly();
+				if (throwable instanceof RetryableStatusCodeException) {
+					// its retries spent on answers with a retryable status: overload seen
+					// here, which the caller above need not retry again
+					OverloadMarks.mark();
+				}
 				return;
 			}
 			// the interceptor chooses the next instance when none is set

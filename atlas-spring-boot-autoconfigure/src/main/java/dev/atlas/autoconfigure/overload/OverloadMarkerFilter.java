@@ -14,8 +14,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Binds the {@linkplain OverloadMarks overload marker} of each inbound request to the
  * thread that handles it: when one of the application's load-balanced calls gives up for
  * overload (a retry the budget refused, every instance at the per-instance in-flight
- * limit), the answer gets {@value OverloadMarks#HEADER}{@code : true} if it is not
- * committed yet, and an Atlas caller one hop up does not retry it. Thread-safe.
+ * limit, a last retry answered with a retryable status again), the answer gets
+ * {@value OverloadMarks#HEADER}{@code : true} if it is not committed yet, and an Atlas
+ * caller one hop up does not retry it. Thread-safe.
  *
  * @since 0.1.0
  */

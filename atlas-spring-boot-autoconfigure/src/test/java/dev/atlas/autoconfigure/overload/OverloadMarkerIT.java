@@ -8,6 +8,7 @@ import java.util.Set;
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
 import dev.atlas.loadbalancer.overload.OverloadMarks;
+import dev.atlas.loadbalancer.overload.RetryBudget;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -17,6 +18,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.web.client.HttpStatusCodeException;
@@ -48,7 +50,11 @@ class OverloadMarkerIT {
 
 	private static List<ConfigurableApplicationContext> middles;
 
+	/** Calls the middle service's {@code /relay}. */
 	private static ConfigurableApplicationContext top;
+
+	/** Calls the middle service's {@code /who}. */
+	private static ConfigurableApplicationContext plainTop;
 
 	@BeforeAll
 	static void start() throws Exception {
@@ -58,14 +64,17 @@ class OverloadMarkerIT {
 		middles = List.of(middle(), middle());
 		top = apps.start(WhoApp.class, "top", "app.target=middle", "app.path=/relay", "atlas.warmup.enabled=false",
 				"atlas.outlier.enabled=false");
+		plainTop = apps.start(WhoApp.class, "plain-top", "app.target=middle", "atlas.warmup.enabled=false",
+				"atlas.outlier.enabled=false");
 		ZooKeeperApps.awaitInstances(top, "middle", 2);
+		ZooKeeperApps.awaitInstances(plainTop, "middle", 2);
 		for (ConfigurableApplicationContext middle : middles) {
 			ZooKeeperApps.awaitInstances(middle, "failing", 2);
 		}
 	}
 
 	private static ConfigurableApplicationContext middle() {
-		return apps.start(WhoApp.class, "middle", "app.target=failing", "atlas.warmup.enabled=false",
+		return apps.start(WhoApp.class, "middle", "app.target=failing", "app.fail=true", "atlas.warmup.enabled=false",
 				"atlas.outlier.enabled=false");
 	}
 
@@ -74,15 +83,24 @@ class OverloadMarkerIT {
 		apps.close();
 	}
 
-	private static int relayed() {
-		return middles.stream().mapToInt((m) -> m.getBean(WhoApp.class).relayed()).sum();
+	/**
+	 * Calls served by the middle service's instances: its {@code /who} and
+	 * {@code /relay}.
+	 */
+	private static int middleCalls() {
+		return middles.stream()
+			.mapToInt((m) -> m.getBean(WhoApp.class).relayed() + m.getBean(WhoApp.class).served())
+			.sum();
 	}
 
-	/** Top requests through {@code client}; the relays they cost, and the header seen. */
-	private static int relays(String client, Set<String> markers) {
-		int before = relayed();
+	/**
+	 * Requests of {@code caller} through {@code client}; the calls of the middle service
+	 * they cost, and the marker header seen.
+	 */
+	private static int calls(ConfigurableApplicationContext caller, String client, Set<String> markers) {
+		int before = middleCalls();
 		for (int i = 0; i < REQUESTS; i++) {
-			Throwable failure = catchThrowable(() -> top.getBean(WhoApp.class).call(client));
+			Throwable failure = catchThrowable(() -> caller.getBean(WhoApp.class).call(client));
 			if (failure instanceof HttpStatusCodeException status && status.getResponseHeaders() != null) {
 				markers.add(String.valueOf(status.getResponseHeaders().getFirst(OverloadMarks.HEADER)));
 			}
@@ -93,7 +111,15 @@ class OverloadMarkerIT {
 				markers.add("failure: " + failure);
 			}
 		}
-		return relayed() - before;
+		return middleCalls() - before;
+	}
+
+	private static long refusedByMiddles() {
+		return middles.stream()
+			.mapToLong((m) -> m.getBean(LoadBalancerClientFactory.class)
+				.getInstance("failing", RetryBudget.class)
+				.exhausted())
+			.sum();
 	}
 
 	private static void middleBudget(String ratio, String minimum) {
@@ -109,10 +135,9 @@ class OverloadMarkerIT {
 	@ParameterizedTest(name = "{0}")
 	@CsvSource({ "rest-client", "rest-template", "web-client" })
 	@Order(1)
-	void anUnmarked503IsRetriedByTheCallerAbove(String client) {
-		middleBudget("0.2", "10");
+	void aMiddleServicesOwn503IsRetriedByTheCallerAbove(String client) {
 		Set<String> markers = new HashSet<>();
-		assertThat(relays(client, markers)).as("each request retried on the other middle instance")
+		assertThat(calls(plainTop, client, markers)).as("each request retried on the other middle instance")
 			.isEqualTo(2 * REQUESTS);
 		assertThat(markers).containsExactly("null");
 	}
@@ -120,11 +145,23 @@ class OverloadMarkerIT {
 	@ParameterizedTest(name = "{0}")
 	@CsvSource({ "rest-client", "rest-template", "web-client" })
 	@Order(2)
-	void aMarked503IsNotRetriedByTheCallerAbove(String client) {
-		middleBudget("0", "0");
+	void a503TheMiddleServiceRetriedInVainIsNotRetriedAbove(String client) {
 		Set<String> markers = new HashSet<>();
-		assertThat(relays(client, markers)).as("no retry of a marked answer").isEqualTo(REQUESTS);
+		assertThat(calls(top, client, markers)).as("no retry of a marked answer").isEqualTo(REQUESTS);
 		assertThat(markers).containsExactly("true");
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@CsvSource({ "rest-client", "rest-template", "web-client" })
+	@Order(3)
+	void a503WhoseRetryTheMiddleServicesBudgetRefusedIsNotRetriedAbove(String client) {
+		middleBudget("0", "0");
+		long refusedBefore = refusedByMiddles();
+		Set<String> markers = new HashSet<>();
+		assertThat(calls(top, client, markers)).as("no retry of a marked answer").isEqualTo(REQUESTS);
+		assertThat(markers).containsExactly("true");
+		assertThat(refusedByMiddles() - refusedBefore).as("every retry of the middle service refused")
+			.isEqualTo(REQUESTS);
 	}
 
 }

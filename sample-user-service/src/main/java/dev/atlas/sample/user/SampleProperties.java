@@ -22,9 +22,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * first hop of {@code GET /users/{id}/next}): a slow instance, e.g.
  * {@code --sample.delay=200ms}, for the load-aware strategies; {@code 0} (the default)
  * answers at once; a negative value is read as {@code 0}
+ * @param capacity how many {@code GET /users/{id}} this instance serves at once: above
+ * it, a request is answered 503 at once (a capped instance with no queue, for overload
+ * tests, e.g. {@code --sample.capacity=4}); {@code 0} (the default) for no cap
  */
 @ConfigurationProperties("sample")
 public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") String host,
 		@DefaultValue("1") double weight, @DefaultValue("") String tag, @DefaultValue("") String cluster,
-		@DefaultValue("false") boolean maintenance, @DefaultValue("0s") Duration delay) {
+		@DefaultValue("false") boolean maintenance, @DefaultValue("0s") Duration delay,
+		@DefaultValue("0") int capacity) {
 }

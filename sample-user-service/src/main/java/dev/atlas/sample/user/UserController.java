@@ -2,6 +2,7 @@ package dev.atlas.sample.user;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -9,11 +10,13 @@ import reactor.core.scheduler.Schedulers;
 
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.context.event.EventListener;
+import org.springframework.http.HttpStatus;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.server.ResponseStatusException;
 
 /**
  * {@code GET /users/{id}}: a made-up user plus the identity of the instance that served
@@ -30,9 +33,10 @@ import org.springframework.web.reactive.function.client.WebClient;
  * it instead.
  *
  * <p>
- * With {@code sample.delay} set (e.g. {@code --sample.delay=200ms}), every user this
- * instance serves is answered that much later: the servlet thread waits before building
- * it, as a slow instance would.
+ * With {@code sample.capacity} set, a request above that many at once is answered 503 at
+ * once. With {@code sample.delay} set (e.g. {@code --sample.delay=200ms}), every user
+ * this instance serves is answered that much later: the servlet thread waits before
+ * building it, as a slow instance would.
  */
 @RestController
 public class UserController {
@@ -53,6 +57,9 @@ public class UserController {
 	static final Duration NEXT_HOP_TIMEOUT = Duration.ofSeconds(8);
 
 	private final SampleProperties sample;
+
+	/** {@code GET /users/{id}} being served now. */
+	private final AtomicInteger serving = new AtomicInteger();
 
 	private final WebClient webClient;
 
@@ -90,8 +97,18 @@ public class UserController {
 	@GetMapping("/users/{id}")
 	public User user(@PathVariable long id, @RequestHeader(name = VERSION_HEADER, required = false) String version,
 			@RequestHeader(name = CALLER_HEADER, required = false) String caller) throws InterruptedException {
-		delay();
-		return new User(id, "user-" + id, servedBy(), new Received(version, caller));
+		int now = this.serving.incrementAndGet();
+		try {
+			if (this.sample.capacity() > 0 && now > this.sample.capacity()) {
+				throw new ResponseStatusException(HttpStatus.SERVICE_UNAVAILABLE,
+						"over capacity (sample.capacity=" + this.sample.capacity() + ")");
+			}
+			delay();
+			return new User(id, "user-" + id, servedBy(), new Received(version, caller));
+		}
+		finally {
+			this.serving.decrementAndGet();
+		}
 	}
 
 	/**
