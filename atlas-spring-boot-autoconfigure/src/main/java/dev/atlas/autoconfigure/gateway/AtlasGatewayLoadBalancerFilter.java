@@ -104,9 +104,8 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			}
 			exchange.getAttributes().remove(LAST_FAILURE_ATTRIBUTE);
 			// Spring Cloud's filter completes a choice that fails (no instance) with the
-			// response under its attribute: the previous attempt's, completed already,
-			// whose
-			// counts would be taken twice. Moved where retry avoidance finds it.
+			// response under its attribute: the previous attempt's, already completed.
+			// Moved where retry avoidance finds it, so that it is not completed twice.
 			Object previous = exchange.getAttributes()
 				.remove(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR);
 			if (previous != null) {
