@@ -67,9 +67,6 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 	 */
 	static final String LAST_MARKED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".lastMarked";
 
-	/** The exchange attribute set once the overload marker's removal is registered. */
-	static final String MARKER_STRIPPED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".markerStripped";
-
 	/** The exchange attribute set when the retry budget refused one of its attempts. */
 	static final String RETRY_REFUSED_ATTRIBUTE = AtlasGatewayLoadBalancerFilter.class.getName() + ".retryRefused";
 
@@ -97,7 +94,6 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			return super.filter(exchange, chain);
 		}
 		String serviceId = url.getHost();
-		stripOverloadMarker(exchange);
 		if (isRetry(exchange)) {
 			if (!retryAllowed(exchange, serviceId)) {
 				return refused(exchange);
@@ -118,9 +114,12 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			.doOnError((error) -> forwarded.getAttributes().put(LAST_FAILURE_ATTRIBUTE, error))
 			.doOnSuccess((done) -> {
 				forwarded.getAttributes().remove(LAST_FAILURE_ATTRIBUTE);
-				// read now: the Retry filter removes the answer's headers before the next
-				// attempt
+				// Read now (the Retry filter removes the answer's headers before the next
+				// attempt) and removed: never forwarded to the gateway's client. Nothing
+				// is
+				// written before the whole chain completes.
 				if (OverloadMarks.isMarked(forwarded.getResponse().getHeaders().getFirst(OverloadMarks.HEADER))) {
+					forwarded.getResponse().getHeaders().remove(OverloadMarks.HEADER);
 					forwarded.getAttributes().put(LAST_MARKED_ATTRIBUTE, Boolean.TRUE);
 				}
 				else {
@@ -145,19 +144,6 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 			exchange.getResponse().setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
 		}
 		return Mono.empty();
-	}
-
-	/**
-	 * The overload marker ({@link OverloadMarks}) of a load-balanced target is read here
-	 * and never forwarded: the gateway's own client gets the answer without it.
-	 */
-	private static void stripOverloadMarker(ServerWebExchange exchange) {
-		if (exchange.getAttributes().putIfAbsent(MARKER_STRIPPED_ATTRIBUTE, Boolean.TRUE) == null) {
-			exchange.getResponse().beforeCommit(() -> {
-				exchange.getResponse().getHeaders().remove(OverloadMarks.HEADER);
-				return Mono.empty();
-			});
-		}
 	}
 
 	/** Whether an earlier attempt of this exchange chose an instance. */
