@@ -160,8 +160,7 @@ public class AtlasGatewayLoadBalancerFilter extends ReactiveLoadBalancerClientFi
 		if (exchange.getAttribute(RETRY_REFUSED_ATTRIBUTE) != null) {
 			return false;
 		}
-		if (exchange.getAttribute(LAST_MARKED_ATTRIBUTE) != null
-				|| OverloadMarks.isMarked(exchange.getResponse().getHeaders().getFirst(OverloadMarks.HEADER))) {
+		if (exchange.getAttribute(LAST_MARKED_ATTRIBUTE) != null) {
 			// an Atlas application below gave up for overload: not retried, at no cost
 			logger.debug("Retry not made: the answer says " + OverloadMarks.HEADER);
 			exchange.getAttributes().put(RETRY_REFUSED_ATTRIBUTE, Boolean.TRUE);
