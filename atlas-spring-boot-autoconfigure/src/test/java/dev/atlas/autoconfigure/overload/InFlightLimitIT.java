@@ -97,7 +97,9 @@ class InFlightLimitIT {
 					catch (RuntimeException ex) {
 						if (client.equals("feign")) {
 							// Feign wraps what its client throws
-							assertThat(saturatedCause(ex)).as("only saturated requests fail: %s", ex).isTrue();
+							assertThat(NoInstanceAvailableException.isSaturated(ex))
+								.as("only saturated requests fail: %s", ex)
+								.isTrue();
 						}
 						else {
 							assertThat(ex).as("failed at once with Atlas's error, not retried")
@@ -130,19 +132,6 @@ class InFlightLimitIT {
 		finally {
 			pool.shutdownNow();
 		}
-	}
-
-	/** Whether a failure is, or wraps, a request that found every instance full. */
-	private static boolean saturatedCause(Throwable failure) {
-		for (Throwable t = failure; t != null; t = t.getCause()) {
-			if (t instanceof NoInstanceAvailableException none && none.reason() == NoInstanceReason.SATURATED) {
-				return true;
-			}
-			if (t.getCause() == t) {
-				break;
-			}
-		}
-		return false;
 	}
 
 }
