@@ -3,6 +3,7 @@ package dev.atlas.autoconfigure;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -18,6 +19,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -78,13 +80,15 @@ public class WhoApp {
 
 	private final Environment environment;
 
-	private final ObjectProvider<RestClient.Builder> restClient;
+	/** Built once: building one makes its message converters (a JSON mapper) anew. */
+	private final Supplier<RestClient> restClient;
 
 	private final ObjectProvider<RestTemplate> restTemplate;
 
 	private final ObjectProvider<WhoClient> feign;
 
-	private final ObjectProvider<WebClient.Builder> webClient;
+	/** Built once, as {@link #restClient}. */
+	private final Supplier<WebClient> webClient;
 
 	/** {@code app.delay}: how long each {@code /who} waits before answering. */
 	private final Duration delay;
@@ -99,10 +103,10 @@ public class WhoApp {
 			ObjectProvider<RestTemplate> restTemplate, ObjectProvider<WhoClient> feign,
 			ObjectProvider<WebClient.Builder> webClient) {
 		this.environment = environment;
-		this.restClient = restClient;
+		this.restClient = SingletonSupplier.of(() -> restClient.getObject().build());
 		this.restTemplate = restTemplate;
 		this.feign = feign;
-		this.webClient = webClient;
+		this.webClient = SingletonSupplier.of(() -> webClient.getObject().build());
 		this.delay = environment.getProperty("app.delay", Duration.class, Duration.ZERO);
 		this.capacity = environment.getProperty("app.capacity", Integer.class, 0);
 	}
@@ -216,16 +220,10 @@ public class WhoApp {
 	public @Nullable String echo(String client, String segment, String name) {
 		String url = "http://" + this.environment.getProperty("app.target", "provider") + "/echo/{segment}?name={name}";
 		return switch (client) {
-			case "rest-client" ->
-				this.restClient.getObject().build().get().uri(url, segment, name).retrieve().body(String.class);
+			case "rest-client" -> this.restClient.get().get().uri(url, segment, name).retrieve().body(String.class);
 			case "rest-template" -> this.restTemplate.getObject().getForObject(url, String.class, segment, name);
-			case "web-client" -> this.webClient.getObject()
-				.build()
-				.get()
-				.uri(url, segment, name)
-				.retrieve()
-				.bodyToMono(String.class)
-				.block();
+			case "web-client" ->
+				this.webClient.get().get().uri(url, segment, name).retrieve().bodyToMono(String.class).block();
 			case "feign" -> this.feign.getObject().echo(segment, name);
 			default -> throw new IllegalArgumentException(client);
 		};
@@ -277,10 +275,9 @@ public class WhoApp {
 		String url = "http://" + this.environment.getProperty("app.target", "provider")
 				+ this.environment.getProperty("app.path", "/who");
 		return switch (client) {
-			case "rest-client" -> this.restClient.getObject().build().get().uri(url).retrieve().body(String.class);
+			case "rest-client" -> this.restClient.get().get().uri(url).retrieve().body(String.class);
 			case "rest-template" -> this.restTemplate.getObject().getForObject(url, String.class);
-			case "web-client" ->
-				this.webClient.getObject().build().get().uri(url).retrieve().bodyToMono(String.class).block();
+			case "web-client" -> this.webClient.get().get().uri(url).retrieve().bodyToMono(String.class).block();
 			case "feign" -> this.feign.getObject().who();
 			default -> throw new IllegalArgumentException(client);
 		};
@@ -295,17 +292,10 @@ public class WhoApp {
 	public String post(String client) {
 		String url = "http://" + this.environment.getProperty("app.target", "provider") + "/who";
 		return switch (client) {
-			case "rest-client" ->
-				this.restClient.getObject().build().post().uri(url).body("order").retrieve().body(String.class);
+			case "rest-client" -> this.restClient.get().post().uri(url).body("order").retrieve().body(String.class);
 			case "rest-template" -> this.restTemplate.getObject().postForObject(url, "order", String.class);
-			case "web-client" -> this.webClient.getObject()
-				.build()
-				.post()
-				.uri(url)
-				.bodyValue("order")
-				.retrieve()
-				.bodyToMono(String.class)
-				.block();
+			case "web-client" ->
+				this.webClient.get().post().uri(url).bodyValue("order").retrieve().bodyToMono(String.class).block();
 			case "feign" -> this.feign.getObject().postWho("order");
 			default -> throw new IllegalArgumentException(client);
 		};
