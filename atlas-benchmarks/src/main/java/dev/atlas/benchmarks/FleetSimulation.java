@@ -22,9 +22,10 @@ import org.jspecify.annotations.Nullable;
  * <strong>The model.</strong>
  * <ul>
  * <li>A <em>capped service</em> of {@value #INSTANCES} instances, each taking at most
- * {@value #SLOTS} requests at once (a semaphore) and answering 503 at once above that
- * (fail-fast); service time exponential with mean {@value #SERVICE_MILLIS} ms, so each
- * instance serves at most {@value #CAPACITY_PER_INSTANCE} req/s.</li>
+ * {@link Fleet#slots()} requests at once (a semaphore) and answering 503 at once above
+ * that (fail-fast); service time exponential with mean {@link Fleet#serviceMillis()} ms,
+ * so each instance serves at most {@value #CAPACITY_PER_INSTANCE} req/s
+ * ({@link Fleet#STORM}: 20 slots, 200 ms; {@link Fleet#WIDE}: 50 slots, 500 ms).</li>
  * <li>At {@value #DROP_SECOND} s, {@value #LOST} instances stop: connections to them are
  * refused at once, and they leave the callers' instance list {@value #DEREGISTER_MILLIS}
  * ms later (the registry's event). Capacity drops from 1,000 to 600 req/s.</li>
@@ -38,29 +39,33 @@ import org.jspecify.annotations.Nullable;
  * failed.</li>
  * <li>With the budget, each caller has one {@link RetryBudget} per service it calls
  * (defaults: ratio 0.2, 10 retries per second, window 10 s), on the simulated clock; each
- * request deposits, each retry withdraws. The model of an overload marker (not in Atlas;
- * Envoy's {@code x-envoy-overloaded} is the idea): the middle service marks its 503 when
- * it gave up on a retryable failure (its retry refused by the budget, or made and failed
- * too), and the edge does not retry a marked answer.</li>
+ * request deposits, each retry withdraws. With the overload marker (Atlas's
+ * {@code X-Atlas-Overloaded}), the middle service marks its 503 when it gave up on a
+ * retryable failure (its retry refused by the budget, or made and failed too, or every
+ * instance at the limit), and the edge does not retry a marked answer.</li>
  * </ul>
  * Measured per second: offered (logical requests at the edge), attempts reaching the
  * capped service (refused connections to stopped instances apart), goodput (logical
  * requests that succeeded, by when they succeeded) and amplification (attempts per
  * offered request).
+ *
+ * <p>
+ * <strong>What no policy can beat.</strong> A request that finds every instance busy and
+ * is not tried again later is lost: with the capacity left pooled and every request sent
+ * to a free slot if there is one (perfect routing), goodput is the offered rate times one
+ * minus the Erlang B loss probability (Erlang, 1917) of {@code offered × service time}
+ * erlangs over {@code 6 × slots} servers: {@link #lossBound(Fleet)}, 587 req/s for
+ * {@link Fleet#STORM} and 594 for {@link Fleet#WIDE}. Only re-attempts made later (the
+ * edge's back-off) can exceed it, and the marker stops them where the middle service gave
+ * up on overload.
  */
 public final class FleetSimulation {
 
 	/** Instances of the capped service. */
 	public static final int INSTANCES = 10;
 
-	/** Concurrent requests an instance takes before it answers 503. */
-	public static final int SLOTS = 20;
-
-	/** Mean service time, ms. */
-	public static final int SERVICE_MILLIS = 200;
-
-	/** Capacity of one instance, req/s: slots / mean service time. */
-	public static final int CAPACITY_PER_INSTANCE = SLOTS * 1000 / SERVICE_MILLIS;
+	/** Capacity of one instance, req/s: slots / mean service time, in each fleet. */
+	public static final int CAPACITY_PER_INSTANCE = 100;
 
 	/** Requests per second offered at the edge. */
 	public static final int OFFERED = 800;
@@ -91,13 +96,41 @@ public final class FleetSimulation {
 	}
 
 	/**
-	 * Runs the storm scenario.
+	 * Runs the storm scenario on {@link Fleet#STORM}.
 	 * @param policy how the callers retry
 	 * @param seed the seed of every draw
 	 * @return the measurements
 	 */
 	public static Result run(Policy policy, long seed) {
-		return new Run(policy, seed, OFFERED, 0).run();
+		return run(policy, Fleet.STORM, seed);
+	}
+
+	/**
+	 * Runs the storm scenario.
+	 * @param policy how the callers retry
+	 * @param fleet the capped instances' slots and service time
+	 * @param seed the seed of every draw
+	 * @return the measurements
+	 */
+	public static Result run(Policy policy, Fleet fleet, long seed) {
+		return new Run(policy, fleet, seed, OFFERED, 0).run();
+	}
+
+	/**
+	 * The goodput no policy exceeds without re-attempts made later, after the loss: the
+	 * offered rate times one minus Erlang B of the offered erlangs over the slots left.
+	 * @param fleet the capped instances' slots and service time
+	 * @return the bound, req/s
+	 */
+	public static double lossBound(Fleet fleet) {
+		double erlangs = OFFERED * fleet.serviceMillis() / 1000.0;
+		int servers = (INSTANCES - LOST) * fleet.slots();
+		// Erlang B by its recurrence: B(0) = 1, B(k) = A·B(k-1) / (k + A·B(k-1))
+		double blocking = 1;
+		for (int k = 1; k <= servers; k++) {
+			blocking = erlangs * blocking / (k + erlangs * blocking);
+		}
+		return OFFERED * (1 - blocking);
 	}
 
 	/**
@@ -111,7 +144,7 @@ public final class FleetSimulation {
 	 * @return the measurements
 	 */
 	public static Result runCalm(Policy policy, long seed, int offeredPerSecond, double failureRatio) {
-		return new Run(policy, seed, offeredPerSecond, failureRatio).run();
+		return new Run(policy, Fleet.STORM, seed, offeredPerSecond, failureRatio).run();
 	}
 
 	/**
@@ -123,16 +156,24 @@ public final class FleetSimulation {
 	}
 
 	static String report(long seed) {
-		List<Result> results = new ArrayList<>();
-		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED, Policy.ATLAS_BUDGET,
-				Policy.ATLAS_BUDGET_LIMIT, Policy.MARKER_MODEL, Policy.MARKER_MODEL_LEAST_REQUEST,
-				Policy.MARKER_MODEL_LIMIT)) {
-			results.add(run(policy, seed));
-		}
 		StringBuilder out = new StringBuilder();
+		for (Fleet fleet : List.of(Fleet.STORM, Fleet.WIDE)) {
+			report(out, fleet, seed);
+		}
+		return out.toString();
+	}
+
+	private static void report(StringBuilder out, Fleet fleet, long seed) {
+		List<Result> results = new ArrayList<>();
+		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED, Policy.BUDGET_WITHOUT_MARKER,
+				Policy.ATLAS, Policy.ATLAS_LEAST_REQUEST, Policy.ATLAS_LIMIT)) {
+			results.add(run(policy, fleet, seed));
+		}
 		out.append(String.format(Locale.ROOT,
-				"Fleet simulation (seed %d): %d instances × %d req/s, %d lost at %d s, %d req/s offered at the edge%n%n",
-				seed, INSTANCES, CAPACITY_PER_INSTANCE, LOST, DROP_SECOND, OFFERED));
+				"Fleet simulation (seed %d): %d instances × %d req/s (%d slots, %d ms), %d lost at %d s, %d req/s offered"
+						+ " at the edge; no policy without later re-attempts serves more than %.0f req/s after the loss%n%n",
+				seed, INSTANCES, CAPACITY_PER_INSTANCE, fleet.slots(), fleet.serviceMillis(), LOST, DROP_SECOND,
+				OFFERED, lossBound(fleet)));
 		out.append("| window (s) |");
 		for (Result result : results) {
 			out.append(' ').append(result.policy().name()).append(": attempts/s, goodput/s, ×offered |");
@@ -149,7 +190,23 @@ public final class FleetSimulation {
 			}
 			out.append('\n');
 		}
-		return out.toString();
+		out.append('\n');
+	}
+
+	/**
+	 * The capped instances: each serves {@value #CAPACITY_PER_INSTANCE} req/s.
+	 *
+	 * @param slots requests an instance takes at once before it answers 503
+	 * @param serviceMillis mean service time, ms
+	 */
+	public record Fleet(int slots, int serviceMillis) {
+
+		/** 20 slots × 200 ms. */
+		public static final Fleet STORM = new Fleet(20, 200);
+
+		/** 50 slots × 500 ms: the same capacity, more requests at once. */
+		public static final Fleet WIDE = new Fleet(50, 500);
+
 	}
 
 	/**
@@ -165,7 +222,7 @@ public final class FleetSimulation {
 	 * @param leastRequest whether the middle service chooses with {@code least-request}
 	 * (P2C over requests in flight) rather than at random
 	 * @param limit whether the middle service has {@code max-in-flight-per-instance} at
-	 * the capped instances' {@value #SLOTS} slots: a full instance is skipped, and a
+	 * the capped instances' {@link Fleet#slots()}: a full instance is skipped, and a
 	 * request that finds every instance full fails at once (saturated), not retried by
 	 * the middle service
 	 */
@@ -179,29 +236,24 @@ public final class FleetSimulation {
 		/** Atlas's retry of 503 without the budget or the marker. */
 		public static final Policy ATLAS_UNBOUNDED = new Policy("Atlas, no budget", true, false, false, false, false);
 
-		/** Atlas's defaults: the budget. */
-		public static final Policy ATLAS_BUDGET = new Policy("Atlas, budget", true, true, false, false, false);
-
 		/**
-		 * Atlas's defaults and the per-instance in-flight limit in the middle service.
+		 * The budget alone: an edge that does not read the marker (a caller without
+		 * Atlas's support, such as a gateway without it).
 		 */
-		public static final Policy ATLAS_BUDGET_LIMIT = new Policy("Atlas, budget + max-in-flight-per-instance", true,
-				true, false, false, true);
+		public static final Policy BUDGET_WITHOUT_MARKER = new Policy("Atlas's budget, marker not read", true, true,
+				false, false, false);
 
-		/**
-		 * A model of an overload marker across hops, which Atlas does not have: the
-		 * budget, and an edge that does not retry what the middle service gave up on.
-		 */
-		public static final Policy MARKER_MODEL = new Policy("model: budget + overload marker", true, true, true, false,
+		/** Atlas's defaults: the budget in both callers, and the overload marker. */
+		public static final Policy ATLAS = new Policy("Atlas's defaults (budget + marker)", true, true, true, false,
 				false);
 
-		/** {@link #MARKER_MODEL} with {@code least-request} in the middle service. */
-		public static final Policy MARKER_MODEL_LEAST_REQUEST = new Policy(
-				"model: budget + overload marker, least-request", true, true, true, true, false);
+		/** {@link #ATLAS} with {@code least-request} in the middle service. */
+		public static final Policy ATLAS_LEAST_REQUEST = new Policy("Atlas's defaults, least-request", true, true, true,
+				true, false);
 
-		/** {@link #MARKER_MODEL} with the per-instance in-flight limit. */
-		public static final Policy MARKER_MODEL_LIMIT = new Policy(
-				"model: budget + overload marker + max-in-flight-per-instance", true, true, true, false, true);
+		/** {@link #ATLAS} with the per-instance in-flight limit in the middle service. */
+		public static final Policy ATLAS_LIMIT = new Policy("Atlas's defaults + max-in-flight-per-instance", true, true,
+				true, false, true);
 
 	}
 
@@ -244,6 +296,8 @@ public final class FleetSimulation {
 
 		private final Policy policy;
 
+		private final Fleet fleet;
+
 		private final int offeredPerSecond;
 
 		private final double failureRatio;
@@ -281,8 +335,9 @@ public final class FleetSimulation {
 
 		private long nextId;
 
-		Run(Policy policy, long seed, int offeredPerSecond, double failureRatio) {
+		Run(Policy policy, Fleet fleet, long seed, int offeredPerSecond, double failureRatio) {
 			this.policy = policy;
+			this.fleet = fleet;
 			this.offeredPerSecond = offeredPerSecond;
 			this.failureRatio = failureRatio;
 			SplittableRandom root = new SplittableRandom(seed);
@@ -390,13 +445,13 @@ public final class FleetSimulation {
 				return Outcome.REFUSED;
 			}
 			this.attempts[second()]++;
-			if (this.busy[instance] >= SLOTS
+			if (this.busy[instance] >= this.fleet.slots()
 					|| (this.failureRatio > 0 && this.failures.nextDouble() < this.failureRatio)) {
 				return Outcome.OVERLOADED;
 			}
 			this.busy[instance]++;
-			schedule(this.now + exponential(this.service, SERVICE_MILLIS * (double) NANOS_PER_MILLI), Kind.SERVED, null,
-					instance);
+			schedule(this.now + exponential(this.service, this.fleet.serviceMillis() * (double) NANOS_PER_MILLI),
+					Kind.SERVED, null, instance);
 			return Outcome.SERVING;
 		}
 
@@ -439,7 +494,8 @@ public final class FleetSimulation {
 		}
 
 		private boolean candidate(int instance, int avoid) {
-			return this.listed[instance] && instance != avoid && (!this.policy.limit() || this.busy[instance] < SLOTS);
+			return this.listed[instance] && instance != avoid
+					&& (!this.policy.limit() || this.busy[instance] < this.fleet.slots());
 		}
 
 		private int second() {
