@@ -14,11 +14,13 @@ import org.jspecify.annotations.Nullable;
  * above.
  *
  * <p>
- * The inbound side (a servlet filter of the auto-configuration) binds a mark to the
- * thread that handles the request; Atlas's retry paths {@linkplain #mark() mark} it when
- * they give up for overload. A client whose retry decision runs on another thread
- * (WebClient) captures the mark with {@link #current()} on the calling thread. The
- * reading side, in every retry path, does not retry an answer that carries the header
+ * The inbound side binds a mark to each inbound request: a servlet filter of the
+ * auto-configuration to the thread that handles it, a WebFlux filter to the Reactor
+ * context of its handling under {@link #CONTEXT_KEY}. Atlas's retry paths
+ * {@linkplain #mark() mark} it when they give up for overload. A client whose retry
+ * decision runs on another thread (WebClient) captures the mark with {@link #current()}
+ * on the calling thread, or from the Reactor context it is subscribed with. The reading
+ * side, in every retry path, does not retry an answer that carries the header
  * ({@link #isMarked}); the header is read only from load-balanced targets and never
  * forwarded. Thread-safe.
  *
@@ -28,6 +30,12 @@ public final class OverloadMarks {
 
 	/** The response header of the marker; its value is {@code true}. */
 	public static final String HEADER = "X-Atlas-Overloaded";
+
+	/**
+	 * The key of the mark (a {@link Runnable}) in the Reactor context of a WebFlux
+	 * application's handling of an inbound request.
+	 */
+	public static final String CONTEXT_KEY = "atlas.overload-mark";
 
 	private static final ThreadLocal<@Nullable Runnable> CURRENT = new ThreadLocal<>();
 

@@ -12,6 +12,7 @@ import dev.atlas.loadbalancer.overload.Retries;
 import dev.atlas.loadbalancer.pipeline.NoInstanceAvailableException;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
@@ -105,9 +106,10 @@ public final class AtlasReactiveNoInstanceFilters {
 			.doOnSubscribe((subscription) -> attempt.started())
 			.doOnError(attempt::failed)
 			.doOnTerminate(attempt::ended);
-		return exchange.apply(clientRequest, tracking)
-			.contextWrite((context) -> context.put(Attempt.class, attempt))
-			.doOnCancel(attempt::cancelled);
+		return exchange.apply(clientRequest, tracking).contextWrite((context) -> {
+			attempt.inbound(context);
+			return context.put(Attempt.class, attempt);
+		}).doOnCancel(attempt::cancelled);
 	}
 
 	/** Tells the filter call's {@link Attempt} which instance was chosen. */
@@ -139,9 +141,9 @@ public final class AtlasReactiveNoInstanceFilters {
 
 		/**
 		 * The overload marker of the inbound request the call is made for, captured on
-		 * the calling thread ({@code null} outside one).
+		 * the calling thread or from the Reactor context ({@code null} outside one).
 		 */
-		private final @Nullable Runnable mark;
+		private @Nullable Runnable mark;
 
 		/** The method of the request, for the retry rules. */
 		private final @Nullable HttpMethod method;
@@ -174,6 +176,17 @@ public final class AtlasReactiveNoInstanceFilters {
 			this.factory = factory;
 			this.method = method;
 			this.mark = OverloadMarks.current();
+		}
+
+		/**
+		 * The call is subscribed: in a WebFlux application, the mark of the inbound
+		 * request it is made for is in the Reactor context
+		 * ({@link OverloadMarks#CONTEXT_KEY}).
+		 */
+		synchronized void inbound(ContextView context) {
+			if (this.mark == null) {
+				this.mark = context.getOrDefault(OverloadMarks.CONTEXT_KEY, null);
+			}
 		}
 
 		synchronized void chosen(Request<?> request, Response<ServiceInstance> response) {

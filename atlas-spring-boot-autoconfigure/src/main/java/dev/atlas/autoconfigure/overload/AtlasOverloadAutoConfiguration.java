@@ -22,8 +22,9 @@ import org.springframework.core.Ordered;
  * service's budget lives in its load-balancer context
  * ({@link OverloadClientConfiguration}); its rules are the {@code retry} section
  * ({@link RetrySection}, {@code atlas.retry.*}); WebClient's and the gateway's retry
- * paths ask it through their own adapters. In a servlet application, the overload marker
- * of its answers ({@link OverloadMarkerFilter}).
+ * paths ask it through their own adapters. In a servlet or WebFlux application, the
+ * overload marker of its answers ({@link OverloadMarkerFilter},
+ * {@link ReactiveOverloadMarkerFilter}).
  *
  * @since 0.1.0
  */
@@ -53,6 +54,23 @@ public final class AtlasOverloadAutoConfiguration {
 			registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
 			registration.setName("atlasOverloadMarkerFilter");
 			return registration;
+		}
+
+	}
+
+	/**
+	 * The overload marker of a WebFlux application's answers: bound to the Reactor
+	 * context of each inbound request's handling, set when one of its load-balanced
+	 * WebClient calls gives up for overload. Ordered first.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	@ConditionalOnClass(name = "org.springframework.web.server.WebFilter")
+	static class ReactiveMarkerConfiguration {
+
+		@Bean
+		ReactiveOverloadMarkerFilter atlasReactiveOverloadMarkerFilter() {
+			return new ReactiveOverloadMarkerFilter();
 		}
 
 	}

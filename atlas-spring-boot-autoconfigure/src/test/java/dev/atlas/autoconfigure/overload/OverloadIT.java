@@ -212,8 +212,8 @@ class OverloadIT {
 	 * The budget's bound: retries within 20 % of the requests its 10 s window counted
 	 * (this run's, and those of an earlier run still in the window) plus the reserve of
 	 * 10 per second over the window (100: at about 200 requests per second, it adds about
-	 * 0.1 retry per request to a 4 s run), plus the retries of the requests in flight when a
-	 * count was read.
+	 * 0.1 retry per request to a 4 s run), plus the retries of the requests in flight
+	 * when a count was read.
 	 */
 	private static void assertWithinBudget(Run run) {
 		RetryBudget budget = atlas.getBean(LoadBalancerClientFactory.class).getInstance("capped", RetryBudget.class);
