@@ -1,6 +1,8 @@
 package dev.atlas.benchmarks;
 
 import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -67,8 +69,11 @@ public final class ZoneSimulation {
 		InstanceSnapshot all = InstanceSnapshot.of(instances, new InstanceAttributesParser(SERVICE, "version", meters));
 		boolean[] healthy = healthy(providersA, providersB, healthyA);
 		InstanceSnapshot usable = all.filter((i) -> healthy[i]);
-		ClusterAffinity inA = new ClusterAffinity(SERVICE, AffinityRules.of("a"), meters, Clock.systemUTC());
-		ClusterAffinity inB = new ClusterAffinity(SERVICE, AffinityRules.of("b"), meters, Clock.systemUTC());
+		// ejected providers never reach the affinity filter (it runs after outlier
+		// ejection): it is given the usable ones
+		Clock clock = Clock.fixed(Instant.EPOCH, ZoneOffset.UTC);
+		ClusterAffinity inA = new ClusterAffinity(SERVICE, AffinityRules.of("a"), meters, clock);
+		ClusterAffinity inB = new ClusterAffinity(SERVICE, AffinityRules.of("b"), meters, clock);
 		List<ZoneShares.Zone> zones = List.of(new ZoneShares.Zone("a", callersA, providersA, healthyA, providersA),
 				new ZoneShares.Zone("b", callersB, providersB, providersB, providersB));
 		ZoneShares sharesA = ZoneShares.compute("a", zones, ZoneShares.DEFAULT_MIN_CLUSTER_SIZE);

@@ -52,8 +52,9 @@ class ZoneSimulationTest {
 			}
 			previous = result.localShareA();
 		}
-		// all-or-nothing: everything stays while one provider is left (min-healthy-ratio
-		// 0.1), then everything leaves
+		// all-or-nothing: everything stays while one provider is left (min-instances 1;
+		// ejected instances never reach the affinity filter, which runs after ejection,
+		// so min-healthy-ratio does not see them), then everything leaves
 		assertThat(ZoneSimulation.run(Mode.THRESHOLD, 6, 6, 10, 10, 1, SEED).localShareA()).isEqualTo(1.0);
 		assertThat(ZoneSimulation.run(Mode.THRESHOLD, 6, 6, 10, 10, 0, SEED).localShareA()).isZero();
 	}

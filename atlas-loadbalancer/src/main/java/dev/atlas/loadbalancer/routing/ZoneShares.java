@@ -29,7 +29,16 @@ import org.jspecify.annotations.Nullable;
  * {@code L × (1 − m(l))} to the other zones in proportion to {@code capacity × m}. Until
  * fewer than 71.4 % of its providers are healthy a zone keeps all its traffic; below, it
  * sheds it in proportion, so that a surviving provider carries at most 1.4 times its
- * normal load. The residual is weighted by each zone's {@code m} too.
+ * normal load while the other zones are healthy. When they are degraded too (their
+ * capacity-weighted {@code m(o)} plus {@code m(l)} below 1), the local zone keeps
+ * {@code L × m(l) / (m(l) + m(o))}: the split is normalized by the total health, as Envoy
+ * normalizes priority loads, so that no zone's survivors take more than their part. The
+ * residual is weighted by each zone's {@code m} too.
+ *
+ * <p>
+ * Two differences from Envoy: the shares and the minimum cluster size count every listed
+ * provider (Envoy counts healthy hosts), so that the split does not move while instances
+ * are ejected and come back; health enters only through {@code m}.
  *
  * <p>
  * Computed once per instance-list snapshot (of the callers or of the providers), never
@@ -117,15 +126,25 @@ public final class ZoneShares {
 		double localKept = Math.min(1, (own.capacity() / capacity) / (own.callers() / callers));
 		double[] residual = new double[n];
 		double[] spill = new double[n];
+		double otherCapacity = capacity - own.capacity();
+		double otherHealth = 0;
 		for (int z = 0; z < n; z++) {
 			if (z != local) {
 				Zone zone = zones.get(z);
 				residual[z] = Math.max(0, zone.capacity() / capacity - zone.callers() / callers) * healthFactor[z];
 				spill[z] = zone.capacity() * healthFactor[z];
+				otherHealth += (otherCapacity > 0) ? spill[z] / otherCapacity : 0;
 			}
 		}
+		double localHealth = healthFactor[local];
+		if (localHealth <= 0 && otherHealth <= 0) {
+			return off(Inactive.NO_HEALTHY_CAPACITY, names, local);
+		}
+		// normalized by the total health when it is below 1, as Envoy's priority load:
+		// with every zone degraded, each keeps its part of what is healthy
+		double keptFraction = Math.min(1, localHealth / Math.min(1, localHealth + otherHealth));
 		double[] shares = new double[n];
-		double stays = localKept * healthFactor[local];
+		double stays = localKept * keptFraction;
 		double residualLeaving = 1 - localKept;
 		double spillLeaving = localKept - stays;
 		// the residual goes by spare capacity; when no other zone has spare capacity
@@ -199,7 +218,7 @@ public final class ZoneShares {
 
 	/**
 	 * The index of the caller's zone in {@link #zones()}.
-	 * @return {@code -1} when no zone has that name
+	 * @return {@code -1} when the caller has no zone or no zone has its name
 	 */
 	public int localIndex() {
 		return this.local;
@@ -239,17 +258,28 @@ public final class ZoneShares {
 	 */
 	public enum Inactive {
 
-		/** Fewer providers than the minimum cluster size. */
+		/**
+		 * Fewer providers than the minimum cluster size (also when none is listed).
+		 */
 		TOO_SMALL("fewer providers than the minimum cluster size"),
 
-		/** No caller with a zone is known (the caller's own service is not listed). */
+		/**
+		 * No caller with a zone is known (the caller's own service is not listed), or
+		 * none in the caller's zone (its zone is not among those given).
+		 */
 		NO_CALLER_DISTRIBUTION("the callers' zones are unknown"),
 
 		/** The caller has no zone. */
 		NO_LOCAL_ZONE("the caller has no zone"),
 
 		/** No provider has any capacity (every weight is 0, or none is listed). */
-		NO_CAPACITY("no provider has capacity");
+		NO_CAPACITY("no provider has capacity"),
+
+		/**
+		 * No provider is healthy in any zone: the choice is left to the panic threshold
+		 * of outlier detection.
+		 */
+		NO_HEALTHY_CAPACITY("no provider is healthy in any zone");
 
 		private final String description;
 

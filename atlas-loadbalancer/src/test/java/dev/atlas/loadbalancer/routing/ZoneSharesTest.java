@@ -77,6 +77,29 @@ class ZoneSharesTest {
 	}
 
 	@Test
+	void withEveryZoneDegradedEachKeepsItsPartOfWhatIsHealthy() {
+		// 1 of 10 healthy in a (m 0.14), 3 of 10 in b (m 0.42): 0.14 / 0.56 stays in a,
+		// 0.42 / 0.56 in b, whichever zone the caller is in
+		List<Zone> zones = List.of(zone("a", 6, 10, 1), zone("b", 6, 10, 3));
+		ZoneShares inA = ZoneShares.compute("a", zones, 6);
+		ZoneShares inB = ZoneShares.compute("b", zones, 6);
+		assertThat(inA.localShare()).isCloseTo(0.25, within(1e-9));
+		assertThat(inB.localShare()).isCloseTo(0.75, within(1e-9));
+		// every survivor equally loaded: a's 1 takes 6 × 0.25 + 6 × 0.25 = 3 callers'
+		// demand, each of b's 3 takes (6 × 0.75 + 6 × 0.75) / 3 = 3
+		double survivorA = 6 * inA.localShare() + 6 * inB.share(0);
+		double survivorB = (6 * inA.share(1) + 6 * inB.localShare()) / 3;
+		assertThat(survivorA).isCloseTo(survivorB, within(1e-9));
+	}
+
+	@Test
+	void withNoHealthyProviderAnywhereZoneRoutingIsOff() {
+		ZoneShares shares = ZoneShares.compute("a", List.of(zone("a", 6, 10, 0), zone("b", 6, 10, 0)), 6);
+		assertThat(shares.inactive()).isEqualTo(Inactive.NO_HEALTHY_CAPACITY);
+		assertThat(shares.zoneFor(0.1)).isEqualTo(-1);
+	}
+
+	@Test
 	void whenNoOtherZoneIsHealthyTheTrafficStays() {
 		ZoneShares shares = ZoneShares.compute("a", List.of(zone("a", 6, 10, 3), zone("b", 6, 10, 0)), 6);
 		assertThat(shares.localShare()).isEqualTo(1.0);
