@@ -112,11 +112,16 @@ public final class AtlasReactiveNoInstanceFilters {
 		}).doOnCancel(attempt::cancelled);
 	}
 
-	/** Tells the filter call's {@link Attempt} which instance was chosen. */
+	/**
+	 * Tells the filter call's {@link Attempt} which instance was chosen, or that the
+	 * choice failed (every instance full: the inbound request's answer is marked).
+	 */
 	static Mono<Response<ServiceInstance>> remember(Request<?> request, Mono<Response<ServiceInstance>> chosen) {
 		return Mono.deferContextual((context) -> {
 			Attempt attempt = context.getOrDefault(Attempt.class, null);
-			return (attempt != null) ? chosen.doOnNext((response) -> attempt.chosen(request, response)) : chosen;
+			return (attempt != null)
+					? chosen.doOnNext((response) -> attempt.chosen(request, response)).doOnError(attempt::choiceFailed)
+					: chosen;
 		});
 	}
 

@@ -5,6 +5,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.cloud.loadbalancer.blocking.retry.BlockingLoadBalancedRetryFactory;
@@ -28,7 +29,7 @@ import org.springframework.core.Ordered;
  *
  * @since 0.1.0
  */
-@AutoConfiguration
+@AutoConfiguration(afterName = "org.springframework.cloud.gateway.config.GatewayAutoConfiguration")
 @ConditionalOnClass(ReactorServiceInstanceLoadBalancer.class)
 @ConditionalOnBooleanProperty(name = "spring.cloud.loadbalancer.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
@@ -61,11 +62,12 @@ public final class AtlasOverloadAutoConfiguration {
 	/**
 	 * The overload marker of a WebFlux application's answers: bound to the Reactor
 	 * context of each inbound request's handling, set when one of its load-balanced
-	 * WebClient calls gives up for overload. Ordered first.
+	 * WebClient calls gives up for overload. Ordered first. Not in a Spring Cloud Gateway
+	 * (a {@code RouteLocator} bean): the gateway answers its clients without the marker.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-	@ConditionalOnClass(name = "org.springframework.web.server.WebFilter")
+	@ConditionalOnMissingBean(type = "org.springframework.cloud.gateway.route.RouteLocator")
 	static class ReactiveMarkerConfiguration {
 
 		@Bean

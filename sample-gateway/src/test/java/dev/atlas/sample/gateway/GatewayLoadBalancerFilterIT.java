@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.atlas.autoconfigure.overload.ReactiveOverloadMarkerFilter;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.sample.registry.EmbeddedRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -98,6 +99,12 @@ class GatewayLoadBalancerFilterIT {
 				HttpResponse.BodyHandlers.ofString());
 		assertThat(response.statusCode()).as("%s: %s", pathAndQuery, response.body()).isEqualTo(200);
 		assertThat(response.body()).contains("\"id\":1");
+	}
+
+	@Test
+	void theGatewayHasNoOverloadMarkerOfItsOwn() {
+		// a WebFlux application, but the gateway answers its clients without the marker
+		assertThat(edge.getBeansOfType(ReactiveOverloadMarkerFilter.class)).isEmpty();
 	}
 
 	@Test
