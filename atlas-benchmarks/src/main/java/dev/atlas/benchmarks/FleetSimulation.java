@@ -207,6 +207,19 @@ public final class FleetSimulation {
 		/** 50 slots × 500 ms: the same capacity, more requests at once. */
 		public static final Fleet WIDE = new Fleet(50, 500);
 
+		/**
+		 * Validates.
+		 * @throws IllegalArgumentException unless an instance serves
+		 * {@value FleetSimulation#CAPACITY_PER_INSTANCE} req/s
+		 * ({@code slots × 1000 / serviceMillis})
+		 */
+		public Fleet {
+			if (slots <= 0 || serviceMillis <= 0 || slots * 1000L != CAPACITY_PER_INSTANCE * (long) serviceMillis) {
+				throw new IllegalArgumentException("a fleet's instance serves " + CAPACITY_PER_INSTANCE
+						+ " req/s: slots × 1000 / serviceMillis, was " + slots + " × 1000 / " + serviceMillis);
+			}
+		}
+
 	}
 
 	/**
@@ -433,10 +446,16 @@ public final class FleetSimulation {
 				return Answer.OVERLOAD_MARKED;
 			}
 			int second = pick(first);
-			if (second >= 0 && attempt(second) == Outcome.SERVING) {
+			if (second < 0) {
+				return Answer.OVERLOAD_MARKED;
+			}
+			Outcome retried = attempt(second);
+			if (retried == Outcome.SERVING) {
 				return Answer.SERVING;
 			}
-			return Answer.OVERLOAD_MARKED;
+			// Atlas marks a last retry answered with a retryable status, not one whose
+			// connection was refused
+			return (retried == Outcome.OVERLOADED) ? Answer.OVERLOAD_MARKED : Answer.FAILED;
 		}
 
 		private Outcome attempt(int instance) {

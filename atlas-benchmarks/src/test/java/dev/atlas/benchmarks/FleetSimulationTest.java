@@ -48,7 +48,7 @@ class FleetSimulationTest {
 	}
 
 	@Test
-	void withTheBudgetGoodputStaysNearTheCapacityLeft() {
+	void withTheBudgetAndTheMarkerGoodputStaysNearTheCapacityLeft() {
 		Result result = FleetSimulation.run(Policy.ATLAS, SEED);
 		for (int from = FleetSimulation.DROP_SECOND + 10; from + 10 <= FleetSimulation.SECONDS; from += 10) {
 			// 600 req/s left; random choice over fail-fast instances places about 94 %
@@ -59,7 +59,7 @@ class FleetSimulationTest {
 	@Test
 	void withThePerInstanceLimitNoAttemptIsRefusedForLoadAndGoodputNearsTheCapacityLeft() {
 		Result result = FleetSimulation.run(Policy.ATLAS_LIMIT, SEED);
-		Result budgetOnly = FleetSimulation.run(Policy.ATLAS, SEED);
+		Result withoutLimit = FleetSimulation.run(Policy.ATLAS, SEED);
 		for (int from = FleetSimulation.DROP_SECOND + 10; from + 10 <= FleetSimulation.SECONDS; from += 10) {
 			double offered = Result.mean(result.offered(), from);
 			// the middle service sends no attempt to a full instance: attempts are what
@@ -68,7 +68,7 @@ class FleetSimulationTest {
 				.isLessThan(offered)
 				.isLessThanOrEqualTo(Result.mean(result.goodput(), from) + 10);
 			assertThat(Result.mean(result.goodput(), from)).as("goodput from %d s", from)
-				.isGreaterThan(Result.mean(budgetOnly.goodput(), from))
+				.isGreaterThan(Result.mean(withoutLimit.goodput(), from))
 				.isGreaterThan(575)
 				// within 1 % of what perfect routing without later re-attempts serves
 				.isGreaterThan(0.99 * FleetSimulation.lossBound(Fleet.STORM));
