@@ -8,9 +8,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A sample application run from its executable jar in a JVM of its own, its output in a
- * log file under {@code target/}. Closing sends SIGTERM (its graceful shutdown runs) and
- * waits up to 30 s, then kills it.
+ * A sample application run from its executable jar (extracted once, see
+ * {@link #extracted}) in a JVM of its own, its output in a log file under
+ * {@code target/}. Closing sends SIGTERM (its graceful shutdown runs) and waits up to 30
+ * s, then kills it.
  */
 final class ForkedSample implements AutoCloseable {
 
@@ -64,11 +65,14 @@ final class ForkedSample implements AutoCloseable {
 		String name = jar.getFileName().toString();
 		Path directory = Path.of("target", "extracted", name.replaceFirst("\\.jar$", ""));
 		Path extracted = directory.resolve(name);
-		if (Files.isRegularFile(extracted) && !Files.getLastModifiedTime(extracted)
-			.toInstant()
-			.isBefore(Files.getLastModifiedTime(jar).toInstant())) {
+		// written after a complete extraction, with the jar's time: a partial one, or an
+		// older jar's, is extracted again
+		Path stamp = directory.resolveSibling(directory.getFileName() + ".extracted");
+		String jarTime = Files.getLastModifiedTime(jar).toString();
+		if (Files.isRegularFile(extracted) && Files.isRegularFile(stamp) && Files.readString(stamp).equals(jarTime)) {
 			return extracted;
 		}
+		Files.deleteIfExists(stamp);
 		Path log = Path.of("target", "extract-" + name + ".log");
 		Files.createDirectories(log.getParent());
 		Process extract = new ProcessBuilder(java(), "-Djarmode=tools", "-jar", jar.toString(), "extract", "--force",
@@ -81,6 +85,7 @@ final class ForkedSample implements AutoCloseable {
 				extract.destroyForcibly();
 				throw new IOException("could not extract " + jar + ", see " + log);
 			}
+			Files.writeString(stamp, jarTime);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
