@@ -38,7 +38,10 @@ public class ReactiveOverloadMarkerFilter implements WebFilter, Ordered {
 
 	/**
 	 * Sets the header when the answer is committed, the first time it runs, from any
-	 * thread.
+	 * thread (Spring's {@code AbstractServerHttpResponse} keeps its commit actions in a
+	 * copy-on-write list). A mark that runs while the answer is being committed can come
+	 * too late and is then dropped: the marker fails open, and the caller above may retry
+	 * as it would without Atlas.
 	 */
 	private static final class Mark extends AtomicBoolean implements Runnable {
 
