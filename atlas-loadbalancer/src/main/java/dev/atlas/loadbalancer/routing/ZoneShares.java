@@ -126,16 +126,20 @@ public final class ZoneShares {
 		double localKept = Math.min(1, (own.capacity() / capacity) / (own.callers() / callers));
 		double[] residual = new double[n];
 		double[] spill = new double[n];
-		double otherCapacity = capacity - own.capacity();
-		double otherHealth = 0;
+		double residualTotal = 0;
+		double spillTotal = 0;
 		for (int z = 0; z < n; z++) {
 			if (z != local) {
 				Zone zone = zones.get(z);
 				residual[z] = Math.max(0, zone.capacity() / capacity - zone.callers() / callers) * healthFactor[z];
 				spill[z] = zone.capacity() * healthFactor[z];
-				otherHealth += (otherCapacity > 0) ? spill[z] / otherCapacity : 0;
+				residualTotal += residual[z];
+				spillTotal += spill[z];
 			}
 		}
+		// the other zones' capacity-weighted health factor
+		double otherCapacity = capacity - own.capacity();
+		double otherHealth = (otherCapacity > 0) ? spillTotal / otherCapacity : 0;
 		double localHealth = healthFactor[local];
 		if (localHealth <= 0 && otherHealth <= 0) {
 			return off(Inactive.NO_HEALTHY_CAPACITY, names, local);
@@ -149,17 +153,15 @@ public final class ZoneShares {
 		double spillLeaving = localKept - stays;
 		// the residual goes by spare capacity; when no other zone has spare capacity
 		// (every one lost too much health), it goes by healthy capacity like the spill
-		if (sum(residual) <= 0) {
+		if (residualTotal <= 0) {
 			spillLeaving += residualLeaving;
 			residualLeaving = 0;
 		}
-		if (sum(spill) <= 0) {
+		if (spillTotal <= 0) {
 			// nowhere else to go: everything stays
 			shares[local] = 1;
 			return new ZoneShares(null, names, shares, local);
 		}
-		double residualTotal = sum(residual);
-		double spillTotal = sum(spill);
 		for (int z = 0; z < n; z++) {
 			if (z != local) {
 				shares[z] = ((residualLeaving > 0) ? residualLeaving * residual[z] / residualTotal : 0)
@@ -172,14 +174,6 @@ public final class ZoneShares {
 
 	private static ZoneShares off(Inactive why, List<String> names, int local) {
 		return new ZoneShares(why, names, new double[names.size()], local);
-	}
-
-	private static double sum(double[] values) {
-		double sum = 0;
-		for (double value : values) {
-			sum += value;
-		}
-		return sum;
 	}
 
 	/**
