@@ -10,6 +10,8 @@ import java.util.RandomAccess;
 import java.util.function.Function;
 import java.util.function.IntPredicate;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
@@ -233,6 +235,21 @@ public final class InstanceSnapshot extends AbstractList<ServiceInstance> implem
 			}
 		}
 		return deriveFirst(key, function, pairs);
+	}
+
+	/**
+	 * What was derived from this snapshot under a key, without deriving it.
+	 * @param key the key given to {@link #derive}, compared by identity
+	 * @return the value, or {@code null} when nothing was derived under that key
+	 */
+	public @Nullable Object derived(Object key) {
+		Object[] pairs = this.derived;
+		for (int i = 0; i < pairs.length; i += 2) {
+			if (pairs[i] == key) {
+				return pairs[i + 1];
+			}
+		}
+		return null;
 	}
 
 	@SuppressWarnings("unchecked")

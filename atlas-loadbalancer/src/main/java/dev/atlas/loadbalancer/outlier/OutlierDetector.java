@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.spi.LaneHealth;
 import dev.atlas.loadbalancer.support.InstanceProbe;
 import dev.atlas.loadbalancer.support.Scheduler;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -63,7 +64,7 @@ import org.springframework.cloud.client.ServiceInstance;
  *
  * @since 0.1.0
  */
-public final class OutlierDetector implements AutoCloseable {
+public final class OutlierDetector implements AutoCloseable, LaneHealth {
 
 	/** Counter of ejections; tags {@code service}, {@code reason}. */
 	public static final String EJECTIONS_METER = "atlas.outlier.ejections";
@@ -177,6 +178,25 @@ public final class OutlierDetector implements AutoCloseable {
 	 */
 	public OutlierRules rules() {
 		return this.config.rules();
+	}
+
+	@Override
+	public boolean isEjected(InstanceKey key) {
+		return ejected().contains(key);
+	}
+
+	@Override
+	public Object ejectionVersion() {
+		return ejected();
+	}
+
+	/**
+	 * The lane a candidate set was left from by an {@link OutlierEjection} of this
+	 * detector: {@link OutlierEjection#laneOf}.
+	 */
+	@Override
+	public @Nullable InstanceSnapshot laneBefore(InstanceSnapshot candidates) {
+		return OutlierEjection.laneOf(candidates);
 	}
 
 	/**

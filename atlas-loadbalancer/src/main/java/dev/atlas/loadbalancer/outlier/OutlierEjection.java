@@ -37,6 +37,9 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 	/** Order: after the gray lane ({@value #GRAY_ORDER}), before affinity. */
 	public static final int ORDER = 1500;
 
+	/** The key under which a filtered set remembers the lane it was filtered from. */
+	private static final Object LANE = new Object();
+
 	private final OutlierDetector detector;
 
 	private final OutlierRules rules;
@@ -75,8 +78,23 @@ public final class OutlierEjection implements CandidateFilter, Ordered {
 
 	private Decision decide(InstanceSnapshot candidates, Ejections ejected) {
 		InstanceSnapshot kept = candidates.filter((i) -> !ejected.contains(candidates.key(i)));
+		if (kept != candidates) {
+			kept.derive(LANE, (k) -> candidates);
+		}
 		boolean panic = kept != candidates && this.rules.panics(kept.size(), candidates.size());
 		return new Decision(ejected, kept, panic);
+	}
+
+	/**
+	 * The lane a candidate set was left from by an ejection filter, for a later filter
+	 * that weighs the lane's health (cluster affinity's proportional mode).
+	 * @param candidates what an ejection filter returned
+	 * @return the lane before the ejected instances were removed; {@code null} when
+	 * {@code candidates} is not the result of removing some (nothing of its lane was
+	 * ejected, or the panic threshold kept every instance)
+	 */
+	public static @Nullable InstanceSnapshot laneOf(InstanceSnapshot candidates) {
+		return (InstanceSnapshot) candidates.derived(LANE);
 	}
 
 	@Override

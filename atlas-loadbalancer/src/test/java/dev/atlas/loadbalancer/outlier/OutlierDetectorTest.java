@@ -416,6 +416,18 @@ class OutlierDetectorTest {
 	}
 
 	@Test
+	void laneHealthTellsALaterFilterTheLaneBeforeEjectionAndWhatIsEjected() {
+		Object before = this.detector.ejectionVersion();
+		assertThat(this.detector.laneBefore(candidates(this.fleet))).as("nothing ejected: no lane recorded").isNull();
+		fail(1, Outcome.GATEWAY_FAILURE, 5);
+		InstanceSnapshot kept = candidates(this.fleet);
+		assertThat(this.detector.laneBefore(kept)).isSameAs(this.fleet);
+		assertThat(this.detector.isEjected(this.fleet.key(1))).isTrue();
+		assertThat(this.detector.isEjected(this.fleet.key(0))).isFalse();
+		assertThat(this.detector.ejectionVersion()).as("a new version on an ejection").isNotSameAs(before);
+	}
+
+	@Test
 	void panicThresholdIgnoresEjectionForALaneBelowIt() {
 		rebuild(withMaxEjectionPercent(100), 4);
 		InstanceSnapshot lane = this.fleet.filter((i) -> i < 2);
