@@ -7,6 +7,7 @@ import java.util.Map;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.kubernetes.commons.discovery.DefaultKubernetesServiceInstance;
 
 /** Builders of real {@link ServiceInstance}s for tests. */
 public final class TestInstances {
@@ -23,6 +24,27 @@ public final class TestInstances {
 			metadata.put(keyValues[i], keyValues[i + 1]);
 		}
 		return new DefaultServiceInstance(id, SERVICE, id + ".local", 8080, false, metadata);
+	}
+
+	/**
+	 * A real Spring Cloud Kubernetes instance as its discovery client builds it
+	 * ({@code DiscoveryClientUtils.serviceInstance}): the metadata it always writes
+	 * ({@code k8s_namespace}, {@code type}, the port) plus the given pairs, and the given
+	 * pod labels under {@code podMetadata().get("labels")}, which it fills with
+	 * {@code add-pod-labels=true} (none: an empty pod metadata, as without it).
+	 */
+	public static DefaultKubernetesServiceInstance kubernetes(String id, Map<String, String> podLabels,
+			String... keyValues) {
+		Map<String, String> metadata = new HashMap<>();
+		metadata.put("k8s_namespace", "default");
+		metadata.put("type", "ClusterIP");
+		metadata.put("port.http", "8080");
+		for (int i = 0; i < keyValues.length; i += 2) {
+			metadata.put(keyValues[i], keyValues[i + 1]);
+		}
+		Map<String, Map<String, String>> podMetadata = podLabels.isEmpty() ? Map.of() : Map.of("labels", podLabels);
+		return new DefaultKubernetesServiceInstance(id, SERVICE, id + ".local", 8080, metadata, false, "default", null,
+				podMetadata);
 	}
 
 	/** An instance with {@code weight} metadata. */

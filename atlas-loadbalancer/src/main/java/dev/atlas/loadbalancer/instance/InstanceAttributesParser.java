@@ -17,10 +17,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.util.ClassUtils;
 
 /**
- * Reads {@link InstanceAttributes} from a {@link ServiceInstance}'s metadata. Called once
- * per instance per instance-list snapshot, never per request.
+ * Reads {@link InstanceAttributes} from a {@link ServiceInstance}'s metadata, and from
+ * the pod labels a Spring Cloud Kubernetes instance carries. Called once per instance per
+ * instance-list snapshot, never per request.
  *
  * <p>
  * Rules (see {@link MetadataKeys} for the keys and their precedence):
@@ -31,15 +33,31 @@ import org.springframework.cloud.client.ServiceInstance;
  * Unparsable, NaN or infinite gives {@code 1}, one WARN per instance and value, and one
  * increment of the {@value #INVALID_WEIGHTS_METER} counter. Negative gives {@code 0}
  * (drained, never promoted to the default), with the same WARN and counter.</li>
- * <li>cluster: {@code nacos.cluster}, then {@code zone}; blank counts as missing;
- * lower-cased.</li>
- * <li>tag: the configured key (default {@code version}); blank counts as untagged;
- * lower-cased.</li>
+ * <li>cluster: {@code nacos.cluster}, then {@code zone}, then the pod label
+ * {@code topology.kubernetes.io/zone} ({@link MetadataKeys#KUBERNETES_ZONE_LABEL}); blank
+ * counts as missing; lower-cased.</li>
+ * <li>tag: the configured key (default {@code version}), then the pod label of that name;
+ * blank counts as untagged; lower-cased.</li>
  * <li>registered-at: {@code atlas.registered-at} in epoch ms (a string, or a
  * {@link Number}); unparsable or negative counts as missing (one WARN).</li>
  * <li>healthy: {@code false} only for an explicit {@code nacos.healthy=false}.</li>
  * </ul>
  * {@code null} metadata, and {@code null} values in it, count as missing.
+ *
+ * <p>
+ * <strong>Pod labels</strong> are those of a Spring Cloud Kubernetes
+ * {@code KubernetesServiceInstance}: the {@code "labels"} entry of its
+ * {@code podMetadata()}, filled by its discovery client only with
+ * {@code spring.cloud.kubernetes.discovery.metadata.add-pod-labels=true}; no Kubernetes
+ * API call is made here. They are read only after the metadata, and only when
+ * {@code spring-cloud-kubernetes-commons} is on the class path (an optional dependency;
+ * any other instance has none). Spring Cloud Kubernetes puts no pod label in the metadata
+ * except {@code zone} (copied to the {@code zone} metadata since 3.3.2 and 5.0.2); the
+ * labels it does put there, unprefixed unless
+ * {@code spring.cloud.kubernetes.discovery.metadata.labels-prefix} is set, are the
+ * <em>Service</em>'s, one set for all its pods. So a metadata entry named
+ * {@code topology.kubernetes.io/zone} is not read as the zone, and a Service label named
+ * as the tag key tags every pod of the Service, before any pod label of that name.
  *
  * <p>
  * <strong>Parsing never throws.</strong> Metadata that cannot be read (the map, or
@@ -67,6 +85,14 @@ public final class InstanceAttributesParser {
 	public static final String INVALID_METADATA_METER = "atlas.metadata.invalid";
 
 	private static final Logger log = LoggerFactory.getLogger(InstanceAttributesParser.class);
+
+	/**
+	 * Whether Spring Cloud Kubernetes' instance type is on the class path;
+	 * {@link KubernetesPodLabels}, which names it, is loaded only then.
+	 */
+	private static final boolean KUBERNETES_PRESENT = ClassUtils.isPresent(
+			"org.springframework.cloud.kubernetes.commons.discovery.KubernetesServiceInstance",
+			InstanceAttributesParser.class.getClassLoader());
 
 	private final String serviceId;
 
@@ -117,10 +143,11 @@ public final class InstanceAttributesParser {
 			// Raw types from a custom ServiceInstance: read values as Object, never as
 			// String, so that a wrong type is seen here and not as a ClassCastException.
 			Map<?, ?> map = instance.getMetadata();
-			if (map == null || map.isEmpty()) {
+			Map<?, ?> podLabels = KUBERNETES_PRESENT ? KubernetesPodLabels.of(instance) : null;
+			if ((map == null || map.isEmpty()) && podLabels == null) {
 				return InstanceAttributes.DEFAULTS;
 			}
-			metadata = new Metadata(map);
+			metadata = new Metadata((map != null) ? map : Map.of(), podLabels);
 		}
 		catch (RuntimeException ex) {
 			unreadable(instance, ex);
@@ -132,7 +159,13 @@ public final class InstanceAttributesParser {
 			if (cluster == null) {
 				cluster = metadata.text(MetadataKeys.ZONE);
 			}
+			if (cluster == null) {
+				cluster = metadata.podLabel(MetadataKeys.KUBERNETES_ZONE_LABEL);
+			}
 			String tag = metadata.text(this.tagKey);
+			if (tag == null) {
+				tag = metadata.podLabel(this.tagKey);
+			}
 			boolean healthy = !"false".equalsIgnoreCase(metadata.text(MetadataKeys.NACOS_HEALTHY));
 			attributes = new InstanceAttributes(weight(instance, metadata),
 					(cluster != null) ? cluster.toLowerCase(Locale.ROOT) : null,
@@ -302,8 +335,9 @@ public final class InstanceAttributesParser {
 	}
 
 	/**
-	 * One instance's metadata, read as untyped values; remembers the keys whose value had
-	 * the wrong type. Used by one thread, for one parse.
+	 * One instance's metadata, and its pod labels if it has any, read as untyped values;
+	 * remembers the keys whose value had the wrong type. Used by one thread, for one
+	 * parse.
 	 */
 	private static final class Metadata {
 
@@ -311,17 +345,32 @@ public final class InstanceAttributesParser {
 
 		private final Map<?, ?> map;
 
-		Metadata(Map<?, ?> map) {
+		private final @Nullable Map<?, ?> podLabels;
+
+		Metadata(Map<?, ?> map, @Nullable Map<?, ?> podLabels) {
 			this.map = map;
+			this.podLabels = podLabels;
 		}
 
 		/** A string value, trimmed; {@code null} when missing, blank or not a string. */
 		@Nullable String text(String key) {
-			Object value = this.map.get(key);
+			return text(this.map, key, "");
+		}
+
+		/**
+		 * A pod label's value, trimmed; {@code null} when there are no pod labels, or the
+		 * label is missing, blank or not a string.
+		 */
+		@Nullable String podLabel(String key) {
+			return (this.podLabels != null) ? text(this.podLabels, key, "pod label ") : null;
+		}
+
+		private @Nullable String text(Map<?, ?> source, String key, String prefix) {
+			Object value = source.get(key);
 			if (value == null || value instanceof String) {
 				return trimToNull((String) value);
 			}
-			wrongType(key, value);
+			wrongType(prefix + key, value);
 			return null;
 		}
 

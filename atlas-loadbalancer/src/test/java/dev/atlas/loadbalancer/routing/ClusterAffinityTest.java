@@ -1,8 +1,10 @@
 package dev.atlas.loadbalancer.routing;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import dev.atlas.loadbalancer.MutableClock;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
@@ -17,6 +19,7 @@ import org.springframework.cloud.client.ServiceInstance;
 
 import static dev.atlas.loadbalancer.TestInstances.SERVICE;
 import static dev.atlas.loadbalancer.TestInstances.instance;
+import static dev.atlas.loadbalancer.TestInstances.kubernetes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
@@ -123,6 +126,21 @@ class ClusterAffinityTest {
 	void missingClusterMetadataCountsAsAnotherCluster() {
 		InstanceSnapshot fleet = fleet(instance("sh1", "zone", "sh"), instance("x"));
 		assertThat(ids(affinity(AffinityRules.of("sh")).apply(fleet))).containsExactly("sh1");
+	}
+
+	@Test
+	void kubernetesPodsRouteByTheirZoneLabel() {
+		// Real Spring Cloud Kubernetes instances with add-pod-labels=true: the zone is
+		// the
+		// pod label topology.kubernetes.io/zone, no metadata names one.
+		InstanceSnapshot pods = InstanceSnapshot.of(
+				List.of(kubernetes("a1", Map.of("topology.kubernetes.io/zone", "eu-west-1a", "app", "user")),
+						kubernetes("b1", Map.of("topology.kubernetes.io/zone", "eu-west-1b", "app", "user")),
+						kubernetes("a2", Map.of("topology.kubernetes.io/zone", "eu-west-1a", "app", "user"))),
+				this.parser);
+		ClusterAffinity affinity = new ClusterAffinity("svc", AffinityRules.of("eu-west-1a"), new SimpleMeterRegistry(),
+				Clock.systemUTC());
+		assertThat(ids(affinity.apply(pods))).containsExactly("a1", "a2");
 	}
 
 	@Test
