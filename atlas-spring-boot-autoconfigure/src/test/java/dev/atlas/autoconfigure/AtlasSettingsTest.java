@@ -302,6 +302,9 @@ class AtlasSettingsTest {
 					atlas.gray.metadata-key=                | Invalid atlas.gray.metadata-key: must be a metadata key, e.g. version
 					atlas.affinity.min-healthy-ratio=2      | Invalid atlas.affinity.min-healthy-ratio must be between 0 and 1, was 2.0
 					atlas.affinity.min-instances=-1         | Invalid atlas.affinity.min-instances must be >= 0, was -1
+					atlas.affinity.min-cluster-size=-1      | Invalid atlas.affinity.min-cluster-size must be >= 0, was -1
+					atlas.affinity.callers-refresh-interval=0s | Invalid atlas.affinity.callers-refresh-interval must be positive, was PT0S
+					atlas.affinity.mode=nearest             | 'nearest' is not an affinity mode; allowed values: proportional, threshold, strict
 					atlas.warmup.min-weight-percent=101     | Invalid atlas.warmup.min-weight-percent must be between 0 and 100, was 101.0
 					atlas.registry.stale-limit=-1s          | Invalid atlas.registry.stale-limit: must be a duration >= 0, was PT-1S
 					atlas.lifecycle.register-delay=-1s      | Invalid atlas.lifecycle.register-delay: must be a duration >= 0, was PT-1S

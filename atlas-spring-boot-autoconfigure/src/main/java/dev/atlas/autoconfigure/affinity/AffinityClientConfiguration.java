@@ -3,6 +3,8 @@ package dev.atlas.autoconfigure.affinity;
 import java.time.Clock;
 
 import dev.atlas.autoconfigure.runtime.ServiceContext;
+import dev.atlas.loadbalancer.outlier.OutlierDetector;
+import dev.atlas.loadbalancer.routing.AffinityMeters;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -31,32 +33,33 @@ public class AffinityClientConfiguration {
 	 * {@code LoadBalancerZoneConfig}.
 	 * @param environment the child context's environment (names the service)
 	 * @param callerCluster the caller's affinity rules
-	 * @param meterRegistry where the spill-over counter is registered
+	 * @param callerCensus the callers' spread over the zones (proportional mode)
+	 * @param outliers the service's outlier detection, whose ejections count as unhealthy
+	 * capacity (proportional mode)
+	 * @param meterRegistry where the affinity meters are registered
 	 * @return the filter
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.affinity.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
 	ClusterAffinity atlasClusterAffinity(Environment environment, CallerCluster callerCluster,
+			CallerCensus callerCensus, ObjectProvider<OutlierDetector> outliers,
 			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new ClusterAffinity(ServiceContext.serviceId(environment), callerCluster::rules,
-				ServiceContext.meters(meterRegistry), Clock.systemUTC());
+		String serviceId = ServiceContext.serviceId(environment);
+		return new ClusterAffinity(serviceId, callerCluster::rules, callerCensus::current, outliers.getIfUnique(),
+				new AffinityMeters(serviceId, ServiceContext.meters(meterRegistry)), Clock.systemUTC());
 	}
 
 	/**
 	 * Atlas's affinity filter under new caller-level rules.
-	 * @param environment the child context's environment (names the service)
 	 * @param beanFactory the child context
 	 * @param callerCluster the caller's affinity rules
-	 * @param meterRegistry where a new filter's meters are registered
 	 * @return the step
 	 */
 	@Bean
-	AffinityStep atlasAffinityStep(Environment environment, ConfigurableListableBeanFactory beanFactory,
-			CallerCluster callerCluster, ObjectProvider<MeterRegistry> meterRegistry) {
-		return new AffinityStep(ServiceContext.serviceId(environment),
-				ServiceContext.ownBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class),
-				callerCluster::nextRules, ServiceContext.meters(meterRegistry), Clock.systemUTC());
+	AffinityStep atlasAffinityStep(ConfigurableListableBeanFactory beanFactory, CallerCluster callerCluster) {
+		return new AffinityStep(ServiceContext.ownBean(beanFactory, "atlasClusterAffinity", ClusterAffinity.class),
+				callerCluster::nextRules);
 	}
 
 }

@@ -1,7 +1,11 @@
 package dev.atlas.autoconfigure.affinity;
 
+import java.time.Duration;
+
 import dev.atlas.autoconfigure.settings.AtlasSettings;
+import dev.atlas.loadbalancer.routing.AffinityMode;
 import dev.atlas.loadbalancer.routing.AffinityRules;
+import dev.atlas.loadbalancer.routing.ZoneShares;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -32,6 +36,29 @@ public class AffinityProperties implements InitializingBean {
 	 * metadata.
 	 */
 	private @Nullable String cluster;
+
+	/**
+	 * How requests are split between the caller's zone and the others: proportional
+	 * (zone-aware routing that keeps every provider equally loaded given how callers and
+	 * providers are spread over the zones, and leaves a zone gradually as its providers
+	 * fail; the threshold rules apply while it cannot be computed), threshold (own zone
+	 * only until min-instances or min-healthy-ratio is not met, then every zone) or
+	 * strict (own zone only while one instance there is usable).
+	 */
+	private AffinityMode mode = AffinityMode.PROPORTIONAL;
+
+	/**
+	 * In proportional mode, zone routing is off (the threshold rules apply) while the
+	 * service has fewer providers than this. 6 by default, as Envoy.
+	 */
+	private int minClusterSize = ZoneShares.DEFAULT_MIN_CLUSTER_SIZE;
+
+	/**
+	 * In proportional mode, how often the callers' spread over the zones (the instances
+	 * of this application's own service in the registry, counted per zone) is read again.
+	 * 10 seconds by default.
+	 */
+	private Duration callersRefreshInterval = Duration.ofSeconds(10);
 
 	/**
 	 * Spill over to all clusters when fewer than this ratio (0..1) of the own cluster's
@@ -67,7 +94,12 @@ public class AffinityProperties implements InitializingBean {
 	public AffinityRules toRules(@Nullable String defaultCluster) {
 		String own = (this.cluster != null && !this.cluster.isBlank()) ? this.cluster : defaultCluster;
 		try {
-			return new AffinityRules(this.enabled ? own : null, this.minHealthyRatio, this.minInstances);
+			if (this.callersRefreshInterval.isNegative() || this.callersRefreshInterval.isZero()) {
+				throw new IllegalArgumentException(
+						"callers-refresh-interval must be positive, was " + this.callersRefreshInterval);
+			}
+			return new AffinityRules(this.enabled ? own : null, this.mode, this.minHealthyRatio, this.minInstances,
+					this.minClusterSize);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException("Invalid " + PREFIX + "." + ex.getMessage(), ex);
@@ -96,6 +128,30 @@ public class AffinityProperties implements InitializingBean {
 
 	public void setMinHealthyRatio(double minHealthyRatio) {
 		this.minHealthyRatio = minHealthyRatio;
+	}
+
+	public AffinityMode getMode() {
+		return this.mode;
+	}
+
+	public void setMode(AffinityMode mode) {
+		this.mode = mode;
+	}
+
+	public int getMinClusterSize() {
+		return this.minClusterSize;
+	}
+
+	public void setMinClusterSize(int minClusterSize) {
+		this.minClusterSize = minClusterSize;
+	}
+
+	public Duration getCallersRefreshInterval() {
+		return this.callersRefreshInterval;
+	}
+
+	public void setCallersRefreshInterval(Duration callersRefreshInterval) {
+		this.callersRefreshInterval = callersRefreshInterval;
 	}
 
 	public int getMinInstances() {

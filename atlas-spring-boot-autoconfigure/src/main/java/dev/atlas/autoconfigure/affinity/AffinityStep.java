@@ -1,6 +1,5 @@
 package dev.atlas.autoconfigure.affinity;
 
-import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -10,46 +9,35 @@ import dev.atlas.autoconfigure.runtime.RulesChange;
 import dev.atlas.autoconfigure.runtime.RuntimeStep;
 import dev.atlas.loadbalancer.routing.AffinityRules;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
-import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Atlas's cluster affinity under new caller-level rules: a new filter when the caller's
  * affinity rules differ from those the filter in force resolved. A filter that has not
  * resolved its rules yet (before its first request) is kept: it resolves the rules in
- * force then. Adds {@code affinity} to a service's view: the rules its filter holds, or
- * {@code null} before they are resolved (or without Atlas's filter). Thread-safe.
+ * force then. The new filter keeps the callers' spread, outlier detection and meters of
+ * the one it replaces. Adds {@code affinity} to a service's view: the rules its filter
+ * holds, or {@code null} before they are resolved (or without Atlas's filter); and, once
+ * proportional mode decided, {@code zoneRouting}: whether zone routing is on, why not, or
+ * each zone's share ({@link ClusterAffinity#zoneRouting()}). Thread-safe.
  *
  * @since 0.1.0
  */
 public final class AffinityStep implements RuntimeStep {
 
-	private final String serviceId;
-
 	private final Supplier<@Nullable AffinityRules> nextRules;
-
-	private final MeterRegistry meters;
-
-	private final Clock clock;
 
 	private volatile @Nullable ClusterAffinity current;
 
 	/**
 	 * Creates the step.
-	 * @param serviceId the service
 	 * @param filter the affinity filter Atlas built for the service, or {@code null}
 	 * @param nextRules the caller's rules now (those of a change being applied), or
 	 * {@code null} when not resolved yet
-	 * @param meters where a new filter's meters are registered
-	 * @param clock the time of spill-over warnings
 	 */
-	public AffinityStep(String serviceId, @Nullable ClusterAffinity filter, Supplier<@Nullable AffinityRules> nextRules,
-			MeterRegistry meters, Clock clock) {
-		this.serviceId = serviceId;
+	public AffinityStep(@Nullable ClusterAffinity filter, Supplier<@Nullable AffinityRules> nextRules) {
 		this.current = filter;
 		this.nextRules = nextRules;
-		this.meters = meters;
-		this.clock = clock;
 	}
 
 	@Override
@@ -63,7 +51,7 @@ public final class AffinityStep implements RuntimeStep {
 		if (before == null || next == null || next.equals(before)) {
 			return null;
 		}
-		ClusterAffinity replacement = new ClusterAffinity(this.serviceId, next, this.meters, this.clock);
+		ClusterAffinity replacement = filter.withRules(next);
 		return Rebuild.replacing(filter, () -> {
 			this.current = replacement;
 			return replacement;
@@ -84,6 +72,10 @@ public final class AffinityStep implements RuntimeStep {
 	public Map<String, @Nullable Object> view() {
 		Map<String, @Nullable Object> view = new LinkedHashMap<>();
 		view.put("affinity", rules());
+		ClusterAffinity filter = this.current;
+		if (filter != null && !filter.zoneRouting().isEmpty()) {
+			view.put("zoneRouting", filter.zoneRouting());
+		}
 		return view;
 	}
 

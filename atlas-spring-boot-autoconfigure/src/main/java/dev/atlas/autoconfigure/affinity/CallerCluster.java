@@ -177,6 +177,9 @@ public final class CallerCluster implements ReloadListener {
 		asAtStartup.setCluster(current.getCluster());
 		asAtStartup.setMinHealthyRatio(current.getMinHealthyRatio());
 		asAtStartup.setMinInstances(current.getMinInstances());
+		asAtStartup.setMode(current.getMode());
+		asAtStartup.setMinClusterSize(current.getMinClusterSize());
+		asAtStartup.setCallersRefreshInterval(current.getCallersRefreshInterval());
 		return asAtStartup.toRules(defaultCluster);
 	}
 

@@ -9,6 +9,7 @@ import java.util.stream.Collectors;
 
 import dev.atlas.autoconfigure.affinity.AffinityProperties;
 import dev.atlas.autoconfigure.affinity.AffinitySection;
+import dev.atlas.autoconfigure.affinity.CallerCensus;
 import dev.atlas.autoconfigure.affinity.CallerCluster;
 import dev.atlas.autoconfigure.gray.GrayProperties;
 import dev.atlas.autoconfigure.gray.GraySettings;
@@ -36,6 +37,7 @@ import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
+import dev.atlas.loadbalancer.support.Scheduler;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,6 +52,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.ssl.SslBundles;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
@@ -86,6 +89,12 @@ public final class AtlasLoadBalancerAutoConfiguration {
 			"atlasRingHashStrategy");
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static AtlasValueConverters.ToAffinityMode atlasAffinityModeConverter() {
+		return new AtlasValueConverters.ToAffinityMode();
+	}
 
 	@Bean
 	@ConfigurationPropertiesBinding
@@ -245,6 +254,17 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	CallerCluster atlasCallerCluster(AtlasSettings settings, Environment environment,
 			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
 		return new CallerCluster(settings, environment, zoneConfig);
+	}
+
+	/**
+	 * How this application's callers are spread over the zones, for proportional cluster
+	 * affinity: read from the registry at the first call in that mode, then periodically.
+	 */
+	@Bean
+	CallerCensus atlasCallerCensus(AtlasSettings settings, Environment environment,
+			ObjectProvider<DiscoveryClient> discovery, Scheduler scheduler,
+			ObjectProvider<MeterRegistry> meterRegistry) {
+		return new CallerCensus(settings, environment, discovery, scheduler, meterRegistry);
 	}
 
 	/**

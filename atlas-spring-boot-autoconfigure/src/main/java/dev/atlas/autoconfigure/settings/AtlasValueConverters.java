@@ -1,6 +1,7 @@
 package dev.atlas.autoconfigure.settings;
 
 import dev.atlas.loadbalancer.outlier.ProbeType;
+import dev.atlas.loadbalancer.routing.AffinityMode;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 
@@ -29,10 +30,25 @@ public final class AtlasValueConverters {
 	 */
 	public static ConversionService conversionService() {
 		ApplicationConversionService conversion = new ApplicationConversionService();
+		conversion.addConverter(new ToAffinityMode());
 		conversion.addConverter(new ToAllZeroWeightsPolicy());
 		conversion.addConverter(new ToGrayFallback());
 		conversion.addConverter(new ToProbeType());
 		return conversion;
+	}
+
+	/** {@code String} to {@link AffinityMode}. */
+	public static final class ToAffinityMode implements Converter<String, AffinityMode> {
+
+		/**
+		 * Converts a property value.
+		 * @throws IllegalArgumentException naming the allowed values
+		 */
+		@Override
+		public AffinityMode convert(String source) {
+			return AffinityMode.fromValue(source);
+		}
+
 	}
 
 	/** {@code String} to {@link AllZeroWeightsPolicy}. */
