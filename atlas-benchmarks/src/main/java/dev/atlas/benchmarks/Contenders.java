@@ -31,7 +31,10 @@ import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.pipeline.Pipeline;
 import dev.atlas.loadbalancer.pipeline.ServicePipeline;
+import dev.atlas.loadbalancer.routing.AffinityMeters;
+import dev.atlas.loadbalancer.routing.AffinityMode;
 import dev.atlas.loadbalancer.routing.AffinityRules;
+import dev.atlas.loadbalancer.routing.CallerZones;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayFallback;
 import dev.atlas.loadbalancer.routing.GrayRouter;
@@ -126,6 +129,17 @@ public final class Contenders {
 	public final AtlasLoadBalancer atlasChainEjected;
 
 	/**
+	 * The chain of {@link #atlasChain} with cluster affinity in proportional mode:
+	 * callers 3 in zone {@code a} for 1 in {@code b}, providers half in each, so that
+	 * about a third of the caller's picks go to the other zone (the draw and the zone
+	 * look-up are exercised, not only the local zone).
+	 */
+	public final AtlasLoadBalancer atlasChainProportional;
+
+	/** The affinity filter of {@link #atlasChainProportional}. */
+	public final ClusterAffinity proportionalAffinity;
+
+	/**
 	 * The chain of {@link #atlasChain} with two lane rules: cookie {@code canary=1} → v2,
 	 * then header {@code X-User-Group: beta} → v2.
 	 */
@@ -196,6 +210,14 @@ public final class Contenders {
 		GrayRules gray = new GrayRules(Fixtures.TAG_HEADER, null, GrayFallback.BASELINE, true, Set.of(),
 				Map.of(Fixtures.CANARY_TAG, 10.0), null);
 		this.atlasChain = chain(gray, outlierDetector(clock), WeightedRandomBalancer.FACTORY);
+		OutlierDetector proportionalOutliers = outlierDetector(clock);
+		// minimum cluster size 0: zone routing is on at every fleet size measured
+		AffinityRules proportional = new AffinityRules(Fixtures.CALLER_CLUSTER, AffinityMode.PROPORTIONAL, 0.1, 1, 0);
+		CallerZones callers = new CallerZones(Map.of("a", 3, "b", 1), 0);
+		this.proportionalAffinity = new ClusterAffinity(Fixtures.SERVICE_ID, () -> proportional, () -> callers,
+				proportionalOutliers, new AffinityMeters(Fixtures.SERVICE_ID, this.meters), clock);
+		this.atlasChainProportional = chain(gray, proportionalOutliers, this.proportionalAffinity,
+				WeightedRandomBalancer.FACTORY);
 		OutlierDetector ejecting = outlierDetector(clock);
 		// The fleet as the chain will list it: max-ejection-percent is a share of it.
 		InstanceSnapshot listed = InstanceSnapshot.of(this.fleet, parser());
@@ -254,14 +276,18 @@ public final class Contenders {
 	 * {@link ServicePipeline}, so a request reads the rules in force once.
 	 */
 	private AtlasLoadBalancer chain(GrayRules gray, OutlierDetector outliers, StrategyFactory strategy) {
+		return chain(gray, outliers, new ClusterAffinity(Fixtures.SERVICE_ID, AffinityRules.of(Fixtures.CALLER_CLUSTER),
+				this.meters, Clock.systemUTC()), strategy);
+	}
+
+	private AtlasLoadBalancer chain(GrayRules gray, OutlierDetector outliers, ClusterAffinity affinity,
+			StrategyFactory strategy) {
 		String id = Fixtures.SERVICE_ID;
 		Clock clock = Clock.systemUTC();
-		ServicePipeline pipeline = new ServicePipeline(
-				new Pipeline(new SnapshotCache(parser()), List.of(new SlowStart(WarmupRules.DEFAULTS, clock)),
-						List.of(new GrayRouter(id, gray, this.meters), new OutlierEjection(outliers),
-								new ClusterAffinity(id, AffinityRules.of(Fixtures.CALLER_CLUSTER), this.meters, clock),
-								new RetryAvoidance()),
-						strategy.name(), balancer(strategy)));
+		ServicePipeline pipeline = new ServicePipeline(new Pipeline(new SnapshotCache(parser()),
+				List.of(new SlowStart(WarmupRules.DEFAULTS, clock)), List.of(new GrayRouter(id, gray, this.meters),
+						new OutlierEjection(outliers), affinity, new RetryAvoidance()),
+				strategy.name(), balancer(strategy)));
 		AtlasServiceInstanceListSupplier stage = new AtlasServiceInstanceListSupplier(new FixedListSupplier(this.fleet),
 				new LastKnownGood(id, Duration.ofSeconds(60), clock, this.meters), pipeline);
 		outliers.instances(stage::lastSeen);
@@ -361,6 +387,11 @@ public final class Contenders {
 		requirePick(blocked(this.atlasChain, this.plain), this.atlasChain);
 		requirePick(subscribed(this.springRoundRobin, this.plain), this.springRoundRobin);
 		requirePick(pick(this.atlasChainEjected, this.plain), this.atlasChainEjected);
+		requirePick(pick(this.atlasChainProportional, this.plain), this.atlasChainProportional);
+		if (!Boolean.TRUE.equals(this.proportionalAffinity.zoneRouting().get("active"))) {
+			throw new IllegalStateException(
+					"proportional zone routing is off: " + this.proportionalAffinity.zoneRouting());
+		}
 		requirePick(pick(this.atlasChainLaneRules, this.beta), this.atlasChainLaneRules);
 		requirePick(pick(this.atlasLeastRequest, this.plain), this.atlasLeastRequest);
 		requirePick(pick(this.atlasPeakEwma, this.plain), this.atlasPeakEwma);

@@ -120,6 +120,16 @@ public abstract class PickBenchmark {
 	}
 
 	/**
+	 * Atlas's full chain with cluster affinity in proportional mode (a third of the picks
+	 * go to the other zone), request without tag: against {@link #atlasChain}, the cost
+	 * of zone-aware routing.
+	 */
+	@Benchmark
+	public @Nullable ServiceInstance atlasChainProportional() {
+		return Contenders.pick(this.c.atlasChainProportional, this.c.plain);
+	}
+
+	/**
 	 * Atlas's full chain with one baseline instance ejected as an outlier, request
 	 * without tag.
 	 */

@@ -126,6 +126,9 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	private final Function<InstanceSnapshot, ZoneMemo> zoneMemos = (snapshot) -> new ZoneMemo();
 
+	/** The key of the proportional decisions memoized on a snapshot. */
+	private final Object zoneKey = new Object();
+
 	/**
 	 * Creates the affinity of one service.
 	 * @param serviceId the service
@@ -234,10 +237,12 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	}
 
 	/**
-	 * What proportional zone routing decided last, for the actuator view: {@code active},
-	 * and either {@code inactive} (why not) or {@code shares} (zone to ratio 0..1, the
-	 * zone of instances without zone metadata shown as {@code ""}) and
-	 * {@code localShare}.
+	 * What proportional zone routing decided last (for any of the service's lanes), for
+	 * the actuator view: {@code active}, and either {@code inactive} (why not) or
+	 * {@code shares} (zone to ratio 0..1, the zone of instances without zone metadata
+	 * shown as {@code ""}) and {@code localShare}; once the callers' spread is known,
+	 * {@code callersWithoutZone} and {@code providersWithoutZone} (counts of instances
+	 * without zone metadata, not attributed to any zone).
 	 * @return empty before the first proportional decision (or in another mode)
 	 */
 	public Map<String, Object> zoneRouting() {
@@ -248,6 +253,11 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 		Map<String, Object> view = new LinkedHashMap<>();
 		Routed routed = last.routed;
 		view.put("active", routed != null);
+		CallerZones spread = last.callers;
+		if (spread != null && last.providersWithoutZone >= 0) {
+			view.put("callersWithoutZone", spread.withoutZone());
+			view.put("providersWithoutZone", last.providersWithoutZone);
+		}
 		if (routed == null) {
 			view.put("inactive", String.valueOf(last.inactive));
 			return view;
@@ -409,7 +419,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 		LaneHealth outliers = this.health;
 		Object ejections = (outliers != null) ? outliers.ejectionVersion() : this;
 		CallerZones spread = this.callers.get();
-		ZoneMemo memo = candidates.derive(this, this.zoneMemos);
+		ZoneMemo memo = candidates.derive(this.zoneKey, this.zoneMemos);
 		ZoneDecision decision = memo.decision;
 		if (decision == null || decision.ejections != ejections || decision.callers != spread) {
 			decision = decideZones(candidates, rules, ejections, spread);
@@ -435,7 +445,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 					if (outliers.isEjected(candidates.key(i))) {
 						// the ejection filter kept ejected instances: its panic threshold
 						this.meters.localShare(localWeightShare(candidates, own));
-						return new ZoneDecision(ejections, spread, null, null, "outlier detection is in panic mode");
+						return new ZoneDecision(ejections, spread, null, null, "outlier detection is in panic mode",
+								-1);
 					}
 				}
 			}
@@ -443,7 +454,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 		Decision threshold = decide(candidates);
 		if (spread == null) {
 			return new ZoneDecision(ejections, spread, null, threshold,
-					ZoneShares.Inactive.NO_CALLER_DISTRIBUTION.description());
+					ZoneShares.Inactive.NO_CALLER_DISTRIBUTION.description(), -1);
 		}
 		Map<String, double[]> byZone = new LinkedHashMap<>();
 		int withoutZone = 0;
@@ -474,7 +485,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 		ZoneShares shares = ZoneShares.compute(own, zones, rules.minClusterSize());
 		ZoneShares.Inactive inactive = shares.inactive();
 		if (inactive != null) {
-			return new ZoneDecision(ejections, spread, null, threshold, inactive.description());
+			return new ZoneDecision(ejections, spread, null, threshold, inactive.description(), withoutZone);
 		}
 		InstanceSnapshot[] lanes = new InstanceSnapshot[zones.size()];
 		for (int z = 0; z < lanes.length; z++) {
@@ -483,7 +494,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 				.filter((i) -> zone.equals(zoneOf(candidates, i)) && candidates.attributes(i).healthy());
 		}
 		this.meters.localShare(shares.localShare());
-		return new ZoneDecision(ejections, spread, new Routed(shares, lanes), null, null);
+		return new ZoneDecision(ejections, spread, new Routed(shares, lanes), null, null, withoutZone);
 	}
 
 	private static String zoneOf(InstanceSnapshot snapshot, int index) {
@@ -517,7 +528,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 * routing is on; else the threshold decision ({@code null}: every candidate) and why.
 	 */
 	private record ZoneDecision(Object ejections, @Nullable CallerZones callers, @Nullable Routed routed,
-			@Nullable Decision threshold, @Nullable String inactive) {
+			@Nullable Decision threshold, @Nullable String inactive, int providersWithoutZone) {
 	}
 
 	/** Zone routing on: the shares, and each zone's usable candidates by zone index. */

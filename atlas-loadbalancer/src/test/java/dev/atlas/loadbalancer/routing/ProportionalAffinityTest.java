@@ -193,6 +193,24 @@ class ProportionalAffinityTest {
 	}
 
 	@Test
+	void providersWithoutZoneAreAZoneNoCallerIsInCountedAndWarnedOnce(CapturedOutput output) {
+		List<ServiceInstance> instances = new ArrayList<>(fleet(3, 3));
+		instances.add(instance("n0"));
+		instances.add(instance("n1"));
+		this.callers = new CallerZones(Map.of("a", 1, "b", 1), 2);
+		ClusterAffinity affinity = affinity();
+		// p(a) = 3/8 < c(a) = 1/2: a keeps 3/4, the rest goes by spare capacity, all of
+		// it
+		// the zoneless providers' (b has none spare: 3/8 < 1/2)
+		Map<String, Double> shares = zoneShares(affinity, InstanceSnapshot.of(instances, this.parser));
+		assertThat(shares.get("a")).isCloseTo(0.75, within(TOLERANCE));
+		assertThat(shares.get("n")).isCloseTo(0.25, within(TOLERANCE));
+		assertThat(affinity.zoneRouting()).containsEntry("providersWithoutZone", 2)
+			.containsEntry("callersWithoutZone", 2);
+		assertThat(output).containsOnlyOnce("2 instance(s) have no zone metadata");
+	}
+
+	@Test
 	void inPanicModeEveryCandidateIsUsed() {
 		InstanceSnapshot lane = fleet(6, 6);
 		for (int i = 0; i < 12; i++) {

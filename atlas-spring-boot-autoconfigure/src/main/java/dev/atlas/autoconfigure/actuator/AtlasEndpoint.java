@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
+import dev.atlas.autoconfigure.affinity.AffinityStep;
 import dev.atlas.autoconfigure.lifecycle.GracefulShutdown;
 import dev.atlas.autoconfigure.lifecycle.LosslessRegistration;
 import dev.atlas.autoconfigure.lifecycle.RegistrationMetadata;
@@ -49,11 +50,14 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  *                                     "consecutive5xx": 0, "consecutiveGatewayFailures": 0 } } ],
  *       "retryBudget": { "enabled": true, "balance": 112.4, "requests": 62, "retries": 0, "exhausted": 0 },
  *       "saturated": 0,
+ *       "zoneRouting": { "active": true, "callersWithoutZone": 0, "providersWithoutZone": 0,
+ *                        "shares": { "a": 0.667, "b": 0.333 }, "localShare": 0.667 },
  *       "rules": { "strategy": "weighted-random", "all-zero-weights": "fail-open", "max-in-flight-per-instance": 0,
  *                  "gray-enabled": true,
  *                  "gray": { "header": "X-Service-Version", "canary-percentages": { "v2": 10.0 }, … },
  *                  "warmup": { … }, "outlier": { … }, "least-request": { … }, "peak-ewma": { … }, "hash": { … },
- *                  "affinity": { "cluster": "a", "min-healthy-ratio": 0.1, "min-instances": 1 },
+ *                  "affinity": { "cluster": "a", "mode": "proportional", "min-healthy-ratio": 0.1,
+ *                                "min-instances": 1, "min-cluster-size": 6 },
  *                  "retry": { "enabled": true, "ratio": 0.2, "min-retries-per-second": 10, "window": "10s" } },
  *       "rulesChangedAt": 1767000100000
  *     }
@@ -81,10 +85,13 @@ import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
  * ({@code exhausted}); {@code null} for a service Atlas does not route. {@code saturated}
  * counts the requests that got no instance because every candidate had
  * {@code max-in-flight-per-instance} requests in flight ({@code null} for a service Atlas
- * does not route). {@code rules} are the rules in force for the service (each rules
- * record's components, durations as in properties; {@code affinity} is {@code null} until
- * the first request resolves the caller's cluster) and {@code rulesChangedAt} when they
- * last changed at runtime (epoch ms; {@code null}: as at startup).
+ * does not route). {@code zoneRouting} is what proportional cluster affinity decided last
+ * ({@code null} in another mode or before its first decision): {@code active}, why not
+ * ({@code inactive}), or each zone's share of this caller's requests. {@code rules} are
+ * the rules in force for the service (each rules record's components, durations as in
+ * properties; {@code affinity} is {@code null} until the first request resolves the
+ * caller's cluster) and {@code rulesChangedAt} when they last changed at runtime (epoch
+ * ms; {@code null}: as at startup).
  *
  * @since 0.1.0
  */
@@ -198,6 +205,9 @@ public class AtlasEndpoint {
 		view.put("retryBudget", (budget != null) ? retryBudget(budget) : null);
 		InFlightLimit limit = (atlas != null) ? this.clients.getInstance(serviceId, InFlightLimit.class) : null;
 		view.put("saturated", (limit != null) ? limit.saturatedCount() : null);
+		AffinityStep affinity = (atlas != null) ? this.clients.getInstance(serviceId, AffinityStep.class) : null;
+		Map<String, Object> zoneRouting = (affinity != null) ? affinity.zoneRouting() : Map.of();
+		view.put("zoneRouting", zoneRouting.isEmpty() ? null : zoneRouting);
 		Instant changedAt = (routing != null) ? routing.changedAt() : null;
 		view.put("rules", (routing != null) ? routing.rulesView() : null);
 		view.put("rulesChangedAt", (changedAt != null) ? changedAt.toEpochMilli() : null);

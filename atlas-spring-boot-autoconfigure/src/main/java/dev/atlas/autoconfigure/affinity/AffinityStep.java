@@ -17,9 +17,8 @@ import org.jspecify.annotations.Nullable;
  * resolved its rules yet (before its first request) is kept: it resolves the rules in
  * force then. The new filter keeps the callers' spread, outlier detection and meters of
  * the one it replaces. Adds {@code affinity} to a service's view: the rules its filter
- * holds, or {@code null} before they are resolved (or without Atlas's filter); and, once
- * proportional mode decided, {@code zoneRouting}: whether zone routing is on, why not, or
- * each zone's share ({@link ClusterAffinity#zoneRouting()}). Thread-safe.
+ * holds, or {@code null} before they are resolved (or without Atlas's filter). Gives the
+ * actuator what the filter in force decided last ({@link #zoneRouting()}). Thread-safe.
  *
  * @since 0.1.0
  */
@@ -68,14 +67,21 @@ public final class AffinityStep implements RuntimeStep {
 		return (filter != null) ? filter.resolvedRules() : null;
 	}
 
+	/**
+	 * What the filter in force decided last in proportional mode
+	 * ({@link ClusterAffinity#zoneRouting()}): live state, not rules, so not in
+	 * {@link #view()} (whose changes are logged as rule changes).
+	 * @return empty without Atlas's filter or before its first proportional decision
+	 */
+	public Map<String, Object> zoneRouting() {
+		ClusterAffinity filter = this.current;
+		return (filter != null) ? filter.zoneRouting() : Map.of();
+	}
+
 	@Override
 	public Map<String, @Nullable Object> view() {
 		Map<String, @Nullable Object> view = new LinkedHashMap<>();
 		view.put("affinity", rules());
-		ClusterAffinity filter = this.current;
-		if (filter != null && !filter.zoneRouting().isEmpty()) {
-			view.put("zoneRouting", filter.zoneRouting());
-		}
 		return view;
 	}
 

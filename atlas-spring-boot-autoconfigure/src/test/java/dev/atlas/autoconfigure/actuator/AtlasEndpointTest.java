@@ -88,8 +88,9 @@ class AtlasEndpointTest {
 					"registeredAt", "listedAt", "ready", "state");
 			Map<String, Object> service = endpoint.service("user-service");
 			assertThat(service)
-				.containsOnlyKeys("strategy", "stale", "instances", "retryBudget", "saturated", "rules",
+				.containsOnlyKeys("strategy", "stale", "instances", "retryBudget", "saturated", "zoneRouting", "rules",
 						"rulesChangedAt")
+				.containsEntry("zoneRouting", null)
 				.containsEntry("strategy", "weighted-random")
 				.containsEntry("saturated", 0L)
 				.containsEntry("stale", false)

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
+import dev.atlas.autoconfigure.actuator.AtlasEndpoint;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.OutlierDetector.InstanceHealth;
 import dev.atlas.loadbalancer.routing.AffinityMeters;
@@ -100,7 +101,8 @@ class ProportionalAffinityIT {
 	private static ConfigurableApplicationContext caller(String zone) {
 		return apps.start(WhoApp.class, "caller", "spring.cloud.zookeeper.discovery.metadata.zone=" + zone,
 				"atlas.affinity.cluster=" + zone, "atlas.affinity.callers-refresh-interval=500ms",
-				"atlas.warmup.enabled=false", "atlas.outlier.base-ejection-time=5m", "app.read-timeout=2s");
+				"atlas.warmup.enabled=false", "atlas.outlier.base-ejection-time=5m", "app.read-timeout=2s",
+				"management.server.port=0", "management.endpoints.web.exposure.include=atlas");
 	}
 
 	@AfterAll
@@ -131,6 +133,10 @@ class ProportionalAffinityIT {
 		assertThat((double) affinity(callerA).zoneRouting().get("localShare")).isCloseTo(2 / 3.0, within(1e-9));
 		assertThat(meters(callerA).get(AffinityMeters.LOCAL_RATIO_METER).tag("service", SERVICE).gauge().value())
 			.isCloseTo(2 / 3.0, within(1e-9));
+		Map<String, Object> view = callerA.getBean(AtlasEndpoint.class).service(SERVICE);
+		assertThat(view).isNotNull().extractingByKey("zoneRouting").isEqualTo(affinity(callerA).zoneRouting());
+		assertThat(affinity(callerA).zoneRouting()).containsEntry("callersWithoutZone", 0)
+			.containsEntry("providersWithoutZone", 0);
 		assertThat(meters(callerA).get(AffinityMeters.CROSS_ZONE_METER).tag("service", SERVICE).counter().count())
 			.isPositive();
 	}
