@@ -14,10 +14,12 @@ import org.springframework.beans.factory.DisposableBean;
 
 /**
  * The one small executor that runs Atlas's probes for the whole application (outlier
- * probes, connect checks of stale instance lists): two daemon threads named
+ * probes, connect checks of stale instance lists) and its reads of the callers' spread
+ * over the zones (proportional cluster affinity): two daemon threads named
  * {@code atlas-probe-N}, started at the first task (an application that never ejects an
- * instance starts none), stopped when the application context closes; tasks scheduled
- * after that are dropped. A probe blocks its thread for at most its timeout. Thread-safe.
+ * instance and has no zone starts none), stopped when the application context closes;
+ * tasks scheduled after that are dropped. A probe blocks its thread for at most its
+ * timeout. Thread-safe.
  */
 class ProbeScheduler implements Scheduler, DisposableBean {
 
