@@ -215,7 +215,7 @@ public final class Contenders {
 		AffinityRules proportional = new AffinityRules(Fixtures.CALLER_CLUSTER, AffinityMode.PROPORTIONAL, 0.1, 1, 0);
 		CallerZones callers = new CallerZones(Map.of("a", 3, "b", 1), 0);
 		this.proportionalAffinity = new ClusterAffinity(Fixtures.SERVICE_ID, () -> proportional, () -> callers,
-				proportionalOutliers, new AffinityMeters(Fixtures.SERVICE_ID, this.meters), clock);
+				proportionalOutliers, () -> false, new AffinityMeters(Fixtures.SERVICE_ID, this.meters), clock);
 		this.atlasChainProportional = chain(gray, proportionalOutliers, this.proportionalAffinity,
 				WeightedRandomBalancer.FACTORY);
 		OutlierDetector ejecting = outlierDetector(clock);

@@ -190,6 +190,21 @@ public final class OutlierDetector implements AutoCloseable, LaneHealth {
 		return ejected();
 	}
 
+	@Override
+	public boolean panics(InstanceSnapshot lane) {
+		Ejections ejected = ejected();
+		if (ejected.size() == 0) {
+			return false;
+		}
+		int kept = 0;
+		for (int i = 0; i < lane.size(); i++) {
+			if (!ejected.contains(lane.key(i))) {
+				kept++;
+			}
+		}
+		return kept < lane.size() && rules().panics(kept, lane.size());
+	}
+
 	/**
 	 * The lane a candidate set was left from by an {@link OutlierEjection} of this
 	 * detector: {@link OutlierEjection#laneOf}.

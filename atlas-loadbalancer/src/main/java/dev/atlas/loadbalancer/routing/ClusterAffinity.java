@@ -8,9 +8,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
@@ -89,6 +90,18 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	/** Minimum interval between two spill-over WARNs of one service. */
 	static final long WARN_INTERVAL_MILLIS = 60_000;
 
+	/**
+	 * The most lanes whose last decision is kept; more (tags that came and went) clear
+	 * them.
+	 */
+	static final int MAX_LANES = 64;
+
+	/** Why zone routing is off in outlier detection's panic mode. */
+	static final String PANIC = "outlier detection is in panic mode";
+
+	/** Why zone routing is off with a strategy that hashes request keys. */
+	static final String HASHING = "the strategy hashes request keys (a key must keep reaching the same instance)";
+
 	/** The name shown for the zone of the instances without zone metadata. */
 	static final String NO_ZONE = "";
 
@@ -116,7 +129,10 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
-	private final AtomicReference<@Nullable Object> lastState = new AtomicReference<>();
+	/** The last decision of each lane, by the tag of its first candidate. */
+	private final Map<String, LaneState> lanes = new ConcurrentHashMap<>();
+
+	private final BooleanSupplier hashing;
 
 	private volatile @Nullable ZoneDecision lastZones;
 
@@ -155,7 +171,8 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 * @param clock rate-limits the spill-over WARN
 	 */
 	public ClusterAffinity(String serviceId, Supplier<AffinityRules> rules, MeterRegistry meterRegistry, Clock clock) {
-		this(serviceId, rules, () -> null, null, new AffinityMeters(serviceId, meterRegistry), clock, null);
+		this(serviceId, rules, () -> null, null, () -> false, new AffinityMeters(serviceId, meterRegistry), clock,
+				null);
 	}
 
 	/**
@@ -168,13 +185,16 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 * spread changed (decisions are memoized on its identity)
 	 * @param health the service's outlier detection, whose ejected instances count as
 	 * unhealthy; {@code null} without it
+	 * @param hashing whether the service's strategy in force hashes request keys
+	 * ({@code ring-hash}): zone routing is then off, as in Envoy, so that a key keeps
+	 * reaching the same instance; asked once per decision, not per request
 	 * @param meters the service's affinity meters, shared with the filters that replace
 	 * this one
 	 * @param clock rate-limits the spill-over WARN
 	 */
 	public ClusterAffinity(String serviceId, Supplier<AffinityRules> rules, Supplier<@Nullable CallerZones> callers,
-			@Nullable LaneHealth health, AffinityMeters meters, Clock clock) {
-		this(serviceId, rules, callers, health, meters, clock, null);
+			@Nullable LaneHealth health, BooleanSupplier hashing, AffinityMeters meters, Clock clock) {
+		this(serviceId, rules, callers, health, hashing, meters, clock, null);
 	}
 
 	/**
@@ -182,11 +202,13 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 * generator, used from one thread) instead of {@link ThreadLocalRandom}.
 	 */
 	ClusterAffinity(String serviceId, Supplier<AffinityRules> rules, Supplier<@Nullable CallerZones> callers,
-			@Nullable LaneHealth health, AffinityMeters meters, Clock clock, @Nullable RandomGenerator random) {
+			@Nullable LaneHealth health, BooleanSupplier hashing, AffinityMeters meters, Clock clock,
+			@Nullable RandomGenerator random) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		this.rulesSource = Objects.requireNonNull(rules, "rules");
 		this.callers = Objects.requireNonNull(callers, "callers");
 		this.health = health;
+		this.hashing = Objects.requireNonNull(hashing, "hashing");
 		this.meters = Objects.requireNonNull(meters, "meters");
 		this.clock = Objects.requireNonNull(clock, "clock");
 		this.random = random;
@@ -200,7 +222,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 */
 	public ClusterAffinity withRules(AffinityRules rules) {
 		ClusterAffinity next = new ClusterAffinity(this.serviceId, constant(Objects.requireNonNull(rules, "rules")),
-				this.callers, this.health, this.meters, this.clock, this.random);
+				this.callers, this.health, this.hashing, this.meters, this.clock, this.random);
 		next.rules = rules;
 		return next;
 	}
@@ -395,7 +417,9 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 			InstanceSnapshot healthy = candidates.filter((i) -> candidates.attributes(i).healthy());
 			decision = new Decision(healthy.isEmpty() ? candidates : healthy, true, usableLocal, registeredLocal);
 		}
-		this.meters.localShare(localWeightShare(decision.lane, own));
+		if (rules.mode() != AffinityMode.PROPORTIONAL) {
+			this.meters.localShare(localWeightShare(decision.lane, own));
+		}
 		return decision;
 	}
 
@@ -424,8 +448,7 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 		if (decision == null || decision.ejections != ejections || decision.callers != spread) {
 			decision = decideZones(candidates, rules, ejections, spread);
 			memo.decision = decision;
-			this.lastZones = decision;
-			report(rules, decision);
+			report(rules, candidates, decision);
 		}
 		return decision;
 	}
@@ -440,21 +463,16 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 			if (before != null) {
 				lane = before;
 			}
-			else {
-				for (int i = 0; i < candidates.size(); i++) {
-					if (outliers.isEjected(candidates.key(i))) {
-						// the ejection filter kept ejected instances: its panic threshold
-						this.meters.localShare(localWeightShare(candidates, own));
-						return new ZoneDecision(ejections, spread, null, null, "outlier detection is in panic mode",
-								-1);
-					}
-				}
+			else if (outliers.panics(candidates)) {
+				// the ejection filter kept this lane whole: its panic threshold
+				return new ZoneDecision(ejections, spread, null, null, PANIC, -1, localWeightShare(candidates, own));
 			}
 		}
-		Decision threshold = decide(candidates);
+		if (this.hashing.getAsBoolean()) {
+			return off(candidates, ejections, spread, HASHING, -1);
+		}
 		if (spread == null) {
-			return new ZoneDecision(ejections, spread, null, threshold,
-					ZoneShares.Inactive.NO_CALLER_DISTRIBUTION.description(), -1);
+			return off(candidates, ejections, spread, ZoneShares.Inactive.NO_CALLER_DISTRIBUTION.description(), -1);
 		}
 		Map<String, double[]> byZone = new LinkedHashMap<>();
 		int withoutZone = 0;
@@ -480,12 +498,24 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 			byZone.computeIfAbsent(zone, (z) -> new double[3]);
 		}
 		List<ZoneShares.Zone> zones = new ArrayList<>(byZone.size());
-		byZone.forEach((zone, totals) -> zones
-			.add(new ZoneShares.Zone(zone, spread.callers(zone), totals[0], totals[1], (int) totals[2])));
-		ZoneShares shares = ZoneShares.compute(own, zones, rules.minClusterSize());
+		ZoneShares shares;
+		try {
+			byZone.forEach((zone, totals) -> zones
+				.add(new ZoneShares.Zone(zone, spread.callers(zone), totals[0], totals[1], (int) totals[2])));
+			shares = ZoneShares.compute(own, zones, rules.minClusterSize());
+		}
+		catch (IllegalArgumentException ex) {
+			// e.g. weights whose sum is not finite: never fail a request for it
+			this.warnings.once("invalid-zones",
+					(key) -> log.warn(
+							"Service '{}': proportional zone routing cannot "
+									+ "use these instances ({}); the threshold rules apply",
+							this.serviceId, ex.getMessage()));
+			return off(candidates, ejections, spread, "the providers' weights cannot be summed", withoutZone);
+		}
 		ZoneShares.Inactive inactive = shares.inactive();
 		if (inactive != null) {
-			return new ZoneDecision(ejections, spread, null, threshold, inactive.description(), withoutZone);
+			return off(candidates, ejections, spread, inactive.description(), withoutZone);
 		}
 		InstanceSnapshot[] lanes = new InstanceSnapshot[zones.size()];
 		for (int z = 0; z < lanes.length; z++) {
@@ -493,8 +523,16 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 			lanes[z] = candidates
 				.filter((i) -> zone.equals(zoneOf(candidates, i)) && candidates.attributes(i).healthy());
 		}
-		this.meters.localShare(shares.localShare());
-		return new ZoneDecision(ejections, spread, new Routed(shares, lanes), null, null, withoutZone);
+		return new ZoneDecision(ejections, spread, new Routed(shares, lanes), null, null, withoutZone,
+				shares.localShare());
+	}
+
+	/** Zone routing off for a reason: the threshold rules' decision. */
+	private ZoneDecision off(InstanceSnapshot candidates, Object ejections, @Nullable CallerZones spread, String why,
+			int withoutZone) {
+		Decision threshold = decide(candidates);
+		return new ZoneDecision(ejections, spread, null, threshold, why, withoutZone,
+				localWeightShare(threshold.lane, Objects.requireNonNull(rules().cluster(), "cluster")));
 	}
 
 	private static String zoneOf(InstanceSnapshot snapshot, int index) {
@@ -502,22 +540,49 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 		return (zone != null) ? zone : NO_ZONE;
 	}
 
-	/** Logs once per change whether proportional zone routing is on, and why not. */
-	private void report(AffinityRules rules, ZoneDecision decision) {
+	/**
+	 * Keeps the lane's decision for the view and the gauge, and logs once per change of a
+	 * lane's state whether proportional zone routing is on, and why not. A lane is named
+	 * by the tag of its first candidate (the gray lanes of a service differ by tag); the
+	 * view and the gauge follow the largest lane.
+	 */
+	private void report(AffinityRules rules, InstanceSnapshot candidates, ZoneDecision decision) {
+		String lane = String.valueOf(candidates.attributes(0).tag());
+		if (this.lanes.size() >= MAX_LANES && !this.lanes.containsKey(lane)) {
+			this.lanes.clear();
+		}
+		LaneState previous = this.lanes.put(lane, new LaneState(decision, candidates.size()));
+		LaneState largest = null;
+		for (LaneState state : this.lanes.values()) {
+			if (largest == null || state.size > largest.size) {
+				largest = state;
+			}
+		}
+		if (largest != null) {
+			this.lastZones = largest.decision;
+			this.meters.localShare(largest.decision.localShare);
+		}
 		Routed routed = decision.routed;
-		Object state = (routed != null) ? Boolean.TRUE : decision.inactive;
-		Object before = this.lastState.getAndSet(state);
+		Object state = state(decision);
+		Object before = (previous != null) ? state(previous.decision) : null;
 		if (Objects.equals(before, state)) {
 			return;
 		}
+		String named = (candidates.attributes(0).tag() != null) ? " (lane '" + lane + "')" : "";
 		if (routed != null) {
-			log.info("Service '{}': proportional zone routing is on: {} (local zone '{}')", this.serviceId,
+			log.info("Service '{}'{}: proportional zone routing is on: {} (local zone '{}')", this.serviceId, named,
 					routed.shares, rules.cluster());
 		}
 		else {
-			log.info("Service '{}': proportional zone routing is off: {}; {}", this.serviceId, decision.inactive,
+			log.info("Service '{}'{}: proportional zone routing is off: {}; {}", this.serviceId, named,
+					decision.inactive,
 					(decision.threshold != null) ? "the threshold rules apply" : "every zone is used");
 		}
+	}
+
+	/** On, or why not: what a change of is logged. */
+	private static @Nullable Object state(ZoneDecision decision) {
+		return (decision.routed != null) ? Boolean.TRUE : decision.inactive;
 	}
 
 	private record Decision(InstanceSnapshot lane, boolean spilled, int usableLocal, int registeredLocal) {
@@ -528,7 +593,11 @@ public final class ClusterAffinity implements CandidateFilter, Ordered {
 	 * routing is on; else the threshold decision ({@code null}: every candidate) and why.
 	 */
 	private record ZoneDecision(Object ejections, @Nullable CallerZones callers, @Nullable Routed routed,
-			@Nullable Decision threshold, @Nullable String inactive, int providersWithoutZone) {
+			@Nullable Decision threshold, @Nullable String inactive, int providersWithoutZone, double localShare) {
+	}
+
+	/** A lane's last decision and how many candidates it had. */
+	private record LaneState(ZoneDecision decision, int size) {
 	}
 
 	/** Zone routing on: the shares, and each zone's usable candidates by zone index. */

@@ -9,7 +9,10 @@ import org.jspecify.annotations.Nullable;
  * runs after outlier ejection and weighs the health of the request's whole lane (cluster
  * affinity's proportional mode counts an ejected instance as unhealthy capacity of its
  * zone). Implementations are thread-safe, and each method is cheap (a volatile read, a
- * hash lookup).
+ * hash lookup, a scan of a lane). Each method reads the ejections in force when it is
+ * called: an ejection or a return between two calls is seen by the later one only (a
+ * caller memoizes on {@link #ejectionVersion()} read first, and recomputes at the next
+ * version).
  *
  * @since 0.1.0
  */
@@ -37,5 +40,15 @@ public interface LaneHealth {
 	 * ejected, or the panic threshold kept every instance)
 	 */
 	@Nullable InstanceSnapshot laneBefore(InstanceSnapshot candidates);
+
+	/**
+	 * Whether outlier ejection would keep a lane whole now because of its panic threshold
+	 * (too few of its instances would remain), by the ejections in force.
+	 * @param lane what outlier ejection returned for a request (with {@link #laneBefore}
+	 * {@code null})
+	 * @return {@code true} when some of its instances are ejected and the rest is below
+	 * the panic threshold
+	 */
+	boolean panics(InstanceSnapshot lane);
 
 }

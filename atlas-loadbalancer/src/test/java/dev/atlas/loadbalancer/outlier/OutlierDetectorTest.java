@@ -437,6 +437,8 @@ class OutlierDetectorTest {
 			.containsExactly("i1");
 		fail(1, Outcome.GATEWAY_FAILURE, 5);
 		assertThat(candidates(lane)).as("0 of 2 usable: panic, every instance of the lane").isSameAs(lane);
+		assertThat(this.detector.panics(lane)).as("a later filter is told the lane is in panic").isTrue();
+		assertThat(this.detector.panics(this.fleet)).isFalse();
 		assertThat(candidates(lane)).isSameAs(lane);
 		assertThat(this.meters.counter(OutlierDetector.PANIC_METER, "service", SERVICE).count())
 			.as("each request in panic mode counted")

@@ -51,11 +51,13 @@ class ProportionalAffinityTest {
 
 	private final FakeHealth health = new FakeHealth();
 
+	private boolean hashing;
+
 	private AffinityRules rules = new AffinityRules("a", AffinityMode.PROPORTIONAL, 0.1, 1, 6);
 
 	private ClusterAffinity affinity() {
-		return new ClusterAffinity(SERVICE, () -> this.rules, () -> this.callers, this.health, this.affinityMeters,
-				new MutableClock(0), this.random);
+		return new ClusterAffinity(SERVICE, () -> this.rules, () -> this.callers, this.health, () -> this.hashing,
+				this.affinityMeters, new MutableClock(0), this.random);
 	}
 
 	/** {@code a} providers in zone a, {@code b} in zone b, named a0.., b0... */
@@ -211,9 +213,66 @@ class ProportionalAffinityTest {
 	}
 
 	@Test
+	void aNewEjectionVersionIsSeenOnTheSameSnapshot() {
+		// callers 5/5, providers 10/10; outlier ejection returned the lane whole (nothing
+		// of it ejected when it ran), then 5 of zone a's are ejected: h = 0.5, m = 0.7
+		InstanceSnapshot lane = fleet(10, 10);
+		this.callers = new CallerZones(Map.of("a", 5, "b", 5), 0);
+		ClusterAffinity affinity = affinity();
+		assertThat(zoneShares(affinity, lane)).containsOnlyKeys("a");
+		for (int i = 0; i < 5; i++) {
+			this.health.eject(lane.key(i));
+		}
+		assertThat(zoneShares(affinity, lane).get("a")).as("recomputed for the new ejection version")
+			.isCloseTo(0.7, within(TOLERANCE));
+	}
+
+	@Test
+	void withAStrategyThatHashesKeysTheThresholdRulesApply() {
+		this.hashing = true;
+		ClusterAffinity affinity = affinity();
+		assertThat(affinity.apply(fleet(2, 10))).extracting(ServiceInstance::getInstanceId).containsExactly("a0", "a1");
+		assertThat(affinity.zoneRouting()).containsEntry("inactive", ClusterAffinity.HASHING);
+	}
+
+	@Test
+	void eachGrayLaneIsReportedOnceAndTheViewFollowsTheLargest(CapturedOutput output) {
+		List<ServiceInstance> canary = List.of(instance("a-v2", "zone", "a", "version", "v2"),
+				instance("b-v2", "zone", "b", "version", "v2"));
+		InstanceSnapshot canaryLane = InstanceSnapshot.of(canary, this.parser);
+		InstanceSnapshot baseline = fleet(2, 10);
+		ClusterAffinity affinity = affinity();
+		for (int k = 0; k < 3; k++) {
+			affinity.apply(baseline);
+			affinity.apply(canaryLane);
+		}
+		this.callers = new CallerZones(Map.of("a", 6, "b", 7), 0);
+		for (int k = 0; k < 3; k++) {
+			affinity.apply(baseline);
+			affinity.apply(canaryLane);
+		}
+		assertThat(output).containsOnlyOnce("(lane 'v2'): proportional zone routing is off: fewer providers")
+			.containsOnlyOnce("proportional zone routing is on");
+		assertThat(affinity.zoneRouting()).as("the baseline lane, the largest").containsEntry("active", true);
+	}
+
+	@Test
+	void weightsTooLargeToSumNeverFailARequest(CapturedOutput output) {
+		List<ServiceInstance> instances = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			instances.add(instance("a" + i, "zone", "a", "weight", "1e308"));
+		}
+		InstanceSnapshot fleet = InstanceSnapshot.of(instances, this.parser);
+		ClusterAffinity affinity = affinity();
+		assertThat(affinity.apply(fleet)).isNotEmpty();
+		assertThat(affinity.apply(fleet)).isNotEmpty();
+		assertThat(affinity.zoneRouting()).containsEntry("active", false);
+	}
+
+	@Test
 	void inPanicModeEveryCandidateIsUsed() {
 		InstanceSnapshot lane = fleet(6, 6);
-		for (int i = 0; i < 12; i++) {
+		for (int i = 0; i < 7; i++) {
 			this.health.eject(lane.key(i));
 		}
 		ClusterAffinity affinity = affinity();
@@ -273,6 +332,12 @@ class ProportionalAffinityTest {
 		@Override
 		public boolean isEjected(InstanceKey key) {
 			return this.ejected.contains(key);
+		}
+
+		@Override
+		public boolean panics(InstanceSnapshot lane) {
+			long kept = lane.stream().filter((instance) -> !this.ejected.contains(InstanceKey.of(instance))).count();
+			return kept < lane.size() && kept * 2 < lane.size();
 		}
 
 		@Override

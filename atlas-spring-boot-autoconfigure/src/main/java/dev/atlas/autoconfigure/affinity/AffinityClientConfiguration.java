@@ -1,9 +1,12 @@
 package dev.atlas.autoconfigure.affinity;
 
 import java.time.Clock;
+import java.util.function.BooleanSupplier;
 
 import dev.atlas.autoconfigure.runtime.ServiceContext;
+import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
+import dev.atlas.loadbalancer.pipeline.ServicePipeline;
 import dev.atlas.loadbalancer.routing.AffinityMeters;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,10 +47,15 @@ public class AffinityClientConfiguration {
 	@ConditionalOnMissingBean
 	ClusterAffinity atlasClusterAffinity(Environment environment, CallerCluster callerCluster,
 			CallerCensus callerCensus, ObjectProvider<OutlierDetector> outliers,
-			ObjectProvider<MeterRegistry> meterRegistry) {
+			ObjectProvider<ServicePipeline> pipeline, ObjectProvider<MeterRegistry> meterRegistry) {
 		String serviceId = ServiceContext.serviceId(environment);
+		// read once per decision (the pipeline, which holds this filter, exists by then)
+		BooleanSupplier hashing = () -> {
+			ServicePipeline routing = pipeline.getIfUnique();
+			return routing != null && RingHashBalancer.NAME.equals(routing.current().strategyName());
+		};
 		return new ClusterAffinity(serviceId, callerCluster::rules, callerCensus::current, outliers.getIfUnique(),
-				new AffinityMeters(serviceId, ServiceContext.meters(meterRegistry)), Clock.systemUTC());
+				hashing, new AffinityMeters(serviceId, ServiceContext.meters(meterRegistry)), Clock.systemUTC());
 	}
 
 	/**

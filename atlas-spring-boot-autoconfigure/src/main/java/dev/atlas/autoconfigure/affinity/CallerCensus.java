@@ -5,14 +5,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.atlas.autoconfigure.runtime.ServiceContext;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
 import dev.atlas.loadbalancer.instance.MetadataKeys;
+import dev.atlas.loadbalancer.routing.AffinityMode;
 import dev.atlas.loadbalancer.routing.CallerZones;
 import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import dev.atlas.loadbalancer.support.Scheduler;
-import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,25 +21,29 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.client.serviceregistry.Registration;
 import org.springframework.core.env.Environment;
 
 /**
  * How this application's callers are spread over the zones, for proportional cluster
- * affinity: the instances of this application's own service
- * ({@code spring.application.name}) in the registry, counted per zone (their
- * {@code nacos.cluster} or {@code zone} metadata, read as for any service).
+ * affinity: the instances of this application's own service in the registry (the service
+ * id of its {@link Registration} when it registers, else
+ * {@code spring.application.name}), counted per zone (their {@code nacos.cluster} or
+ * {@code zone} metadata, or pod label, read as for any service).
  *
  * <p>
  * Read from Spring Cloud's {@link DiscoveryClient} on Atlas's probe executor: first when
  * {@link #current()} is first asked (the first call in proportional mode), then every
  * {@code atlas.affinity.callers-refresh-interval} (10 s by default) until the application
- * closes; a request never waits for it, and a read that fails keeps the last spread (one
- * WARN per kind of failure). {@link #current()} gives a new object only when the counts
- * change, so the decisions memoized on it are recomputed only then. Without
- * {@code spring.application.name} or a {@code DiscoveryClient}, the spread stays unknown
- * (proportional routing is off, the threshold rules apply), said once at INFO; instances
- * of the own service without zone metadata are counted apart and said once at WARN.
- * Thread-safe.
+ * closes (skipped while {@code atlas.affinity.mode} is not {@code proportional}); a
+ * request never waits for it, and a read that fails keeps the last spread (one WARN per
+ * kind of failure). A read blocks its probe thread for as long as the discovery client
+ * takes (a local cache for Nacos and Eureka, a registry query for ZooKeeper, Consul or
+ * Kubernetes). {@link #current()} gives a new object only when the counts change, so the
+ * decisions memoized on it are recomputed only then. Without an own service name or a
+ * {@code DiscoveryClient}, the spread stays unknown (proportional routing is off, the
+ * threshold rules apply), said once at INFO; instances of the own service without zone
+ * metadata are counted apart and said once at WARN. Thread-safe.
  *
  * @since 0.1.0
  */
@@ -56,9 +60,9 @@ public final class CallerCensus implements DisposableBean {
 
 	private final ObjectProvider<DiscoveryClient> discovery;
 
-	private final Scheduler scheduler;
+	private final ObjectProvider<Registration> registration;
 
-	private final ObjectProvider<MeterRegistry> meterRegistry;
+	private final Scheduler scheduler;
 
 	private final AtomicBoolean started = new AtomicBoolean();
 
@@ -75,19 +79,21 @@ public final class CallerCensus implements DisposableBean {
 	/**
 	 * Creates the census; reads nothing yet.
 	 * @param settings the settings ({@code atlas.affinity.callers-refresh-interval})
-	 * @param environment where {@code spring.application.name} is read
+	 * @param environment where {@code spring.application.name} is read (without a
+	 * registration)
 	 * @param discovery the application's discovery client (the primary one when there are
 	 * several)
+	 * @param registration this application's registration, if it registers (its service
+	 * id names the own service)
 	 * @param scheduler runs the reads
-	 * @param meterRegistry where malformed metadata of the own instances is counted
 	 */
 	public CallerCensus(AtlasSettings settings, Environment environment, ObjectProvider<DiscoveryClient> discovery,
-			Scheduler scheduler, ObjectProvider<MeterRegistry> meterRegistry) {
+			ObjectProvider<Registration> registration, Scheduler scheduler) {
 		this.settings = settings;
 		this.environment = environment;
 		this.discovery = discovery;
+		this.registration = registration;
 		this.scheduler = scheduler;
-		this.meterRegistry = meterRegistry;
 	}
 
 	/**
@@ -110,17 +116,19 @@ public final class CallerCensus implements DisposableBean {
 		if (this.closed) {
 			return;
 		}
-		String name = text(this.environment.getProperty(APPLICATION_NAME));
+		String name = ownService();
 		DiscoveryClient client = (name != null) ? discoveryClient() : null;
 		if (name == null || client == null) {
 			this.said.once("unknown", (key) -> log.info(
 					"Atlas cluster affinity: the callers' spread over the zones is unknown ({}); proportional zone "
 							+ "routing is off and the threshold rules apply",
-					(name != null) ? "no DiscoveryClient" : "no " + APPLICATION_NAME));
+					(name != null) ? "no unique DiscoveryClient" : "no " + APPLICATION_NAME));
 			return;
 		}
 		try {
-			read(name, client);
+			if (this.settings.caller(AffinitySection.CALLER).getMode() == AffinityMode.PROPORTIONAL) {
+				read(name, client);
+			}
 		}
 		catch (RuntimeException ex) {
 			this.said.once("failed:" + ex.getClass().getName(),
@@ -162,6 +170,20 @@ public final class CallerCensus implements DisposableBean {
 		}
 	}
 
+	private @Nullable String ownService() {
+		try {
+			Registration own = this.registration.getIfUnique();
+			String id = (own != null) ? text(own.getServiceId()) : null;
+			if (id != null) {
+				return id;
+			}
+		}
+		catch (RuntimeException ex) {
+			// no unique registration: the application name applies
+		}
+		return text(this.environment.getProperty(APPLICATION_NAME));
+	}
+
 	private @Nullable DiscoveryClient discoveryClient() {
 		try {
 			return this.discovery.getIfUnique();
@@ -175,8 +197,9 @@ public final class CallerCensus implements DisposableBean {
 	private InstanceAttributesParser parser(String name) {
 		InstanceAttributesParser existing = this.parser;
 		if (existing == null || !name.equals(this.parsed)) {
-			existing = new InstanceAttributesParser(name, MetadataKeys.DEFAULT_TAG,
-					ServiceContext.meters(this.meterRegistry));
+			// the own service is not a route: its malformed metadata is not counted in
+			// meters (a registry without a backend)
+			existing = new InstanceAttributesParser(name, MetadataKeys.DEFAULT_TAG, new CompositeMeterRegistry());
 			this.parser = existing;
 			this.parsed = name;
 		}

@@ -53,6 +53,7 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesBindin
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.client.serviceregistry.Registration;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
@@ -262,9 +263,8 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	 */
 	@Bean
 	CallerCensus atlasCallerCensus(AtlasSettings settings, Environment environment,
-			ObjectProvider<DiscoveryClient> discovery, Scheduler scheduler,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new CallerCensus(settings, environment, discovery, scheduler, meterRegistry);
+			ObjectProvider<DiscoveryClient> discovery, ObjectProvider<Registration> registration, Scheduler scheduler) {
+		return new CallerCensus(settings, environment, discovery, registration, scheduler);
 	}
 
 	/**

@@ -156,9 +156,18 @@ class ProportionalAffinityIT {
 				return health != null && health.ejected();
 			});
 			failing.fail(false);
+			Map<Integer, Integer> servedBefore = served();
 			int local = 0;
 			for (int i = 0; i < STEP_CALLS; i++) {
 				local += zoneByPort.get(call(callerB)).equals("b") ? 1 : 0;
+			}
+			Map<Integer, Integer> servedAfter = served();
+			for (int ejected = 0; ejected <= step; ejected++) {
+				int port = ZooKeeperApps.port(zoneB.get(ejected));
+				// only the b caller calls during a step, and it ejected them
+				assertThat(servedAfter.get(port) - servedBefore.get(port))
+					.as("calls the b caller's ejected provider %d served", ejected)
+					.isZero();
 			}
 			double share = local / (double) STEP_CALLS;
 			System.out.printf("ProportionalAffinityIT: %d of zone b's 4 ejected, local share %.3f, view %s%n", step + 1,
