@@ -4,13 +4,20 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import com.jayway.jsonpath.JsonPath;
+import dev.atlas.loadbalancer.choice.LeastRequestBalancer;
+import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
+import dev.atlas.loadbalancer.choice.RingHashBalancer;
+import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
+import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +44,8 @@ class ConfigurationMetadataTest {
 
 	private static Map<String, Map<String, Object>> properties;
 
+	private static Map<String, Map<String, Object>> hints;
+
 	@BeforeAll
 	static void read() throws IOException {
 		String json = null;
@@ -53,6 +62,44 @@ class ConfigurationMetadataTest {
 		List<Map<String, Object>> all = JsonPath.read(json, "$.properties[*]");
 		properties = all.stream()
 			.collect(Collectors.toMap((property) -> (String) property.get("name"), Function.identity()));
+		List<Map<String, Object>> allHints = JsonPath.read(json, "$.hints[*]");
+		hints = allHints.stream().collect(Collectors.toMap((hint) -> (String) hint.get("name"), Function.identity()));
+	}
+
+	/**
+	 * Every property whose type is one of Atlas's enumerations offers exactly its values
+	 * in the IDE, each described; the strategy offers every built-in strategy.
+	 */
+	@Test
+	@SuppressWarnings("unchecked")
+	void everyEnumLikePropertyHintsEachOfItsValuesWithADescription() throws ClassNotFoundException {
+		Map<String, List<String>> expected = new LinkedHashMap<>();
+		for (Map<String, Object> property : properties.values()) {
+			String type = (String) property.get("type");
+			if (type != null && type.startsWith("dev.atlas.")) {
+				Class<?> enumType = Class.forName(type);
+				if (enumType.isEnum()) {
+					expected.put((String) property.get("name"),
+							Arrays.stream(enumType.getEnumConstants()).map(Object::toString).toList());
+				}
+			}
+		}
+		assertThat(expected).as("enum-typed properties found")
+			.containsKeys("atlas.loadbalancer.all-zero-weights", "atlas.gray.fallback", "atlas.affinity.mode",
+					"atlas.outlier.probe.type");
+		expected.put("atlas.loadbalancer.strategy",
+				List.of(WeightedRandomBalancer.NAME, SmoothWeightedRoundRobinBalancer.NAME, LeastRequestBalancer.NAME,
+						PeakEwmaBalancer.NAME, RingHashBalancer.NAME));
+		expected.forEach((name, values) -> {
+			assertThat(hints).as("hints of %s", name).containsKey(name);
+			List<Map<String, Object>> hinted = (List<Map<String, Object>>) hints.get(name).get("values");
+			assertThat(hinted).as("hinted values of %s", name)
+				.extracting((value) -> value.get("value"))
+				.containsExactlyInAnyOrderElementsOf(values);
+			assertThat(hinted).allSatisfy((value) -> assertThat((String) value.get("description"))
+				.as("description of %s=%s", name, value.get("value"))
+				.isNotBlank());
+		});
 	}
 
 	@Test
