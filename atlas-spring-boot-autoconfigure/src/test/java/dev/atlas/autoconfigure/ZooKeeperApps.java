@@ -8,6 +8,7 @@ import org.apache.curator.test.TestingServer;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -83,6 +84,25 @@ public final class ZooKeeperApps implements AutoCloseable {
 	public static void awaitInstances(ConfigurableApplicationContext caller, String serviceId, int count) {
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> caller.getBean(DiscoveryClient.class).getInstances(serviceId).size() == count);
+	}
+
+	/**
+	 * The instance of a provider as a caller's discovery client lists it.
+	 * @param caller the calling application
+	 * @param serviceId the provider's service
+	 * @param provider the provider application
+	 * @return the instance listening on the provider's port
+	 * @throws java.util.NoSuchElementException when the caller does not list it
+	 */
+	public static ServiceInstance instance(ConfigurableApplicationContext caller, String serviceId,
+			ConfigurableApplicationContext provider) {
+		int port = port(provider);
+		return caller.getBean(DiscoveryClient.class)
+			.getInstances(serviceId)
+			.stream()
+			.filter((instance) -> instance.getPort() == port)
+			.findFirst()
+			.orElseThrow();
 	}
 
 	@Override

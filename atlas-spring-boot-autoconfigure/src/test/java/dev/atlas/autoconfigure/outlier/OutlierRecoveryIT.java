@@ -21,7 +21,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -191,13 +190,7 @@ class OutlierRecoveryIT {
 	}
 
 	private static ServiceInstance instance(ConfigurableApplicationContext provider) {
-		int port = ZooKeeperApps.port(provider);
-		return caller.getBean(DiscoveryClient.class)
-			.getInstances(SERVICE)
-			.stream()
-			.filter((instance) -> instance.getPort() == port)
-			.findFirst()
-			.orElseThrow();
+		return ZooKeeperApps.instance(caller, SERVICE, provider);
 	}
 
 	private static InstanceHealth awaitEjection(ServiceInstance instance) {

@@ -22,7 +22,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
 import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -148,7 +147,7 @@ class ProportionalAffinityIT {
 		double previous = 1.0;
 		for (int step = 0; step < 3; step++) {
 			WhoApp failing = zoneB.get(step).getBean(WhoApp.class);
-			ServiceInstance instance = instance(callerB, zoneB.get(step));
+			ServiceInstance instance = ZooKeeperApps.instance(callerB, SERVICE, zoneB.get(step));
 			failing.fail(true);
 			await().atMost(Duration.ofSeconds(20)).until(() -> {
 				call(callerB);
@@ -206,17 +205,6 @@ class ProportionalAffinityIT {
 
 	private static MeterRegistry meters(ConfigurableApplicationContext caller) {
 		return caller.getBean(MeterRegistry.class);
-	}
-
-	private static ServiceInstance instance(ConfigurableApplicationContext caller,
-			ConfigurableApplicationContext provider) {
-		int port = ZooKeeperApps.port(provider);
-		return caller.getBean(DiscoveryClient.class)
-			.getInstances(SERVICE)
-			.stream()
-			.filter((instance) -> instance.getPort() == port)
-			.findFirst()
-			.orElseThrow();
 	}
 
 }
