@@ -99,6 +99,30 @@ public final class RuntimeRules {
 		this.meters = meters;
 		this.clock = clock;
 		this.listeners = listeners;
+		rejected(GLOBAL_TAG);
+	}
+
+	/**
+	 * The counter of rejected changes of a service (registered at the service's
+	 * registration, at 0, so that a query of its increase sees the first rejection).
+	 */
+	private Counter rejected(String service) {
+		return Counter.builder(REJECTED_METER)
+			.description("Runtime changes of routing rules rejected as invalid (the previous rules stay in "
+					+ "force); service " + GLOBAL_TAG + " counts the global rules")
+			.tag("service", service)
+			.register(this.meters);
+	}
+
+	/**
+	 * The counter of changes put in force for a service (registered as
+	 * {@link #rejected}).
+	 */
+	private Counter changes(String serviceId) {
+		return Counter.builder(CHANGES_METER)
+			.description("Runtime changes of a service's routing rules put in force")
+			.tag("service", serviceId)
+			.register(this.meters);
 	}
 
 	/**
@@ -176,12 +200,7 @@ public final class RuntimeRules {
 		rejected.forEach((message, serviceIds) -> {
 			List<String> services = serviceIds.stream().filter((id) -> !id.isEmpty()).toList();
 			boolean global = serviceIds.contains("");
-			serviceIds.forEach((id) -> Counter.builder(REJECTED_METER)
-				.description("Runtime changes of routing rules rejected as invalid (the previous rules stay in "
-						+ "force); service " + GLOBAL_TAG + " counts the global rules")
-				.tag("service", id.isEmpty() ? GLOBAL_TAG : id)
-				.register(this.meters)
-				.increment());
+			serviceIds.forEach((id) -> rejected(id.isEmpty() ? GLOBAL_TAG : id).increment());
 			String which = services.isEmpty() ? "the global rules (atlas.*), which stay"
 					: ((global ? "the global rules (atlas.*) and " : "")
 							+ ((services.size() == 1) ? "service '" + services.get(0) + "', whose previous rules stay"
@@ -273,11 +292,7 @@ public final class RuntimeRules {
 		if (serviceId.isEmpty() || shadowed(serviceId)) {
 			return null;
 		}
-		Counter.builder(CHANGES_METER)
-			.description("Runtime changes of a service's routing rules put in force")
-			.tag("service", serviceId)
-			.register(this.meters)
-			.increment();
+		changes(serviceId).increment();
 		List<String> changes = RulesView.changes(RulesView.of(previous, stepsBefore),
 				RulesView.of(next, (routing != null) ? routing.stepViews() : List.of()));
 		log.info("Atlas rules of service '{}' changed: {}", serviceId,
@@ -300,12 +315,15 @@ public final class RuntimeRules {
 	}
 
 	/**
-	 * Registers a service's routing; when the settings in force changed while its context
-	 * was being created, they are applied to it at once.
+	 * Registers a service's routing, and its {@value #REJECTED_METER} and
+	 * {@value #CHANGES_METER} counters at 0; when the settings in force changed while its
+	 * context was being created, they are applied to it at once.
 	 * @param routing the routing
 	 */
 	public synchronized void register(ServiceRules routing) {
 		this.routings.put(routing.serviceId(), routing);
+		rejected(routing.serviceId());
+		changes(routing.serviceId());
 		ServiceSettings inForce = this.settings.settingsFor(routing.serviceId());
 		if (!inForce.equals(routing.settings())) {
 			try {
@@ -320,11 +338,14 @@ public final class RuntimeRules {
 	}
 
 	/**
-	 * Unregisters a service's routing (its context closed).
+	 * Unregisters a service's routing (its context closed), and removes its counters.
 	 * @param routing the routing
 	 */
 	public synchronized void unregister(ServiceRules routing) {
-		this.routings.remove(routing.serviceId(), routing);
+		if (this.routings.remove(routing.serviceId(), routing)) {
+			this.meters.remove(rejected(routing.serviceId()));
+			this.meters.remove(changes(routing.serviceId()));
+		}
 	}
 
 }

@@ -108,6 +108,13 @@ class RuntimeRulesTest {
 		this.runner.run((context) -> {
 			choose(context, "user-service");
 			choose(context, "billing");
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			assertThat(meters.find(RuntimeRules.CHANGES_METER).tag("service", "billing").counter())
+				.as("registered at 0 with the service, so that the first change is an increase")
+				.isNotNull();
+			assertThat(meters.find(RuntimeRules.REJECTED_METER).tag("service", "billing").counter()).isNotNull();
+			assertThat(meters.find(RuntimeRules.REJECTED_METER).tag("service", RuntimeRules.GLOBAL_TAG).counter())
+				.isNotNull();
 			Pipeline billingBefore = pipeline(context, "billing");
 			change(context, Map.of("atlas.services.user-service.loadbalancer.strategy", "smooth-round-robin",
 					"atlas.services.user-service.gray.weights.v2", "50"));
