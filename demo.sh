@@ -5,6 +5,11 @@
 #   ./demo.sh              build, start everything, print the reports, stop everything
 #   ./demo.sh --no-build   reuse the jars already in */target
 #   ./demo.sh --keep       leave the services running after the reports, until Ctrl-C
+#   ./demo.sh --prometheus  also run a real Prometheus (on PATH: apt-get install prometheus; and jq) that
+#                          scrapes the order-services and the gateway every second with Atlas's alert rules
+#                          (docs/prometheus/, checked and unit-tested with promtool first); at the end every
+#                          query of the Grafana dashboard (docs/grafana/atlas-dashboard.json) must return
+#                          series, and the crash scenario must have fired AtlasInstanceEjected
 #   ./demo.sh --registry nacos   the same scenarios on a Nacos server at NACOS_ADDR (host:port, e.g.
 #                          NACOS_ADDR=127.0.0.1:8848 ./demo.sh --registry nacos), which must be running
 #                          (the services register in its public namespace, in a group of the run's own;
@@ -167,6 +172,7 @@ GATEWAY_JAR="$ROOT/sample-gateway/target/sample-gateway-$VERSION-exec.jar"
 
 build=true
 keep=false
+prometheus=false
 registry=zookeeper
 expect_registry=false
 for arg in "$@"; do
@@ -174,6 +180,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-build) build=false ;;
     --keep) keep=true ;;
+    --prometheus) prometheus=true ;;
     --registry) expect_registry=true ;;
     --registry=*) registry=${arg#--registry=} ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -204,6 +211,20 @@ command -v curl >/dev/null 2>&1 \
 java_version=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
 [[ "${java_version%%.*}" =~ ^[0-9]+$ && "${java_version%%.*}" -ge 17 ]] \
   || die "Java 17 or newer is required ('java' is version '${java_version:-unknown}')." 2
+
+PROM_RULES="$ROOT/docs/prometheus/atlas-alerts.yml"
+DASHBOARD="$ROOT/docs/grafana/atlas-dashboard.json"
+if $prometheus; then
+  command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 \
+    || die "--prometheus needs 'prometheus' and 'promtool' on PATH (e.g. apt-get install prometheus)." 2
+  command -v jq >/dev/null 2>&1 || die "--prometheus needs 'jq' on PATH (e.g. apt-get install jq)." 2
+  promtool check rules "$PROM_RULES" >/dev/null || die "promtool check rules $PROM_RULES failed" 1
+  (cd "$(dirname "$PROM_RULES")" && promtool test rules atlas-alerts-test.yml >/dev/null) \
+    || die "the alert rules' unit tests failed (cd docs/prometheus && promtool test rules atlas-alerts-test.yml)" 1
+  say "alert rules checked and unit-tested with promtool ($(promtool --version 2>&1 | head -n 1))"
+  # Spring Cloud LoadBalancer's per-instance meters, read by the dashboard's per-instance panels
+  ORDER_COMMON_ARGS+=(--spring.cloud.loadbalancer.stats.micrometer.enabled=true)
+fi
 
 # --- process bookkeeping: everything started here is stopped on any exit ----------------------
 PIDS=()
@@ -318,6 +339,13 @@ wait_until() {
     ((SECONDS < deadline)) || fail_start "$name" "was not ready after ${START_TIMEOUT} s (waiting for $what)"
     sleep 0.5
   done
+}
+
+# prom_ready : the demo's Prometheus answers ready; prom_query QUERY : the number of series it returns
+prom_ready() { curl -fsS --max-time 2 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null 2>&1; }
+prom_query() {
+  curl -fsS --max-time 10 --get --data-urlencode "query=$1" "http://127.0.0.1:$PROM_PORT/api/v1/query" 2>/dev/null \
+    | jq -r 'if .status == "success" then (.data.result | length) else "error" end' 2>/dev/null || echo error
 }
 
 # http_ready PORT : the application on PORT reports ready (asked on its management port)
@@ -456,6 +484,24 @@ wait_until gateway "readiness" http_ready "$GATEWAY_PORT"
 wait_until gateway "its balancer to see ${#USER_TAGS[@]} user-service instances" \
   gateway_sees user-service "${#USER_TAGS[@]}"
 wait_until gateway "its balancer to see 3 order-service instances" gateway_sees order-service 3
+if $prometheus; then
+  free_port; PROM_PORT=$FREE
+  prom_targets=""
+  for p in "$ORDER_PORT" "$CANARY_PORT" "$RULES_PORT" "$GATEWAY_PORT"; do prom_targets+="'127.0.0.1:${MGMT_OF[$p]}', "; done
+  cat >"$DEMO_DIR/prometheus.yml" <<PROM
+global: { scrape_interval: 1s, evaluation_interval: 1s }
+rule_files: [ '$PROM_RULES' ]
+scrape_configs:
+  - job_name: atlas-demo
+    metrics_path: /actuator/prometheus
+    static_configs: [ { targets: [ ${prom_targets%, } ] } ]
+PROM
+  rm -rf "$DEMO_DIR/prometheus-data"
+  start prometheus "$DEMO_DIR/prometheus.log" prometheus --config.file="$DEMO_DIR/prometheus.yml" \
+    --storage.tsdb.path="$DEMO_DIR/prometheus-data" --web.listen-address="127.0.0.1:$PROM_PORT"
+  wait_until prometheus "readiness" prom_ready
+  say "Prometheus on http://127.0.0.1:$PROM_PORT scrapes the three order-services and the gateway every second"
+fi
 say "gateway ready on 127.0.0.1:$GATEWAY_PORT (/api/users/** → user-service, /api/orders/** → order-service; lane rules X-User-Group: beta and cookie canary=1 → v2; ${CANARY_PERCENT} % canary on v2 sticky by X-User-Id)"
 
 # --- reports -----------------------------------------------------------------------------------
@@ -990,7 +1036,13 @@ fi
 echo "order-service's outlier log:"
 echo "${outlier_log:-  (nothing)}"
 echo "expected: no failed request; ejected within ${CRASH_EJECT_LIMIT} s of the kill; no attempt on it while ejected; back in rotation once its port is open again"
-if [[ "${crash_failed:-x}" == 0 && "${crash_sent:-0}" -gt 0 && -n "$how" && "$after" == 0 && -n "$t_pick" ]] \
+crash_alert=true
+if $prometheus; then
+  fired=$(prom_query 'max_over_time(ALERTS{alertname="AtlasInstanceEjected",alertstate="firing",service="user-service"}[15m])')
+  printf '%-48s %s\n' "Prometheus alert AtlasInstanceEjected fired:" "$([[ "$fired" =~ ^[1-9] ]] && echo yes || echo "no ($fired)")"
+  [[ "$fired" =~ ^[1-9] ]] || crash_alert=false
+fi
+if $crash_alert && [[ "${crash_failed:-x}" == 0 && "${crash_sent:-0}" -gt 0 && -n "$how" && "$after" == 0 && -n "$t_pick" ]] \
     && ((t_eject - t_kill <= CRASH_EJECT_LIMIT * 1000)); then
   echo "RESULT: PASS"
 else
@@ -998,6 +1050,26 @@ else
   failed+=(crash)
 fi
 echo
+
+# while the crash scenario's traffic is recent: Spring Cloud's per-instance series leave 5 to 10
+# minutes after an instance's last request
+if $prometheus; then
+  echo "scenario: every query of the Grafana dashboard (docs/grafana/atlas-dashboard.json) against the demo's Prometheus"
+  printf '%-44s %-10s %s\n' panel series query
+  prom_pass=true
+  while IFS=$'\t' read -r title expr; do
+    query=${expr//\$service/.+}
+    query=${query//\$__rate_interval/1m}
+    count=$(prom_query "$query")
+    printf '%-44s %-10s %s\n' "${title:0:44}" "$count" "${query:0:100}"
+    [[ "$count" =~ ^[1-9] ]] || prom_pass=false
+  done < <(jq -r '.panels[] | select(.targets != null) | .title as $t | .targets[] | [$t, .expr] | @tsv' "$DASHBOARD")
+  echo "expected: every query returns at least one series"
+  if $prom_pass; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; failed+=(prometheus); fi
+  say "dashboard: import docs/grafana/atlas-dashboard.json in Grafana (Dashboards → New → Import) and pick a Prometheus data source; alert rules: docs/prometheus/atlas-alerts.yml"
+  echo
+fi
+
 
 # --- cluster affinity --------------------------------------------------------------------------
 AFF_CLUSTERS=(a a b b)
