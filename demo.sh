@@ -6,10 +6,11 @@
 #   ./demo.sh --no-build   reuse the jars already in */target
 #   ./demo.sh --keep       leave the services running after the reports, until Ctrl-C
 #   ./demo.sh --prometheus  also run a real Prometheus (on PATH: apt-get install prometheus; and jq) that
-#                          scrapes the order-services and the gateway every second with Atlas's alert rules
-#                          (docs/prometheus/, checked and unit-tested with promtool first); at the end every
-#                          query of the Grafana dashboard (docs/grafana/atlas-dashboard.json) must return
-#                          series, and the crash scenario must have fired AtlasInstanceEjected
+#                          scrapes the first three order-services and the gateway every second with Atlas's
+#                          alert rules (docs/prometheus/, checked and unit-tested with promtool first); the
+#                          crash scenario must fire AtlasInstanceEjected (order-service ejecting the killed
+#                          instance), and right after it every query of the Grafana dashboard
+#                          (docs/grafana/atlas-dashboard.json) must return series (report "prometheus")
 #   ./demo.sh --registry nacos   the same scenarios on a Nacos server at NACOS_ADDR (host:port, e.g.
 #                          NACOS_ADDR=127.0.0.1:8848 ./demo.sh --registry nacos), which must be running
 #                          (the services register in its public namespace, in a group of the run's own;
@@ -1038,9 +1039,13 @@ echo "${outlier_log:-  (nothing)}"
 echo "expected: no failed request; ejected within ${CRASH_EJECT_LIMIT} s of the kill; no attempt on it while ejected; back in rotation once its port is open again"
 crash_alert=true
 if $prometheus; then
-  fired=$(prom_query 'max_over_time(ALERTS{alertname="AtlasInstanceEjected",alertstate="firing",service="user-service"}[15m])')
+  # since the kill only, and order-service's own ejection (its scrape target), not an earlier scenario's
+  now_ms; since="$(((NOW - t_kill) / 1000 + 2))s"
+  ejected=$(prom_query "max_over_time(atlas_outlier_ejected{service=\"user-service\",instance=\"127.0.0.1:${MGMT_OF[ORDER_PORT]}\"}[$since]) > 0")
+  fired=$(prom_query "max_over_time(ALERTS{alertname=\"AtlasInstanceEjected\",alertstate=\"firing\",service=\"user-service\"}[$since])")
+  printf '%-48s %s\n' "Prometheus: order-service's ejection scraped:" "$([[ "$ejected" =~ ^[1-9] ]] && echo yes || echo "no ($ejected)")"
   printf '%-48s %s\n' "Prometheus alert AtlasInstanceEjected fired:" "$([[ "$fired" =~ ^[1-9] ]] && echo yes || echo "no ($fired)")"
-  [[ "$fired" =~ ^[1-9] ]] || crash_alert=false
+  [[ "$ejected" =~ ^[1-9] && "$fired" =~ ^[1-9] ]] || crash_alert=false
 fi
 if $crash_alert && [[ "${crash_failed:-x}" == 0 && "${crash_sent:-0}" -gt 0 && -n "$how" && "$after" == 0 && -n "$t_pick" ]] \
     && ((t_eject - t_kill <= CRASH_EJECT_LIMIT * 1000)); then
@@ -1051,19 +1056,23 @@ else
 fi
 echo
 
-# while the crash scenario's traffic is recent: Spring Cloud's per-instance series leave 5 to 10
-# minutes after an instance's last request
+# while the crash scenario's traffic is recent: Atlas removes Spring Cloud's per-instance series 5 to
+# 10 minutes after an instance's last request (docs/observability.md)
 if $prometheus; then
   echo "scenario: every query of the Grafana dashboard (docs/grafana/atlas-dashboard.json) against the demo's Prometheus"
   printf '%-44s %-10s %s\n' panel series query
   prom_pass=true
-  while IFS=$'\t' read -r title expr; do
+  mapfile -t prom_rows < <(jq -r '.panels[] | select(.targets != null) | .title as $t | .targets[] | [$t, .expr] | join("\u0001")' "$DASHBOARD")
+  ((${#prom_rows[@]} > 0)) || { echo "no query found in $DASHBOARD"; prom_pass=false; }
+  for row in "${prom_rows[@]}"; do
+    title=${row%%$'\001'*}
+    expr=${row#*$'\001'}
     query=${expr//\$service/.+}
     query=${query//\$__rate_interval/1m}
     count=$(prom_query "$query")
     printf '%-44s %-10s %s\n' "${title:0:44}" "$count" "${query:0:100}"
     [[ "$count" =~ ^[1-9] ]] || prom_pass=false
-  done < <(jq -r '.panels[] | select(.targets != null) | .title as $t | .targets[] | [$t, .expr] | @tsv' "$DASHBOARD")
+  done
   echo "expected: every query returns at least one series"
   if $prom_pass; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; failed+=(prometheus); fi
   say "dashboard: import docs/grafana/atlas-dashboard.json in Grafana (Dashboards → New → Import) and pick a Prometheus data source; alert rules: docs/prometheus/atlas-alerts.yml"

@@ -27,6 +27,7 @@ import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.stats.InstanceStats;
 import dev.atlas.loadbalancer.weighting.SlowStart;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -111,8 +112,10 @@ class RuntimeRulesTest {
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			assertThat(meters.find(RuntimeRules.CHANGES_METER).tag("service", "billing").counter())
 				.as("registered at 0 with the service, so that the first change is an increase")
-				.isNotNull();
-			assertThat(meters.find(RuntimeRules.REJECTED_METER).tag("service", "billing").counter()).isNotNull();
+				.isNotNull()
+				.returns(0.0, Counter::count);
+			assertThat(meters.find(RuntimeRules.REJECTED_METER).tag("service", "billing").counter()).isNotNull()
+				.returns(0.0, Counter::count);
 			assertThat(meters.find(RuntimeRules.REJECTED_METER).tag("service", RuntimeRules.GLOBAL_TAG).counter())
 				.isNotNull();
 			Pipeline billingBefore = pipeline(context, "billing");
