@@ -40,7 +40,7 @@ class PackageDependenciesTest {
 	private static final String LOADBALANCER = "loadbalancer";
 
 	/** Adapters to a registry, the actuator or the gateway: they may use any concern. */
-	private static final List<String> INTEGRATIONS = List.of("actuator", "gateway", "nacos", "zookeeper");
+	private static final List<String> INTEGRATIONS = List.of("actuator", "gateway", "nacos", "zookeeper", "eureka");
 
 	/**
 	 * Shared by the concerns: the per-service settings and the runtime-rules machinery.

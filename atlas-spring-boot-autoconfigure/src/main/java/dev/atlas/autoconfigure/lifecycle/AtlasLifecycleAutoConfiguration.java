@@ -2,13 +2,14 @@ package dev.atlas.autoconfigure.lifecycle;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import dev.atlas.autoconfigure.settings.RegistrationMetadataContributor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import org.aopalliance.intercept.MethodInterceptor;
 
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -22,7 +23,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
@@ -52,13 +52,15 @@ public final class AtlasLifecycleAutoConfiguration {
 	 * The registration stamper, with the metadata every concern contributes (the gray
 	 * tag, the cluster), collected once, here, in order.
 	 * @param contributors the concerns' contributions
+	 * @param sinks the registries that must be told of the stamp (Eureka's)
 	 * @return the stamper
 	 */
 	@Bean
-	RegistrationMetadata atlasRegistrationMetadata(ObjectProvider<RegistrationMetadataContributor> contributors) {
+	RegistrationMetadata atlasRegistrationMetadata(ObjectProvider<RegistrationMetadataContributor> contributors,
+			ObjectProvider<RegistrationMetadataSink> sinks) {
 		Map<String, String> extra = new LinkedHashMap<>();
 		contributors.orderedStream().forEach((contributor) -> extra.putAll(contributor.metadata()));
-		return new RegistrationMetadata(extra, Clock.systemUTC());
+		return new RegistrationMetadata(extra, Clock.systemUTC(), sinks.orderedStream().toList());
 	}
 
 	@Bean
@@ -90,16 +92,9 @@ public final class AtlasLifecycleAutoConfiguration {
 				if (!(bean instanceof ServiceRegistry<?>)) {
 					return bean;
 				}
-				return proxy(bean, new ServiceRegistryInterceptor(metadata, status, closes));
+				return DeferredRegistrationAdvice.proxy(bean, new ServiceRegistryInterceptor(metadata, status, closes));
 			}
 		};
-	}
-
-	static Object proxy(Object target, MethodInterceptor interceptor) {
-		ProxyFactory factory = new ProxyFactory(target);
-		factory.setProxyTargetClass(true);
-		factory.addAdvice(interceptor);
-		return factory.getProxy(target.getClass().getClassLoader());
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -110,12 +105,15 @@ public final class AtlasLifecycleAutoConfiguration {
 		@Bean
 		GracefulShutdown atlasGracefulShutdown(ApplicationContext context, LifecycleProperties lifecycle,
 				ObjectProvider<AbstractAutoServiceRegistration<?>> registrations,
-				ObjectProvider<LosslessRegistration> lossless, ObjectProvider<MeterRegistry> meterRegistry,
-				ObjectProvider<RegistrationMetadata> registrationMetadata, Environment environment) {
-			return new GracefulShutdown(context, registrations.orderedStream().toList(), lossless.getIfAvailable(),
-					lifecycle.getDrain(), lifecycle.getDeregisterTimeout(),
-					meterRegistry.getIfUnique(CompositeMeterRegistry::new), Clock.systemUTC(),
-					GracefulShutdown.Sleeper.THREAD_SLEEP,
+				ObjectProvider<AutoRegistration> otherRegistrations, ObjectProvider<LosslessRegistration> lossless,
+				ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<RegistrationMetadata> registrationMetadata,
+				Environment environment) {
+			List<AutoRegistration> all = new ArrayList<>();
+			registrations.orderedStream().map(AutoRegistration::of).forEach(all::add);
+			otherRegistrations.orderedStream().forEach(all::add);
+			return new GracefulShutdown(context, all, lossless.getIfAvailable(), lifecycle.getDrain(),
+					lifecycle.getDeregisterTimeout(), meterRegistry.getIfUnique(CompositeMeterRegistry::new),
+					Clock.systemUTC(), GracefulShutdown.Sleeper.THREAD_SLEEP,
 					CloudPlatform.getActive(environment) == CloudPlatform.KUBERNETES,
 					registrationMetadata.getIfAvailable());
 		}
@@ -171,11 +169,9 @@ public final class AtlasLifecycleAutoConfiguration {
 		}
 
 		/**
-		 * Routes the auto-registration's
+		 * Routes Spring Cloud's auto-registration's
 		 * {@code onApplicationEvent(WebServerInitializedEvent)} through
-		 * {@link LosslessRegistration#defer}; the management server's event (with
-		 * {@code management.server.port} set), which the auto-registration ignores, goes
-		 * through unchanged.
+		 * {@link LosslessRegistration#defer} ({@link DeferredRegistrationAdvice}).
 		 */
 		@Bean
 		static BeanPostProcessor atlasDeferredRegistration(ObjectProvider<LosslessRegistration> lossless) {
@@ -185,17 +181,7 @@ public final class AtlasLifecycleAutoConfiguration {
 					if (!(bean instanceof AbstractAutoServiceRegistration<?> target)) {
 						return bean;
 					}
-					return proxy(target, (MethodInterceptor) (invocation) -> {
-						if ("onApplicationEvent".equals(invocation.getMethod().getName())
-								&& invocation.getArguments().length == 1
-								&& invocation.getArguments()[0] instanceof WebServerInitializedEvent event
-								&& !WebServerApplicationContext.hasServerNamespace(event.getApplicationContext(),
-										"management")) {
-							lossless.getObject().defer(target, event);
-							return null;
-						}
-						return invocation.proceed();
-					});
+					return DeferredRegistrationAdvice.advise(target, AutoRegistration.of(target), lossless, false);
 				}
 			};
 		}

@@ -18,7 +18,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.event.ContextClosedEvent;
@@ -84,7 +83,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 
 	private final ApplicationContext context;
 
-	private final List<AbstractAutoServiceRegistration<?>> registrations;
+	private final List<AutoRegistration> registrations;
 
 	private final @Nullable LosslessRegistration lossless;
 
@@ -135,7 +134,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 * registry; such an application counts as registered only once this saw a
 	 * registration
 	 */
-	public GracefulShutdown(ApplicationContext context, List<AbstractAutoServiceRegistration<?>> registrations,
+	public GracefulShutdown(ApplicationContext context, List<AutoRegistration> registrations,
 			@Nullable LosslessRegistration lossless, Duration drain, Duration deregisterTimeout,
 			MeterRegistry meterRegistry, Clock clock, Sleeper sleeper, boolean onKubernetes,
 			@Nullable RegistrationMetadata registrationMetadata) {
@@ -201,7 +200,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 		if (this.lossless != null) {
 			this.lossless.close(this.deregisterTimeout);
 		}
-		boolean registered = this.registrations.stream().anyMatch(AbstractAutoServiceRegistration::isRunning)
+		boolean registered = this.registrations.stream().anyMatch(AutoRegistration::isRunning)
 				&& (this.registrationMetadata == null || this.registrationMetadata.registeredAt() >= 0);
 		boolean drains = registered;
 		if (registered) {
@@ -249,8 +248,8 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	}
 
 	private void deregister() {
-		for (AbstractAutoServiceRegistration<?> registration : this.registrations) {
-			CompletableFuture<Void> stop = CompletableFuture.runAsync(registration::stop);
+		for (AutoRegistration registration : this.registrations) {
+			CompletableFuture<Void> stop = CompletableFuture.runAsync(registration::deregister);
 			try {
 				stop.get(this.deregisterTimeout.toMillis(), TimeUnit.MILLISECONDS);
 			}

@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.LivenessState;
 import org.springframework.boot.availability.ReadinessState;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
-import org.springframework.cloud.client.serviceregistry.AbstractAutoServiceRegistration;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -23,10 +23,11 @@ import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.event.SmartApplicationListener;
 
 /**
- * Lossless online: holds back Spring Cloud's auto-registration (Nacos, ZooKeeper, Consul,
- * … — anything built on {@link AbstractAutoServiceRegistration}) until the application is
- * ready and accepting traffic, instead of registering as soon as the web server is up
- * (before runners and warm-up code ran).
+ * Lossless online: holds back the application's auto-registration (Nacos, ZooKeeper,
+ * Consul, … — anything built on Spring Cloud's {@code AbstractAutoServiceRegistration} —
+ * and Eureka's; see {@link AutoRegistration}) until the application is ready and
+ * accepting traffic, instead of registering as soon as the web server is up (before
+ * runners and warm-up code ran).
  *
  * <p>
  * Spring Cloud registers when the auto-registration receives the
@@ -120,7 +121,7 @@ public class LosslessRegistration implements SmartApplicationListener {
 	 * @param event the web server event
 	 * @throws RuntimeException what the registration threw when it ran at once
 	 */
-	public void defer(AbstractAutoServiceRegistration<?> target, WebServerInitializedEvent event) {
+	public void defer(AutoRegistration target, WebServerInitializedEvent event) {
 		synchronized (this.lock) {
 			if (this.closed) {
 				log.info("Not registering this instance: shutdown has begun");
@@ -271,7 +272,7 @@ public class LosslessRegistration implements SmartApplicationListener {
 			}
 			boolean deregister;
 			try {
-				call.target.onApplicationEvent(call.event);
+				call.target.register(call.event);
 				log.info("Registered this instance after it became ready");
 			}
 			finally {
@@ -287,13 +288,29 @@ public class LosslessRegistration implements SmartApplicationListener {
 		}
 	}
 
-	private static void deregisterLate(AbstractAutoServiceRegistration<?> target) {
+	private static void deregisterLate(AutoRegistration target) {
 		try {
-			target.stop();
+			target.deregister();
 			log.warn("Deregistered this instance: its registration returned after shutdown had begun");
 		}
 		catch (RuntimeException ex) {
 			log.error("Deregistration of a registration that returned after shutdown had begun failed", ex);
+		}
+	}
+
+	/**
+	 * Whether an auto-registration's own {@code SmartLifecycle.start()} must not register
+	 * now: in a web application, until readiness (the web server's event is replayed
+	 * then), and once shutdown has begun. A non-web application has no web server event
+	 * to replay, so its lifecycle start registers as it would without Atlas.
+	 * @return {@code true} to skip the start
+	 */
+	public boolean holdsLifecycleStart() {
+		if (!(this.context instanceof WebServerApplicationContext)) {
+			return false;
+		}
+		synchronized (this.lock) {
+			return !this.ready || this.closed;
 		}
 	}
 
@@ -342,7 +359,7 @@ public class LosslessRegistration implements SmartApplicationListener {
 
 	}
 
-	private record Deferred(AbstractAutoServiceRegistration<?> target, WebServerInitializedEvent event) {
+	private record Deferred(AutoRegistration target, WebServerInitializedEvent event) {
 	}
 
 }

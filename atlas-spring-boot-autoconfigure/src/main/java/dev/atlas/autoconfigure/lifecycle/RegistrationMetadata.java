@@ -1,6 +1,8 @@
 package dev.atlas.autoconfigure.lifecycle;
 
 import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import dev.atlas.loadbalancer.instance.MetadataKeys;
@@ -30,6 +32,8 @@ public class RegistrationMetadata {
 
 	private final Clock clock;
 
+	private final List<RegistrationMetadataSink> sinks;
+
 	private volatile long registeredAt = -1;
 
 	/**
@@ -38,8 +42,20 @@ public class RegistrationMetadata {
 	 * @param clock source of {@code atlas.registered-at}
 	 */
 	public RegistrationMetadata(Map<String, String> extra, Clock clock) {
+		this(extra, clock, List.of());
+	}
+
+	/**
+	 * Creates the stamper.
+	 * @param extra metadata to add when missing (tag, cluster)
+	 * @param clock source of {@code atlas.registered-at}
+	 * @param sinks told of what was stamped, in order, for registries that copied the
+	 * registration's metadata before it was stamped (Eureka's {@code InstanceInfo})
+	 */
+	public RegistrationMetadata(Map<String, String> extra, Clock clock, List<RegistrationMetadataSink> sinks) {
 		this.extra = Map.copyOf(extra);
 		this.clock = clock;
+		this.sinks = List.copyOf(sinks);
 	}
 
 	/**
@@ -55,13 +71,16 @@ public class RegistrationMetadata {
 			if (metadata == null) {
 				throw new UnsupportedOperationException("no metadata");
 			}
-			metadata.put(MetadataKeys.REGISTERED_AT, Long.toString(now));
+			Map<String, String> stamped = new LinkedHashMap<>();
+			stamped.put(MetadataKeys.REGISTERED_AT, Long.toString(now));
 			this.extra.forEach((key, value) -> {
 				String current = metadata.get(key);
 				if (current == null || current.isBlank()) {
-					metadata.put(key, value);
+					stamped.put(key, value);
 				}
 			});
+			metadata.putAll(stamped);
+			this.sinks.forEach((sink) -> sink.stamped(registration, stamped));
 		}
 		catch (UnsupportedOperationException ex) {
 			log.warn(

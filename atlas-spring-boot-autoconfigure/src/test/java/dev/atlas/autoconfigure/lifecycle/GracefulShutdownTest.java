@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.MockClock;
 import io.micrometer.core.instrument.Timer;
@@ -88,8 +89,8 @@ class GracefulShutdownTest {
 
 	private GracefulShutdown shutdown(GenericApplicationContext context, boolean onKubernetes, Duration drain,
 			FakeRegistration... registrations) {
-		return new GracefulShutdown(context, List.of(registrations), null, drain, Duration.ofSeconds(30), this.meters,
-				this.clock, (duration) -> {
+		return new GracefulShutdown(context, Stream.of(registrations).map(AutoRegistration::of).toList(), null, drain,
+				Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
 					this.steps.add("drain " + duration);
 					this.time.add(duration);
 				}, onKubernetes, null);
@@ -186,8 +187,9 @@ class GracefulShutdownTest {
 	@Test
 	void aRunningAutoRegistrationThatNeverRegisteredCountsAsNotRegistered() {
 		RegistrationMetadata metadata = new RegistrationMetadata(Map.of(), this.clock);
-		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(registration(true, Duration.ZERO)), null,
-				Duration.ofSeconds(30), Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
+		GracefulShutdown shutdown = new GracefulShutdown(this.context,
+				List.of(AutoRegistration.of(registration(true, Duration.ZERO))), null, Duration.ofSeconds(30),
+				Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
 					this.steps.add("drain " + duration);
 					this.time.add(duration);
 				}, false, metadata);
@@ -226,8 +228,9 @@ class GracefulShutdownTest {
 
 	@Test
 	void anInterruptedDrainEndsTheDrainAndKeepsTheInterrupt() {
-		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(registration(true, Duration.ZERO)), null,
-				Duration.ofSeconds(30), Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
+		GracefulShutdown shutdown = new GracefulShutdown(this.context,
+				List.of(AutoRegistration.of(registration(true, Duration.ZERO))), null, Duration.ofSeconds(30),
+				Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
 					throw new InterruptedException();
 				}, false, null);
 		try {

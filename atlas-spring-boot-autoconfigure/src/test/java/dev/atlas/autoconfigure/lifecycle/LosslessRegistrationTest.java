@@ -58,13 +58,13 @@ class LosslessRegistrationTest {
 
 	private LosslessRegistration lossless(Duration delay) {
 		LosslessRegistration lossless = new LosslessRegistration(this.context, delay, this.scheduler);
-		lossless.defer(this.registration, FakeRegistration.webServerStarted(this.context));
+		lossless.defer(AutoRegistration.of(this.registration), FakeRegistration.webServerStarted(this.context));
 		return lossless;
 	}
 
 	private GracefulShutdown shutdown(LosslessRegistration lossless, Duration deregisterTimeout) {
-		return new GracefulShutdown(this.context, List.of(this.registration), lossless, Duration.ZERO,
-				deregisterTimeout, new SimpleMeterRegistry(), Clock.systemUTC(), (duration) -> {
+		return new GracefulShutdown(this.context, List.of(AutoRegistration.of(this.registration)), lossless,
+				Duration.ZERO, deregisterTimeout, new SimpleMeterRegistry(), Clock.systemUTC(), (duration) -> {
 				}, false, null);
 	}
 
@@ -99,8 +99,8 @@ class LosslessRegistrationTest {
 		LosslessRegistration lossless = lossless(Duration.ZERO);
 		assertThatThrownBy(() -> ready(lossless)).hasMessage("registry refused on purpose");
 		List<Duration> drains = new CopyOnWriteArrayList<>();
-		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(this.registration), lossless,
-				Duration.ofSeconds(30), Duration.ofSeconds(3), new SimpleMeterRegistry(), Clock.systemUTC(),
+		GracefulShutdown shutdown = new GracefulShutdown(this.context, List.of(AutoRegistration.of(this.registration)),
+				lossless, Duration.ofSeconds(30), Duration.ofSeconds(3), new SimpleMeterRegistry(), Clock.systemUTC(),
 				drains::add, true, null);
 		shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		assertThat(drains).isEmpty();
@@ -162,7 +162,7 @@ class LosslessRegistrationTest {
 		LosslessRegistration lossless = lossless(Duration.ZERO);
 		shutdown(lossless, Duration.ofSeconds(3)).runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED);
 		ready(lossless);
-		lossless.defer(this.registration, FakeRegistration.webServerStarted(this.context));
+		lossless.defer(AutoRegistration.of(this.registration), FakeRegistration.webServerStarted(this.context));
 		this.scheduler.runAll();
 		assertThat(this.steps).isEmpty();
 	}
