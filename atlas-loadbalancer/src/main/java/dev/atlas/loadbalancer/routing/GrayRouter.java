@@ -48,7 +48,8 @@ import org.springframework.core.Ordered;
  * </tr>
  * <tr>
  * <td>no tag, a percentage rule picks tag C with instances</td>
- * <td>those tagged C</td>
+ * <td>those tagged C (every percentage choice is counted by the lane it picked:
+ * {@link CanaryMeters})</td>
  * </tr>
  * <tr>
  * <td>no tag, baseline isolated</td>
@@ -89,6 +90,14 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 
 	private final Counter fallbacks;
 
+	private final CanaryMeters canaryMeters;
+
+	/**
+	 * The requests each percentage choice sent to a canary lane, in {@link #canaryTags}
+	 * order, then those it left on the baseline; empty without percentage rules.
+	 */
+	private final Counter[] canaryDraws;
+
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
 	// Header names as looked up, lower-cased once: Spring's HttpHeaders and
@@ -104,12 +113,27 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 	private final Function<InstanceSnapshot, Lanes> lanes = Lanes::new;
 
 	/**
+	 * Creates the router of one service, with canary meters of its own, its rules in
+	 * force.
+	 * @param serviceId the service
+	 * @param rules the rules
+	 * @param meterRegistry where {@value #FALLBACK_METER} and the {@link CanaryMeters}
+	 * are registered
+	 */
+	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry) {
+		this(serviceId, rules, meterRegistry, inForce(new CanaryMeters(serviceId, meterRegistry), rules));
+	}
+
+	/**
 	 * Creates the router of one service.
 	 * @param serviceId the service
 	 * @param rules the rules
 	 * @param meterRegistry where {@value #FALLBACK_METER} is registered
+	 * @param canaryMeters the service's canary meters, shared by every version of its
+	 * router; the caller puts {@code rules} {@link CanaryMeters#inForce in force} when
+	 * this router takes over
 	 */
-	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry) {
+	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry, CanaryMeters canaryMeters) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
 		this.rules = Objects.requireNonNull(rules, "rules");
 		this.tagHeaderKey = rules.header().toLowerCase(Locale.ROOT);
@@ -127,6 +151,27 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 			.tag("service", serviceId)
 			.tag("policy", rules.fallback().value())
 			.register(meterRegistry);
+		this.canaryMeters = Objects.requireNonNull(canaryMeters, "canaryMeters");
+		this.canaryDraws = new Counter[(this.canaryTags.length > 0) ? this.canaryTags.length + 1 : 0];
+		for (int i = 0; i < this.canaryTags.length; i++) {
+			this.canaryDraws[i] = canaryMeters.counter(this.canaryTags[i]);
+		}
+		if (this.canaryTags.length > 0) {
+			this.canaryDraws[this.canaryTags.length] = canaryMeters.counter(CanaryMeters.BASELINE_LANE);
+		}
+	}
+
+	private static CanaryMeters inForce(CanaryMeters meters, GrayRules rules) {
+		meters.inForce(rules.canaryPercentages());
+		return meters;
+	}
+
+	/**
+	 * The service's canary meters, which the next version of this router shares.
+	 * @return the meters
+	 */
+	public CanaryMeters canaryMeters() {
+		return this.canaryMeters;
 	}
 
 	/**
@@ -216,11 +261,13 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 				if (u < this.canaryCumulative[i]) {
 					InstanceSnapshot lane = lanes.canary[i];
 					if (lane != null) {
+						this.canaryDraws[i].increment();
 						return lane;
 					}
 					break;
 				}
 			}
+			this.canaryDraws[this.canaryTags.length].increment();
 		}
 		return this.rules.isolateBaseline() ? lanes.baselineOrAll : lanes.all;
 	}

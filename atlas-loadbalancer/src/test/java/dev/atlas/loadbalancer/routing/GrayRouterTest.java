@@ -102,6 +102,83 @@ class GrayRouterTest {
 	}
 
 	@Test
+	void eachPercentageDrawIsCountedByTheLaneItWentToAndTheTargetIsPublished() {
+		GrayRouter router = router(GrayFallback.BASELINE, Map.of("v2", 10.0), null);
+		int canary = 0;
+		for (int i = 0; i < 10_000; i++) {
+			if (ids(router.route(this.fleet, null, null, this.random)).equals(List.of("C1"))) {
+				canary++;
+			}
+		}
+		// a tagged request is no draw
+		router.route(this.fleet, "v2", null, this.random);
+
+		assertThat(canaryDraws("v2")).isEqualTo(canary);
+		assertThat(canaryDraws("baseline")).isEqualTo(10_000 - canary);
+		assertThat(this.meters.get("atlas.gray.canary.target").tag("lane", "v2").gauge().value()).isEqualTo(0.10);
+	}
+
+	@Test
+	void aDrawForACanaryWithoutInstancesStaysOnTheBaselineAndCountsThere() {
+		GrayRouter router = router(GrayFallback.BASELINE, Map.of("v9", 50.0), null);
+		for (int i = 0; i < 100; i++) {
+			assertThat(ids(router.route(this.fleet, null, null, this.random))).containsExactly("S1", "S2");
+		}
+
+		assertThat(canaryDraws("v9")).isZero();
+		assertThat(canaryDraws("baseline")).isEqualTo(100);
+	}
+
+	@Test
+	void canarySeriesFollowTheRulesInForce() {
+		CanaryMeters canaries = new CanaryMeters(SERVICE, this.meters);
+		canaries.inForce(Map.of("v2", 10.0));
+		GrayRouter first = new GrayRouter(SERVICE, new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true,
+				Set.of(), Map.of("v2", 10.0), null), this.meters, canaries);
+		first.route(this.fleet, null, null, this.random);
+		assertThat(lanes()).containsExactlyInAnyOrder("v2", "baseline");
+
+		// prepared (its counters exist at 0) but not yet in force: the target is still 10
+		// %
+		GrayRouter next = new GrayRouter(SERVICE, new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true,
+				Set.of(), Map.of("v3", 50.0), null), this.meters, first.canaryMeters());
+		assertThat(canaries.target("v2")).isEqualTo(0.10);
+		next.canaryMeters().inForce(next.rules().canaryPercentages());
+
+		assertThat(lanes()).containsExactlyInAnyOrder("v3", "baseline");
+		assertThat(this.meters.find("atlas.gray.canary.target").gauges()).singleElement()
+			.satisfies((gauge) -> assertThat(gauge.getId().getTag("lane")).isEqualTo("v3"))
+			.satisfies((gauge) -> assertThat(gauge.value()).isEqualTo(0.50));
+
+		canaries.inForce(Map.of());
+		assertThat(this.meters.find("atlas.gray.canary").meters()).isEmpty();
+		assertThat(this.meters.find("atlas.gray.canary.target").meters()).isEmpty();
+	}
+
+	@Test
+	void closingRemovesEverySeries() {
+		GrayRouter router = router(GrayFallback.BASELINE, Map.of("v2", 10.0), null);
+		router.route(this.fleet, null, null, this.random);
+
+		router.canaryMeters().close();
+
+		assertThat(this.meters.find("atlas.gray.canary").meters()).isEmpty();
+		assertThat(this.meters.find("atlas.gray.canary.target").meters()).isEmpty();
+	}
+
+	private double canaryDraws(String lane) {
+		return this.meters.counter("atlas.gray.canary", "service", SERVICE, "lane", lane).count();
+	}
+
+	private List<String> lanes() {
+		return this.meters.find("atlas.gray.canary")
+			.counters()
+			.stream()
+			.map((counter) -> counter.getId().getTag("lane"))
+			.toList();
+	}
+
+	@Test
 	void hashKeyMakesTheLaneSticky() {
 		GrayRouter router = router(GrayFallback.BASELINE, Map.of("v2", 10.0), "X-User-Id");
 		Map<String, List<String>> first = new HashMap<>();

@@ -2,7 +2,9 @@ package dev.atlas.autoconfigure.gray;
 
 import dev.atlas.autoconfigure.runtime.ServiceContext;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
+import dev.atlas.loadbalancer.routing.CanaryMeters;
 import dev.atlas.loadbalancer.routing.GrayRouter;
+import dev.atlas.loadbalancer.routing.GrayRules;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -24,19 +26,34 @@ import org.springframework.core.env.Environment;
 public class GrayClientConfiguration {
 
 	/**
+	 * The meters of the service's percentage canaries, shared by every version of its
+	 * router; removed with the child context.
+	 * @param environment the child context's environment (names the service)
+	 * @param meterRegistry where they are registered
+	 * @return the meters, none registered until a router puts its rules in force
+	 */
+	@Bean(destroyMethod = "close")
+	CanaryMeters atlasCanaryMeters(Environment environment, ObjectProvider<MeterRegistry> meterRegistry) {
+		return new CanaryMeters(ServiceContext.serviceId(environment), ServiceContext.meters(meterRegistry));
+	}
+
+	/**
 	 * Gray-tag lanes, the first built-in candidate filter.
 	 * @param environment the child context's environment (names the service)
 	 * @param settings the service's settings (its gray rules)
 	 * @param meterRegistry where the fallback counter is registered
+	 * @param canaryMeters the service's canary meters, its rules put in force here
 	 * @return the filter
 	 */
 	@Bean
 	@ConditionalOnBooleanProperty(name = "atlas.gray.enabled", matchIfMissing = true)
 	@ConditionalOnMissingBean
 	GrayRouter atlasGrayRouter(Environment environment, ServiceSettings settings,
-			ObjectProvider<MeterRegistry> meterRegistry) {
-		return new GrayRouter(ServiceContext.serviceId(environment), settings.get(GraySettings.SECTION).gray(),
-				ServiceContext.meters(meterRegistry));
+			ObjectProvider<MeterRegistry> meterRegistry, CanaryMeters canaryMeters) {
+		GrayRules rules = settings.get(GraySettings.SECTION).gray();
+		canaryMeters.inForce(rules.canaryPercentages());
+		return new GrayRouter(ServiceContext.serviceId(environment), rules, ServiceContext.meters(meterRegistry),
+				canaryMeters);
 	}
 
 	/**

@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Atlas's gray router under new rules: a new router when the service's gray rules change
- * (it keeps no state of its own). An application's bean that replaced Atlas's router is
- * kept as it is. Thread-safe.
+ * (it keeps no state of its own but the service's canary meters, which it hands on and
+ * whose series follow the rules once they take effect). An application's bean that
+ * replaced Atlas's router is kept as it is. Thread-safe.
  *
  * @since 0.1.0
  */
@@ -41,8 +42,10 @@ public final class GrayStep implements RuntimeStep {
 		if (router == null || !change.inForce(router) || !change.changed(GraySettings.SECTION)) {
 			return null;
 		}
-		GrayRouter next = new GrayRouter(this.serviceId, change.rules(GraySettings.SECTION).gray(), this.meters);
+		GrayRouter next = new GrayRouter(this.serviceId, change.rules(GraySettings.SECTION).gray(), this.meters,
+				router.canaryMeters());
 		return Rebuild.replacing(router, () -> {
+			next.canaryMeters().inForce(next.rules().canaryPercentages());
 			this.current = next;
 			return next;
 		});

@@ -19,6 +19,7 @@ import dev.atlas.loadbalancer.outlier.OutlierEjection;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
 import dev.atlas.loadbalancer.pipeline.AtlasServiceInstanceListSupplier;
 import dev.atlas.loadbalancer.pipeline.Pipeline;
+import dev.atlas.loadbalancer.routing.CanaryMeters;
 import dev.atlas.loadbalancer.routing.ClusterAffinity;
 import dev.atlas.loadbalancer.routing.GrayRouter;
 import dev.atlas.loadbalancer.routing.LaneRule;
@@ -189,6 +190,37 @@ class RuntimeRulesTest {
 			assertThat(detector.health(instance)).as("detection off: ejected instances back, counts forgotten")
 				.isNull();
 		});
+	}
+
+	@Test
+	void theCanarySeriesFollowTheRulesInForce() {
+		this.runner.run((context) -> {
+			choose(context, "user-service");
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			assertThat(canaryTarget(meters, "v2")).isEqualTo(0.10);
+
+			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "150"));
+			assertThat(canaryTarget(meters, "v2")).as("rejected: the target in force stays").isEqualTo(0.10);
+
+			change(context, Map.of("atlas.services.user-service.gray.weights.v2", "30"));
+			assertThat(canaryTarget(meters, "v2")).isEqualTo(0.30);
+
+			change(context, Map.of("atlas.services.user-service.gray.weights.v3", "5",
+					"atlas.services.user-service.gray.weights.v2", ""));
+			assertThat(meters.find(CanaryMeters.TARGET_METER).tag("service", "user-service").gauges())
+				.as("v2's rule removed, v3's added")
+				.singleElement()
+				.satisfies((gauge) -> assertThat(gauge.getId().getTag("lane")).isEqualTo("v3"));
+			assertThat(meters.find(CanaryMeters.CANARY_METER)
+				.tag("service", "user-service")
+				.counters()
+				.stream()
+				.map((counter) -> counter.getId().getTag("lane"))).containsExactlyInAnyOrder("v3", "baseline");
+		});
+	}
+
+	private static double canaryTarget(MeterRegistry meters, String lane) {
+		return meters.get(CanaryMeters.TARGET_METER).tag("service", "user-service").tag("lane", lane).gauge().value();
 	}
 
 	@Test
