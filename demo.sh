@@ -5,7 +5,8 @@
 #   ./demo.sh              build, start everything, print the reports, stop everything
 #   ./demo.sh --no-build   reuse the jars already in */target
 #   ./demo.sh --keep       leave the services running after the reports, until Ctrl-C
-#   ./demo.sh --prometheus  also run a real Prometheus (on PATH: apt-get install prometheus; and jq) that
+#   ./demo.sh --prometheus  also run a real Prometheus (Debian's prometheus package, and jq: installed with
+#                          apt-get, as root or through sudo, when missing) that
 #                          scrapes the first three order-services and the gateway every second with Atlas's
 #                          alert rules (docs/prometheus/, checked and unit-tested with promtool first); the
 #                          crash scenario must fire AtlasInstanceEjected (order-service ejecting the killed
@@ -15,6 +16,9 @@
 #                          NACOS_ADDR=127.0.0.1:8848 ./demo.sh --registry nacos), which must be running
 #                          (the services register in its public namespace, in a group of the run's own;
 #                          its gRPC port is port + 1000)
+#   ./demo.sh --registry eureka  the same scenarios on a real Eureka server that the demo starts
+#                          (sample-eureka-server, Spring Cloud Netflix's; the samples' 'eureka' profile:
+#                          clients fetch every 2 s, the server answers from its read-write cache)
 #
 # It starts an in-process ZooKeeper (or uses the Nacos server), five user-service instances — three tagged v1 with weights 1, 2
 # and 3, two tagged v2 (the canary version) — and three order-services (all with
@@ -86,7 +90,7 @@
 # CANARY_CALLS (3000), CANARY_TOLERANCE in percentage points (2), CANARY_STEPS (the canary progression's
 # targets in percent, "0 10 50 100 0"), CANARY_STEP_CALLS (2000), CANARY_STEP_TOLERANCE in percentage
 # points (3), START_TIMEOUT in seconds (240),
-# ROLL_CONCURRENCY (50), ROLL_BURST (1000), ROLL_DRAIN (2s), CRASH_EJECTION in s (10), CRASH_PROBE in s
+# ROLL_CONCURRENCY (50), ROLL_BURST (1000), ROLL_DRAIN (2s; 5s with --registry eureka), CRASH_EJECTION in s (10), CRASH_PROBE in s
 # (1), CRASH_EJECT_LIMIT in s (2), GATEWAY_CALLS (200), GATEWAY_SHARE_CALLS (1000), GATEWAY_USERS (500), GATEWAY_ARGS (extra arguments
 # of the gateway), AFFINITY_CALLS (1000), WARMUP in s (20), DEMO_JAVA_OPTS (JVM options
 # for every process), ORDER_ARGS (extra arguments of the first order-service; ORDER_ARGS=--atlas.enabled=false
@@ -117,7 +121,8 @@ CANARY_KEY=atlas.services.user-service.gray.weights.v2
 START_TIMEOUT=${START_TIMEOUT:-240}
 ROLL_CONCURRENCY=${ROLL_CONCURRENCY:-50}
 ROLL_BURST=${ROLL_BURST:-1000}
-ROLL_DRAIN=${ROLL_DRAIN:-2s}
+# ROLL_DRAIN: set below once the registry is known (2s; 5s on Eureka, whose callers fetch every 2 s)
+ROLL_DRAIN=${ROLL_DRAIN:-}
 AFFINITY_CALLS=${AFFINITY_CALLS:-1000}
 WARMUP=${WARMUP:-20}
 CRASH_EJECTION=${CRASH_EJECTION:-10}
@@ -146,7 +151,7 @@ USER_WEIGHTS=(1 2 3 1 1)
 # order-services skip Atlas's drain on shutdown (no caller of theirs is left when the demo stops);
 # the user-services drain ROLL_DRAIN, as they must in the rolling restart.
 FLEET_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain=0s)
-USER_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain="$ROLL_DRAIN")
+USER_ARGS=(--atlas.gray.baseline-tags=v1) # and --atlas.lifecycle.drain=ROLL_DRAIN, below
 # The weight tables compare shares with full weights: warmup (on by default for 60 s after an
 # instance registers) would make the freshly started instances' shares follow their age. Warmup
 # has its own tests and its own scenario (the warmup ramp).
@@ -167,6 +172,7 @@ GATEWAY_ARGS=${GATEWAY_ARGS:-}
 ORDER_OUTLIER_ARGS=(--atlas.outlier.base-ejection-time="${CRASH_EJECTION}s" --atlas.outlier.probe.interval="${CRASH_PROBE}s")
 
 REGISTRY_JAR="$ROOT/sample-registry/target/sample-registry-$VERSION-exec.jar"
+EUREKA_JAR="$ROOT/sample-eureka-server/target/sample-eureka-server-$VERSION-exec.jar"
 USER_JAR="$ROOT/sample-user-service/target/sample-user-service-$VERSION-exec.jar"
 ORDER_JAR="$ROOT/sample-order-service/target/sample-order-service-$VERSION-exec.jar"
 GATEWAY_JAR="$ROOT/sample-gateway/target/sample-gateway-$VERSION-exec.jar"
@@ -191,13 +197,18 @@ done
 
 say() { printf '%s\n' "demo: $*"; }
 die() { printf '%s\n' "demo: $1" >&2; exit "${2:-1}"; }
-$expect_registry && die "--registry needs a value: zookeeper or nacos" 2
+$expect_registry && die "--registry needs a value: zookeeper, nacos or eureka" 2
 case "$registry" in
-  zookeeper) ;;
+  zookeeper|eureka) ;;
   nacos) [[ "${NACOS_ADDR:-}" =~ ^[^:]+:[1-9][0-9]*$ ]] \
            || die "--registry nacos needs NACOS_ADDR=host:port of a running Nacos server (e.g. NACOS_ADDR=127.0.0.1:8848)" 2 ;;
-  *) die "unknown registry '$registry' (allowed: zookeeper, nacos)" 2 ;;
+  *) die "unknown registry '$registry' (allowed: zookeeper, nacos, eureka)" 2 ;;
 esac
+if [[ -z "$ROLL_DRAIN" ]]; then
+  # Eureka's callers notice a deregistration at their next fetch (every 2 s in the 'eureka' profile)
+  if [[ "$registry" == eureka ]]; then ROLL_DRAIN=5s; else ROLL_DRAIN=2s; fi
+fi
+USER_ARGS+=(--atlas.lifecycle.drain="$ROLL_DRAIN")
 [[ -n "${CANARY_STEPS// /}" ]] || die "CANARY_STEPS is empty (e.g. CANARY_STEPS='0 10 50 100 0')" 2
 for target in $CANARY_STEPS; do
   [[ "$target" =~ ^(0|[1-9][0-9]?|100)$ ]] \
@@ -216,9 +227,23 @@ java_version=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.
 PROM_RULES="$ROOT/docs/prometheus/atlas-alerts.yml"
 DASHBOARD="$ROOT/docs/grafana/atlas-dashboard.json"
 if $prometheus; then
+  # Debian's (and Ubuntu's) prometheus package brings prometheus and promtool; installed here when
+  # missing, with apt-get as root or through sudo
+  if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1 \
+    || ! command -v jq >/dev/null 2>&1; then
+    as_root=()
+    [[ "$(id -u)" -eq 0 ]] || as_root=(sudo)
+    if command -v apt-get >/dev/null 2>&1 && { ((${#as_root[@]} == 0)) || command -v sudo >/dev/null 2>&1; }; then
+      say "installing Debian's prometheus and jq packages (${as_root[*]:+${as_root[*]} }apt-get install -y prometheus jq) ..."
+      mkdir -p "$DEMO_DIR"
+      { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+          && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus jq; } \
+        >"$DEMO_DIR/apt.log" 2>&1 || die "apt-get could not install prometheus and jq (see .demo/apt.log)" 2
+    fi
+  fi
   command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 \
-    || die "--prometheus needs 'prometheus' and 'promtool' on PATH (e.g. apt-get install prometheus)." 2
-  command -v jq >/dev/null 2>&1 || die "--prometheus needs 'jq' on PATH (e.g. apt-get install jq)." 2
+    || die "--prometheus needs 'prometheus' and 'promtool' on PATH (Debian's prometheus package: apt-get install prometheus)." 2
+  command -v jq >/dev/null 2>&1 || die "--prometheus needs 'jq' on PATH (apt-get install jq)." 2
   promtool check rules "$PROM_RULES" >/dev/null || die "promtool check rules $PROM_RULES failed" 1
   (cd "$(dirname "$PROM_RULES")" && promtool test rules atlas-alerts-test.yml >/dev/null) \
     || die "the alert rules' unit tests failed (cd docs/prometheus && promtool test rules atlas-alerts-test.yml)" 1
@@ -352,6 +377,7 @@ prom_query() {
 # http_ready PORT : the application on PORT reports ready (asked on its management port)
 http_ready() { curl -fsS --max-time 2 "http://127.0.0.1:${MGMT_OF[$1]}/actuator/health/readiness" 2>/dev/null | grep -q '"UP"'; }
 registry_ready() { grep -q '^ZooKeeper ready on' "$DEMO_DIR/registry.log" 2>/dev/null; }
+eureka_ready() { curl -fsS --max-time 2 -H 'Accept: application/json' "http://127.0.0.1:$EUREKA_PORT/eureka/apps" >/dev/null 2>&1; }
 discovered_count() {
   curl -fsS --max-time 2 "http://127.0.0.1:$1/discovery/user-service" 2>/dev/null \
     | sed -n 's/.*"count":\([0-9]*\).*/\1/p'
@@ -372,11 +398,14 @@ gateway_sees() {
 if $build; then
   say "building the samples (./mvnw -B -q -DskipTests package) ..."
   ./mvnw -B -q -DskipTests package \
-    -pl sample-registry,sample-user-service,sample-order-service,sample-gateway -am \
+    -pl sample-registry,sample-eureka-server,sample-user-service,sample-order-service,sample-gateway -am \
     || die "the build failed (see the Maven output above)"
 fi
 jars=("$USER_JAR" "$ORDER_JAR" "$GATEWAY_JAR")
-[[ "$registry" == nacos ]] || jars+=("$REGISTRY_JAR")
+case "$registry" in
+  zookeeper) jars+=("$REGISTRY_JAR") ;;
+  eureka) jars+=("$EUREKA_JAR") ;;
+esac
 for jar in "${jars[@]}"; do
   [[ -f "$jar" ]] || die "missing $jar; run without --no-build" 2
 done
@@ -416,6 +445,14 @@ if [[ "$registry" == nacos ]]; then
   NACOS_GROUP="ATLAS_DEMO_$$"
   REGISTRY_ENV=(NACOS_ADDR="$NACOS_ADDR" SPRING_PROFILES_ACTIVE=nacos SPRING_CLOUD_NACOS_DISCOVERY_GROUP="$NACOS_GROUP")
   say "using the Nacos server at $NACOS_ADDR (group $NACOS_GROUP)"
+elif [[ "$registry" == eureka ]]; then
+  free_port; EUREKA_PORT=$FREE
+  REGISTRY_INDEX=${#PIDS[@]}
+  # shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
+  start registry "$DEMO_DIR/registry.log" java $DEMO_JAVA_OPTS -jar "$EUREKA_JAR" --server.port="$EUREKA_PORT"
+  wait_until registry "the Eureka server" eureka_ready
+  say "Eureka server ready on http://127.0.0.1:$EUREKA_PORT/ (its dashboard)"
+  REGISTRY_ENV=(EUREKA_URL="http://127.0.0.1:$EUREKA_PORT/eureka/" SPRING_PROFILES_ACTIVE=eureka)
 else
   free_port; ZK_PORT=$FREE
   # shellcheck disable=SC2086 # DEMO_JAVA_OPTS is a list of options
@@ -501,6 +538,7 @@ PROM
   start prometheus "$DEMO_DIR/prometheus.log" prometheus --config.file="$DEMO_DIR/prometheus.yml" \
     --storage.tsdb.path="$DEMO_DIR/prometheus-data" --web.listen-address="127.0.0.1:$PROM_PORT"
   wait_until prometheus "readiness" prom_ready
+  PROM_STARTED=$(date +%s)
   say "Prometheus on http://127.0.0.1:$PROM_PORT scrapes the three order-services and the gateway every second"
 fi
 say "gateway ready on 127.0.0.1:$GATEWAY_PORT (/api/users/** → user-service, /api/orders/** → order-service; lane rules X-User-Group: beta and cookie canary=1 → v2; ${CANARY_PERCENT} % canary on v2 sticky by X-User-Id)"
@@ -1076,6 +1114,21 @@ if $prometheus; then
   echo "expected: every query returns at least one series"
   if $prom_pass; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; failed+=(prometheus); fi
   say "dashboard: import docs/grafana/atlas-dashboard.json in Grafana (Dashboards → New → Import) and pick a Prometheus data source; alert rules: docs/prometheus/atlas-alerts.yml"
+  # the dashboard's panels drawn from this run's data, where matplotlib is installed
+  plotter=""
+  for py in python3 /usr/bin/python3; do
+    if "$py" -c 'import matplotlib' >/dev/null 2>&1; then plotter=$py; break; fi
+  done
+  if [[ -n "$plotter" ]]; then
+    if "$plotter" "$ROOT/docs/grafana/plot-dashboard.py" "http://127.0.0.1:$PROM_PORT" "$PROM_STARTED" "$(date +%s)" \
+      "$DEMO_DIR/dashboard.png" 2>"$DEMO_DIR/plot.log"; then
+      say "the dashboard's panels over this run so far: .demo/dashboard.png"
+    else
+      say "could not draw the dashboard's panels (see .demo/plot.log)"
+    fi
+  else
+    say "to draw the dashboard's panels from this run into .demo/dashboard.png, install matplotlib (apt-get install python3-matplotlib)"
+  fi
   echo
 fi
 

@@ -3,12 +3,14 @@ package dev.atlas.eureka;
 import java.util.HashMap;
 import java.util.Map;
 
+import dev.atlas.autoconfigure.affinity.CallerCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerZoneConfig;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -93,6 +95,18 @@ class EurekaRoutingIT {
 		assertThat(metadata(zonedCaller, "zoned", zoneB)).containsEntry("zone", "zone-b");
 
 		assertThat(calls(zonedCaller, "zoned", Map.of(), 100)).containsOnly(Map.entry(port(zoneA), 100));
+	}
+
+	@Test
+	void eurekasDefaultZoneOfACallerWithoutZoneIsNoCluster() {
+		calls(caller, "weighted", Map.of(), 1);
+		calls(zonedCaller, "zoned", Map.of(), 1);
+
+		// Spring Cloud Netflix hands the load balancer "defaultZone" when no zone is
+		// configured
+		assertThat(caller.getBean(LoadBalancerZoneConfig.class).getZone()).isEqualTo("defaultZone");
+		assertThat(caller.getBean(CallerCluster.class).rules().cluster()).isNull();
+		assertThat(zonedCaller.getBean(CallerCluster.class).rules().cluster()).isEqualTo("zone-a");
 	}
 
 	@Test

@@ -26,7 +26,8 @@ import org.springframework.core.env.Environment;
  * integrations fill in while the application starts (Spring Cloud Netflix's
  * {@code EurekaLoadBalancerClientConfiguration} sets it from
  * {@code eureka.instance.metadata-map.zone} when each load-balancer context is created,
- * if it is still empty);</li>
+ * if it is still empty); a zone that a registry integration only puts there as its
+ * default ({@link PlaceholderZone}: Eureka's {@code defaultZone}) counts as none;</li>
  * <li>{@code spring.cloud.loadbalancer.zone}, when there is no such bean (or several
  * without a primary one: then none is used, and nothing throws).</li>
  * </ol>
@@ -65,6 +66,8 @@ public final class CallerCluster implements ReloadListener {
 
 	private final ObjectProvider<LoadBalancerZoneConfig> zoneConfig;
 
+	private final ObjectProvider<PlaceholderZone> placeholders;
+
 	private volatile @Nullable AffinityRules rules;
 
 	/** The rules of a runtime change being applied, until it is. */
@@ -75,12 +78,15 @@ public final class CallerCluster implements ReloadListener {
 	 * @param settings the settings ({@code atlas.affinity.*} in force)
 	 * @param environment where the Nacos cluster name and the load-balancer zone are read
 	 * @param zoneConfig the zone bean of Spring Cloud, if any
+	 * @param placeholders the registry integrations' placeholder zones, which count as no
+	 * zone when the bean holds one
 	 */
 	public CallerCluster(AtlasSettings settings, Environment environment,
-			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
+			ObjectProvider<LoadBalancerZoneConfig> zoneConfig, ObjectProvider<PlaceholderZone> placeholders) {
 		this.settings = settings;
 		this.environment = environment;
 		this.zoneConfig = zoneConfig;
+		this.placeholders = placeholders;
 	}
 
 	/**
@@ -185,6 +191,11 @@ public final class CallerCluster implements ReloadListener {
 
 	private AffinityRules resolve() {
 		Resolution resolution = resolution();
+		if (resolution.placeholder() != null) {
+			log.info("Atlas cluster affinity: off: the zone '{}' of Spring Cloud's LoadBalancerZoneConfig is the "
+					+ "registry's default, not a zone this application configured (no atlas.affinity.cluster, {} "
+					+ "or zone is set)", resolution.placeholder(), NACOS_CLUSTER);
+		}
 		if (resolution.fromBean() && resolution.rules().cluster() != null) {
 			log.info(
 					"Atlas cluster affinity: this caller's cluster is '{}', the zone of Spring Cloud's "
@@ -223,15 +234,19 @@ public final class CallerCluster implements ReloadListener {
 	private Resolution resolution() {
 		String named = namedByProperty();
 		if (named != null || !this.settings.atStartup(AffinitySection.CALLER).isEnabled()) {
-			return new Resolution(affinity(named), named, false);
+			return new Resolution(affinity(named), named, false, null);
 		}
 		LoadBalancerZoneConfig bean = zoneBean();
 		if (bean == null) {
 			String zone = text(this.environment.getProperty(LOADBALANCER_ZONE));
-			return new Resolution(affinity(zone), zone, false);
+			return new Resolution(affinity(zone), zone, false, null);
 		}
 		String zone = text(bean.getZone());
-		return new Resolution(affinity(zone), zone, true);
+		if (zone != null
+				&& this.placeholders.orderedStream().anyMatch((placeholder) -> placeholder.isPlaceholder(zone))) {
+			return new Resolution(affinity(null), null, true, zone);
+		}
+		return new Resolution(affinity(zone), zone, true, null);
 	}
 
 	/**
@@ -250,7 +265,12 @@ public final class CallerCluster implements ReloadListener {
 		}
 	}
 
-	private record Resolution(AffinityRules rules, @Nullable String zone, boolean fromBean) {
+	/**
+	 * @param placeholder the bean's zone when it was a registry's placeholder (then
+	 * {@code zone} is {@code null})
+	 */
+	private record Resolution(AffinityRules rules, @Nullable String zone, boolean fromBean,
+			@Nullable String placeholder) {
 	}
 
 	private static String describe(AffinityRules rules) {

@@ -1,5 +1,8 @@
 package dev.atlas.autoconfigure.eureka;
 
+import java.util.Arrays;
+
+import dev.atlas.autoconfigure.affinity.PlaceholderZone;
 import dev.atlas.autoconfigure.lifecycle.AtlasLifecycleAutoConfiguration;
 import dev.atlas.autoconfigure.lifecycle.DeferredRegistrationAdvice;
 import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
@@ -11,14 +14,19 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.cloud.netflix.eureka.EurekaClientConfigBean;
+import org.springframework.cloud.netflix.eureka.EurekaInstanceConfigBean;
+import org.springframework.cloud.netflix.eureka.http.RestClientDiscoveryClientOptionalArgs;
 import org.springframework.cloud.netflix.eureka.serviceregistry.EurekaAutoServiceRegistration;
 import org.springframework.cloud.netflix.eureka.serviceregistry.EurekaRegistration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.web.client.RestClient;
 
 /**
  * Eureka-specific support, on when Spring Cloud Netflix's Eureka client is on the
@@ -35,7 +43,9 @@ import org.springframework.context.annotation.Bean;
  * interval is reported once at startup ({@link EurekaDrainCheck});</li>
  * <li>registration metadata ({@code atlas.registered-at}, the gray tag, the zone) reaches
  * Eureka's {@code InstanceInfo}, which copied the configured metadata when the client
- * started.</li>
+ * started;</li>
+ * <li>Eureka's {@code defaultZone}, the zone of an application that configured none, is
+ * no zone for cluster affinity.</li>
  * </ul>
  * Callers follow Eureka through Spring Cloud's {@code HeartbeatEvent}, which the Eureka
  * client publishes after each registry fetch and Atlas's registry support already turns
@@ -43,7 +53,8 @@ import org.springframework.context.annotation.Bean;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = AtlasLifecycleAutoConfiguration.class)
+@AutoConfiguration(after = AtlasLifecycleAutoConfiguration.class,
+		afterName = "org.springframework.cloud.netflix.eureka.EurekaClientAutoConfiguration")
 @ConditionalOnClass({ EurekaAutoServiceRegistration.class, EurekaClientConfigBean.class })
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 public final class AtlasEurekaAutoConfiguration {
@@ -95,6 +106,62 @@ public final class AtlasEurekaAutoConfiguration {
 		return (registration, stamped) -> {
 			if (registration instanceof EurekaRegistration eureka) {
 				eureka.getApplicationInfoManager().registerAppMetadata(stamped);
+			}
+		};
+	}
+
+	/**
+	 * Eureka's {@code defaultZone}, which Spring Cloud Netflix hands the load balancer as
+	 * this application's zone when it configured none (no
+	 * {@code eureka.instance.metadata-map.zone}, no
+	 * {@code eureka.client.availability-zones} for its region): no zone for cluster
+	 * affinity, which would otherwise prefer a zone no instance declares, count every
+	 * call as a spill-over and warn.
+	 * @param client the Eureka client's configuration
+	 * @param instance this instance's Eureka configuration, if any
+	 * @return the placeholder test
+	 */
+	@Bean
+	@ConditionalOnBean(EurekaClientConfigBean.class)
+	PlaceholderZone atlasEurekaDefaultZone(EurekaClientConfigBean client,
+			ObjectProvider<EurekaInstanceConfigBean> instance) {
+		return (zone) -> {
+			if (!EurekaClientConfigBean.DEFAULT_ZONE.equals(zone)
+					|| client.getAvailabilityZones().containsKey(client.getRegion())) {
+				return false;
+			}
+			EurekaInstanceConfigBean own = instance.getIfUnique();
+			return own == null || !zone.equals(own.getMetadataMap().get("zone"));
+		};
+	}
+
+	/**
+	 * Reports, once at startup, when Eureka's own client will send its calls to the
+	 * server through the load balancer: it takes the application's
+	 * {@code RestClient.Builder}, and when the only ones are {@code @LoadBalanced}, it
+	 * takes one of those, resolves the server's host as a service id, and never registers
+	 * (spring-cloud-netflix#4591). The fix is the application's: a plain
+	 * {@code @Primary RestClient.Builder} bean, the load-balanced one injected with
+	 * {@code @LoadBalanced}.
+	 * @param beanFactory the application's bean factory
+	 * @return the check
+	 */
+	@Bean
+	@ConditionalOnClass(name = { "org.springframework.web.client.RestClient",
+			"org.springframework.cloud.netflix.eureka.http.RestClientDiscoveryClientOptionalArgs" })
+	static SmartInitializingSingleton atlasEurekaTransportCheck(ConfigurableListableBeanFactory beanFactory) {
+		return () -> {
+			if (beanFactory.getBeanNamesForType(RestClientDiscoveryClientOptionalArgs.class, true, false).length == 0) {
+				return;
+			}
+			String[] builders = beanFactory.getBeanNamesForType(RestClient.Builder.class, true, false);
+			if (builders.length > 0 && Arrays.stream(builders)
+				.allMatch((name) -> beanFactory.findAnnotationOnBean(name, LoadBalanced.class, false) != null)) {
+				log.warn("Every RestClient.Builder bean of this application is @LoadBalanced ({}), and Eureka's client "
+						+ "takes one of them for its own calls to the Eureka server, whose host it then resolves as a "
+						+ "service id: this application will not register nor fetch the registry "
+						+ "(spring-cloud-netflix#4591). Add a plain @Primary RestClient.Builder bean and inject the "
+						+ "load-balanced one with @LoadBalanced", String.join(", ", builders));
 			}
 		};
 	}

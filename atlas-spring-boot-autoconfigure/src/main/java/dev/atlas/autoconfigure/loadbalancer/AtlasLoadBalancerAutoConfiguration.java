@@ -11,6 +11,7 @@ import dev.atlas.autoconfigure.affinity.AffinityProperties;
 import dev.atlas.autoconfigure.affinity.AffinitySection;
 import dev.atlas.autoconfigure.affinity.CallerCensus;
 import dev.atlas.autoconfigure.affinity.CallerCluster;
+import dev.atlas.autoconfigure.affinity.PlaceholderZone;
 import dev.atlas.autoconfigure.gray.GrayProperties;
 import dev.atlas.autoconfigure.gray.GraySettings;
 import dev.atlas.autoconfigure.lifecycle.LifecycleProperties;
@@ -253,8 +254,8 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	 */
 	@Bean
 	CallerCluster atlasCallerCluster(AtlasSettings settings, Environment environment,
-			ObjectProvider<LoadBalancerZoneConfig> zoneConfig) {
-		return new CallerCluster(settings, environment, zoneConfig);
+			ObjectProvider<LoadBalancerZoneConfig> zoneConfig, ObjectProvider<PlaceholderZone> placeholders) {
+		return new CallerCluster(settings, environment, zoneConfig, placeholders);
 	}
 
 	/**

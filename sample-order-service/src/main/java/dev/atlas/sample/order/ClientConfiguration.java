@@ -6,6 +6,7 @@ import org.springframework.boot.restclient.RestTemplateBuilder;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
@@ -35,6 +36,20 @@ public class ClientConfiguration {
 			.readTimeout(READ_TIMEOUT)
 			.additionalInterceptors(new CallerInterceptor())
 			.build();
+	}
+
+	/**
+	 * The builder for calls that are not load-balanced, injected wherever no
+	 * {@code @LoadBalanced} qualifier asks for the other: Eureka's client (the 'eureka'
+	 * profile) takes the application's {@code RestClient.Builder} for its own calls to
+	 * the Eureka server, and with only a load-balanced one it would resolve the server's
+	 * host as a service id and never register (Atlas warns at startup).
+	 * @return a plain RestClient builder
+	 */
+	@Bean
+	@Primary
+	RestClient.Builder restClientBuilder() {
+		return RestClient.builder();
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.stereotype.Component;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
@@ -31,7 +32,7 @@ public class UserCalls {
 	 * @param webClientBuilder the load-balanced WebClient builder
 	 * @param feign the Feign client
 	 */
-	public UserCalls(RestTemplate restTemplate, RestClient.Builder restClientBuilder,
+	public UserCalls(RestTemplate restTemplate, @LoadBalanced RestClient.Builder restClientBuilder,
 			WebClient.Builder webClientBuilder, UserClient feign) {
 		this.restTemplate = restTemplate;
 		this.restClient = restClientBuilder.build();

@@ -1,0 +1,77 @@
+package dev.atlas.eureka;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.client.loadbalancer.LoadBalanced;
+import org.springframework.context.annotation.Bean;
+import org.springframework.web.client.RestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An application whose only {@code RestClient.Builder} is {@code @LoadBalanced} hands it
+ * to Eureka's own client, which then cannot reach the server (spring-cloud-netflix#4591):
+ * Atlas says so at startup, naming the fix; with a plain {@code @Primary} builder beside
+ * it ({@link WhoApp}) it says nothing.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class EurekaTransportCheckIT {
+
+	private static final String WARNING = "Every RestClient.Builder bean of this application is @LoadBalanced";
+
+	private static EurekaApps apps;
+
+	@BeforeAll
+	static void start() {
+		apps = new EurekaApps();
+	}
+
+	@AfterAll
+	static void stop() {
+		apps.close();
+	}
+
+	@Test
+	void onlyALoadBalancedBuilderIsReported(CapturedOutput output) {
+		apps.start(LoadBalancedOnlyApp.class, "lb-only");
+
+		assertThat(output).contains(WARNING + " (loadBalancedRestClientBuilder)");
+	}
+
+	@Test
+	void aPrimaryPlainBuilderBesideItIsNot(CapturedOutput output) {
+		apps.start(WhoApp.class, "with-plain");
+
+		assertThat(output).doesNotContain(WARNING);
+	}
+
+	@Test
+	void aDrainShorterThanTheFetchIntervalIsReportedAtStartup(CapturedOutput output) {
+		// EurekaApps: fetch every second, no drain
+		apps.start(WhoApp.class, "no-drain");
+
+		assertThat(output).contains(
+				"atlas.lifecycle.drain (0 ms) is shorter than eureka.client.registry-fetch-interval-seconds (1 s)");
+	}
+
+	/** The mistake: one builder, load-balanced. */
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class LoadBalancedOnlyApp {
+
+		@Bean
+		@LoadBalanced
+		RestClient.Builder loadBalancedRestClientBuilder() {
+			return RestClient.builder();
+		}
+
+	}
+
+}

@@ -1,0 +1,4 @@
+/**
+ * The samples' Eureka server.
+ */
+package dev.atlas.sample.eureka;
