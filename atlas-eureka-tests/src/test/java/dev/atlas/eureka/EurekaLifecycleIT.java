@@ -116,16 +116,19 @@ class EurekaLifecycleIT {
 		finally {
 			running.set(false);
 			callers.shutdown();
-			assertThat(callers.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
 		}
+		assertThat(callers.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
 		System.out.printf(
 				"Eureka rolling restart: %d requests, %d failed; last request to each stopped "
 						+ "instance after its shutdown began: %s ms%n",
 				succeeded.get(), failures.size(), lastRequestAfterShutdownMillis);
 		assertThat(failures).isEmpty();
 		assertThat(succeeded.get()).isGreaterThan(1000);
-		// callers stopped choosing each stopping instance within its 3 s drain
-		assertThat(lastRequestAfterShutdownMillis).allSatisfy((millis) -> assertThat(millis).isLessThan(3000));
+		// each stopping instance kept serving after its shutdown began (it drained, still
+		// listed by callers until their next fetch), and callers stopped choosing it
+		// within
+		// its 3 s drain
+		assertThat(lastRequestAfterShutdownMillis).allSatisfy((millis) -> assertThat(millis).isBetween(0L, 2999L));
 	}
 
 }

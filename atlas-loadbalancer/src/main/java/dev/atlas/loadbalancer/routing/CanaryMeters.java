@@ -23,17 +23,19 @@ import io.micrometer.core.instrument.MeterRegistry;
  * </ul>
  * Tagged {@code service} and {@code lane}. The series follow the rules in force
  * ({@link #inForce}): a tag removed from the rules takes its series with it, so that a
- * canary that was closed leaves no target behind. A canary's share is
- * {@code rate(atlas_gray_canary_total{lane="v2"}) / rate(atlas_gray_canary_total)}.
- * Thread-safe: the counters are lock-free, {@link #inForce} and {@link #close()} lock.
+ * canary that was closed leaves no target behind. A canary's share of one caller's
+ * requests in Prometheus: {@code rate(atlas_gray_canary_total{lane="v2"}[5m]) /
+ * ignoring(lane) sum without(lane) (rate(atlas_gray_canary_total[5m]))}. A canary tag
+ * spelled {@value #BASELINE_LANE} is counted with the baseline. Thread-safe: the counters
+ * are lock-free, {@link #inForce} and {@link #close()} lock.
  *
  * @since 0.1.0
  */
 public final class CanaryMeters {
 
 	/**
-	 * Counter of requests the percentage rules sent to each lane; tags {@code service},
-	 * {@code lane}.
+	 * Counter of requests (one per percentage choice) the percentage rules sent to each
+	 * lane; tags {@code service}, {@code lane}.
 	 */
 	public static final String CANARY_METER = "atlas.gray.canary";
 

@@ -94,9 +94,10 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 
 	/**
 	 * The requests each percentage choice sent to a canary lane, in {@link #canaryTags}
-	 * order, then those it left on the baseline; empty without percentage rules.
+	 * order, then those it left on the baseline; empty without percentage rules, its
+	 * elements {@code null} (nothing counted) until {@link #putInForce()}.
 	 */
-	private final Counter[] canaryDraws;
+	private final @Nullable Counter[] canaryDraws;
 
 	private final OncePerKeyLog warnings = new OncePerKeyLog();
 
@@ -113,25 +114,30 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 	private final Function<InstanceSnapshot, Lanes> lanes = Lanes::new;
 
 	/**
-	 * Creates the router of one service, with canary meters of its own, its rules in
-	 * force.
+	 * Creates the router of one service, in force at once, with canary meters of its own
+	 * (registered in {@code meterRegistry}, removed by {@code canaryMeters().close()}):
+	 * for a router used alone. A router that later versions replace at runtime shares the
+	 * service's {@link CanaryMeters} instead
+	 * ({@link #GrayRouter(String, GrayRules, MeterRegistry, CanaryMeters)}).
 	 * @param serviceId the service
 	 * @param rules the rules
 	 * @param meterRegistry where {@value #FALLBACK_METER} and the {@link CanaryMeters}
 	 * are registered
 	 */
 	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry) {
-		this(serviceId, rules, meterRegistry, inForce(new CanaryMeters(serviceId, meterRegistry), rules));
+		this(serviceId, rules, meterRegistry, new CanaryMeters(serviceId, meterRegistry));
+		putInForce();
 	}
 
 	/**
-	 * Creates the router of one service.
+	 * Creates the router of one service; its percentage choices are counted once it is
+	 * {@link #putInForce() put in force}, so that a router prepared for rules that never
+	 * take effect leaves no series behind.
 	 * @param serviceId the service
 	 * @param rules the rules
 	 * @param meterRegistry where {@value #FALLBACK_METER} is registered
 	 * @param canaryMeters the service's canary meters, shared by every version of its
-	 * router; the caller puts {@code rules} {@link CanaryMeters#inForce in force} when
-	 * this router takes over
+	 * router
 	 */
 	public GrayRouter(String serviceId, GrayRules rules, MeterRegistry meterRegistry, CanaryMeters canaryMeters) {
 		this.serviceId = Objects.requireNonNull(serviceId, "serviceId");
@@ -153,17 +159,24 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 			.register(meterRegistry);
 		this.canaryMeters = Objects.requireNonNull(canaryMeters, "canaryMeters");
 		this.canaryDraws = new Counter[(this.canaryTags.length > 0) ? this.canaryTags.length + 1 : 0];
-		for (int i = 0; i < this.canaryTags.length; i++) {
-			this.canaryDraws[i] = canaryMeters.counter(this.canaryTags[i]);
-		}
-		if (this.canaryTags.length > 0) {
-			this.canaryDraws[this.canaryTags.length] = canaryMeters.counter(CanaryMeters.BASELINE_LANE);
-		}
 	}
 
-	private static CanaryMeters inForce(CanaryMeters meters, GrayRules rules) {
-		meters.inForce(rules.canaryPercentages());
-		return meters;
+	/**
+	 * This router takes over: its percentage rules become the service's canary series
+	 * ({@link CanaryMeters#inForce}), and its choices are counted from now on. Call it
+	 * before the router is published to the threads that route (a volatile write of the
+	 * pipeline publishes the counters with it). Idempotent.
+	 * @return this router
+	 */
+	public GrayRouter putInForce() {
+		this.canaryMeters.inForce(this.rules.canaryPercentages());
+		for (int i = 0; i < this.canaryTags.length; i++) {
+			this.canaryDraws[i] = this.canaryMeters.counter(this.canaryTags[i]);
+		}
+		if (this.canaryTags.length > 0) {
+			this.canaryDraws[this.canaryTags.length] = this.canaryMeters.counter(CanaryMeters.BASELINE_LANE);
+		}
+		return this;
 	}
 
 	/**
@@ -261,15 +274,21 @@ public final class GrayRouter implements CandidateFilter, Ordered {
 				if (u < this.canaryCumulative[i]) {
 					InstanceSnapshot lane = lanes.canary[i];
 					if (lane != null) {
-						this.canaryDraws[i].increment();
+						count(this.canaryDraws[i]);
 						return lane;
 					}
 					break;
 				}
 			}
-			this.canaryDraws[this.canaryTags.length].increment();
+			count(this.canaryDraws[this.canaryTags.length]);
 		}
 		return this.rules.isolateBaseline() ? lanes.baselineOrAll : lanes.all;
+	}
+
+	private static void count(@Nullable Counter draws) {
+		if (draws != null) {
+			draws.increment();
+		}
 	}
 
 	private InstanceSnapshot fallback(Lanes lanes, String tag) {

@@ -132,18 +132,21 @@ class GrayRouterTest {
 	@Test
 	void canarySeriesFollowTheRulesInForce() {
 		CanaryMeters canaries = new CanaryMeters(SERVICE, this.meters);
-		canaries.inForce(Map.of("v2", 10.0));
 		GrayRouter first = new GrayRouter(SERVICE, new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true,
 				Set.of(), Map.of("v2", 10.0), null), this.meters, canaries);
+		assertThat(lanes()).as("nothing before it is in force").isEmpty();
+		first.putInForce();
 		first.route(this.fleet, null, null, this.random);
 		assertThat(lanes()).containsExactlyInAnyOrder("v2", "baseline");
 
-		// prepared (its counters exist at 0) but not yet in force: the target is still 10
-		// %
+		// prepared for rules that are not in force (yet): no series of its own, the
+		// target
+		// still 10 %
 		GrayRouter next = new GrayRouter(SERVICE, new GrayRules("X-Service-Version", null, GrayFallback.BASELINE, true,
 				Set.of(), Map.of("v3", 50.0), null), this.meters, first.canaryMeters());
+		assertThat(lanes()).containsExactlyInAnyOrder("v2", "baseline");
 		assertThat(canaries.target("v2")).isEqualTo(0.10);
-		next.canaryMeters().inForce(next.rules().canaryPercentages());
+		next.putInForce();
 
 		assertThat(lanes()).containsExactlyInAnyOrder("v3", "baseline");
 		assertThat(this.meters.find("atlas.gray.canary.target").gauges()).singleElement()

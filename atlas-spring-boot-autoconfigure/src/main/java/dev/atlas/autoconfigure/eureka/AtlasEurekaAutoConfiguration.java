@@ -170,17 +170,19 @@ public final class AtlasEurekaAutoConfiguration {
 	 * Reports, once at startup, a drain shorter than this application's registry fetch
 	 * interval, when it registers with Eureka and Atlas owns its shutdown.
 	 * @param clientConfig the Eureka client's configuration
-	 * @param lifecycle the lifecycle properties of Atlas
+	 * @param lifecycle the lifecycle properties of Atlas, absent when its lifecycle
+	 * auto-configuration is excluded (then nothing is checked)
 	 * @return the check
 	 */
 	@Bean
 	@ConditionalOnBean(EurekaClientConfigBean.class)
 	@ConditionalOnBooleanProperty(name = "atlas.lifecycle.graceful-shutdown", matchIfMissing = true)
 	SmartInitializingSingleton atlasEurekaDrainCheck(EurekaClientConfigBean clientConfig,
-			LifecycleProperties lifecycle) {
+			ObjectProvider<LifecycleProperties> lifecycle) {
 		return () -> {
-			if (clientConfig.isRegisterWithEureka()) {
-				EurekaDrainCheck.warning(lifecycle.getDrain(), clientConfig.getRegistryFetchIntervalSeconds())
+			LifecycleProperties properties = lifecycle.getIfAvailable();
+			if (properties != null && clientConfig.isRegisterWithEureka()) {
+				EurekaDrainCheck.warning(properties.getDrain(), clientConfig.getRegistryFetchIntervalSeconds())
 					.ifPresent(log::warn);
 			}
 		};

@@ -4,7 +4,6 @@ import dev.atlas.autoconfigure.runtime.ServiceContext;
 import dev.atlas.autoconfigure.settings.ServiceSettings;
 import dev.atlas.loadbalancer.routing.CanaryMeters;
 import dev.atlas.loadbalancer.routing.GrayRouter;
-import dev.atlas.loadbalancer.routing.GrayRules;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -50,10 +49,9 @@ public class GrayClientConfiguration {
 	@ConditionalOnMissingBean
 	GrayRouter atlasGrayRouter(Environment environment, ServiceSettings settings,
 			ObjectProvider<MeterRegistry> meterRegistry, CanaryMeters canaryMeters) {
-		GrayRules rules = settings.get(GraySettings.SECTION).gray();
-		canaryMeters.inForce(rules.canaryPercentages());
-		return new GrayRouter(ServiceContext.serviceId(environment), rules, ServiceContext.meters(meterRegistry),
-				canaryMeters);
+		return new GrayRouter(ServiceContext.serviceId(environment), settings.get(GraySettings.SECTION).gray(),
+				ServiceContext.meters(meterRegistry), canaryMeters)
+			.putInForce();
 	}
 
 	/**

@@ -45,7 +45,7 @@ public final class GrayStep implements RuntimeStep {
 		GrayRouter next = new GrayRouter(this.serviceId, change.rules(GraySettings.SECTION).gray(), this.meters,
 				router.canaryMeters());
 		return Rebuild.replacing(router, () -> {
-			next.canaryMeters().inForce(next.rules().canaryPercentages());
+			next.putInForce();
 			this.current = next;
 			return next;
 		});

@@ -38,7 +38,8 @@ public interface AutoRegistration {
 	 * The web server has started and this auto-registration's registration is held back
 	 * until the application is ready: takes what the registration must know before then
 	 * (Eureka's: the port, for an {@code InstanceInfo} built meanwhile by any use of the
-	 * discovery client). Does not register. Does nothing by default.
+	 * discovery client). Does not register. Does nothing by default. Called on the thread
+	 * that publishes the event (the main thread, while the context refreshes).
 	 * @param event the (non-management) web server's {@link WebServerInitializedEvent},
 	 * never {@code null}
 	 */

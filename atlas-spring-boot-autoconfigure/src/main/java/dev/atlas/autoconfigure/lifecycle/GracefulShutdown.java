@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
@@ -79,6 +80,14 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 */
 	public static final String DRAIN_METER = "atlas.lifecycle.drain";
 
+	/**
+	 * Gauge of the shutdown sequence: 1 while this application deregisters and drains
+	 * ({@link State#DRAINING}), else 0; tags none. Scraped during the drain (the
+	 * management server is still up then), unlike {@value #DRAIN_METER}, which is
+	 * recorded at its end.
+	 */
+	public static final String DRAINING_METER = "atlas.lifecycle.draining";
+
 	private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
 	private final ApplicationContext context;
@@ -119,7 +128,7 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 	 * @param deregisterTimeout longest wait for the registry to confirm deregistration,
 	 * not negative
 	 * @param meterRegistry where {@value #DRAIN_METER} is recorded, timed with this
-	 * registry's (monotonic) clock
+	 * registry's (monotonic) clock, and {@value #DRAINING_METER} registered
 	 * @param clock source of {@link #deregisteredAt()}
 	 * @param sleeper waits out the drain
 	 * @param onKubernetes whether the application runs on Kubernetes (Spring Boot's
@@ -146,6 +155,9 @@ public class GracefulShutdown implements ApplicationListener<ContextClosedEvent>
 		this.meterRegistry = meterRegistry;
 		this.drainTimer = Timer.builder(DRAIN_METER)
 			.description("Time spent draining (deregistered, still serving) before the web server stops")
+			.register(meterRegistry);
+		Gauge.builder(DRAINING_METER, this, (sequence) -> (sequence.state() == State.DRAINING) ? 1 : 0)
+			.description("1 while this application deregisters and drains before it stops, else 0")
 			.register(meterRegistry);
 		this.clock = clock;
 		this.sleeper = sleeper;

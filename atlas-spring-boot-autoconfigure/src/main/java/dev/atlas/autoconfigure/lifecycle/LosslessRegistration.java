@@ -301,8 +301,10 @@ public class LosslessRegistration implements SmartApplicationListener {
 	/**
 	 * Whether an auto-registration's own {@code SmartLifecycle.start()} must not register
 	 * now: in a web application, until readiness (the web server's event is replayed
-	 * then), and once shutdown has begun. A non-web application has no web server event
-	 * to replay, so its lifecycle start registers as it would without Atlas.
+	 * then), while {@code atlas.lifecycle.register-delay} runs (a configuration refresh
+	 * restarts Eureka's auto-registration), and once shutdown has begun. A non-web
+	 * application has no web server event to replay, so its lifecycle start registers as
+	 * it would without Atlas.
 	 * @return {@code true} to skip the start
 	 */
 	public boolean holdsLifecycleStart() {
@@ -310,7 +312,7 @@ public class LosslessRegistration implements SmartApplicationListener {
 			return false;
 		}
 		synchronized (this.lock) {
-			return !this.ready || this.closed;
+			return !this.ready || this.closed || !this.delayed.isEmpty();
 		}
 	}
 

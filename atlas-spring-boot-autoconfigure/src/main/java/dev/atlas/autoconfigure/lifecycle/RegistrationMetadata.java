@@ -80,7 +80,9 @@ public class RegistrationMetadata {
 				}
 			});
 			metadata.putAll(stamped);
-			this.sinks.forEach((sink) -> sink.stamped(registration, stamped));
+			for (RegistrationMetadataSink sink : this.sinks) {
+				publish(sink, registration, stamped);
+			}
 		}
 		catch (UnsupportedOperationException ex) {
 			log.warn(
@@ -89,6 +91,22 @@ public class RegistrationMetadata {
 					registration.getServiceId(), MetadataKeys.REGISTERED_AT);
 		}
 		return now;
+	}
+
+	/**
+	 * Tells a sink, which must not keep the registration from registering: a failure is
+	 * logged (WARN) and the registration goes on without that registry seeing the stamp.
+	 */
+	private static void publish(RegistrationMetadataSink sink, Registration registration, Map<String, String> stamped) {
+		try {
+			sink.stamped(registration, stamped);
+		}
+		catch (RuntimeException ex) {
+			log.warn(
+					"Atlas's registration metadata {} could not be handed to the registry of '{}'; it registers "
+							+ "without it (callers time warmup from when they first see this instance): {}",
+					stamped.keySet(), registration.getServiceId(), ex.toString());
+		}
 	}
 
 	/**

@@ -9,7 +9,9 @@ import org.springframework.cloud.client.serviceregistry.Registration;
  * before the registry registers it; for a registry whose registration copied its metadata
  * earlier, so that a write to {@link Registration#getMetadata()} alone would never reach
  * the registry (Eureka builds its {@code InstanceInfo} from a copy when the client
- * starts). Called on the registering thread; implementations must not throw.
+ * starts). Called on the registering thread, which may be the main thread, the thread of
+ * {@code atlas.lifecycle.register-delay} or a configuration refresh's: implementations
+ * are thread-safe; what they throw is logged and does not stop the registration.
  *
  * @since 0.1.0
  */

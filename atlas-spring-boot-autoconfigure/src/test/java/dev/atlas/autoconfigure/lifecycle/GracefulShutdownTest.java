@@ -59,6 +59,9 @@ class GracefulShutdownTest {
 	/** What happened, in order. */
 	private final List<String> steps = new CopyOnWriteArrayList<>();
 
+	/** The draining gauge, read by the sleeper while it waits out each drain. */
+	private final List<Double> drainingWhileDraining = new CopyOnWriteArrayList<>();
+
 	/** A web application's root context, unless a test uses {@link #nonWebContext}. */
 	private final GenericApplicationContext context = new WebContext();
 
@@ -92,6 +95,7 @@ class GracefulShutdownTest {
 		return new GracefulShutdown(context, Stream.of(registrations).map(AutoRegistration::of).toList(), null, drain,
 				Duration.ofSeconds(30), this.meters, this.clock, (duration) -> {
 					this.steps.add("drain " + duration);
+					this.drainingWhileDraining.add(draining());
 					this.time.add(duration);
 				}, onKubernetes, null);
 	}
@@ -106,6 +110,10 @@ class GracefulShutdownTest {
 		return new FakeRegistration(this.context, this.steps, running).onStop(() -> this.time.add(stopTakes));
 	}
 
+	private double draining() {
+		return this.meters.get(GracefulShutdown.DRAINING_METER).gauge().value();
+	}
+
 	private Timer drainTimer() {
 		return this.meters.get(GracefulShutdown.DRAIN_METER).timer();
 	}
@@ -114,8 +122,11 @@ class GracefulShutdownTest {
 	void deregistersThenRefusesTrafficThenDrainsWithoutRealWaiting() {
 		long start = this.clock.millis();
 		GracefulShutdown shutdown = shutdown(Duration.ofSeconds(30), registration(true, Duration.ZERO));
+		assertThat(draining()).isZero();
 		assertThat(shutdown.runAndWait(GracefulShutdown.Trigger.CONTEXT_CLOSED)).isTrue();
 		assertThat(this.steps).containsExactly("deregister", "readiness REFUSING_TRAFFIC", "drain PT30S");
+		assertThat(this.drainingWhileDraining).containsExactly(1.0);
+		assertThat(draining()).isZero();
 		assertThat(shutdown.state()).isEqualTo(GracefulShutdown.State.DRAINED);
 		assertThat(shutdown.deregisteredAt()).isEqualTo(start);
 		assertThat(drainTimer().count()).isEqualTo(1);

@@ -219,6 +219,24 @@ class RuntimeRulesTest {
 		});
 	}
 
+	@Test
+	void aCanaryOfAChangeThatIsNotAppliedLeavesNoSeries() {
+		this.runner.withBean("explodingStrategy", StrategyFactory.class, () -> StrategyFactory.of("exploding", (s) -> {
+			throw new IllegalStateException("cannot create it");
+		})).run((context) -> {
+			choose(context, "user-service");
+			change(context, Map.of("atlas.services.user-service.loadbalancer.strategy", "exploding",
+					"atlas.services.user-service.gray.weights.v3", "5"));
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			assertThat(meters.find(CanaryMeters.CANARY_METER)
+				.tag("service", "user-service")
+				.counters()
+				.stream()
+				.map((counter) -> counter.getId().getTag("lane"))).containsExactlyInAnyOrder("v2", "baseline");
+			assertThat(meters.find(CanaryMeters.TARGET_METER).tag("lane", "v3").gauge()).isNull();
+		});
+	}
+
 	private static double canaryTarget(MeterRegistry meters, String lane) {
 		return meters.get(CanaryMeters.TARGET_METER).tag("service", "user-service").tag("lane", lane).gauge().value();
 	}
@@ -403,6 +421,11 @@ class RuntimeRulesTest {
 				.gray()
 				.canaryPercentages()).as("settings rolled back").containsEntry("v2", 10.0);
 			assertThat(output.getOut()).contains("cannot create it");
+			assertThat(context.getBean(MeterRegistry.class)
+				.find(CanaryMeters.TARGET_METER)
+				.tag("service", "user-service")
+				.gauge()
+				.value()).as("the target in force stays").isEqualTo(0.10);
 		});
 	}
 
