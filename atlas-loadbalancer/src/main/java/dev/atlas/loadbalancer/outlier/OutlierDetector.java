@@ -46,6 +46,7 @@ import org.springframework.cloud.client.ServiceInstance;
  * {@link OutlierEjection}, a candidate filter, leaves the ejected instances out of each
  * request's candidates, unless the panic threshold says otherwise. One INFO line per
  * ejection and per return; meters {@value #EJECTIONS_METER}{@code {service,reason}},
+ * {@value #PROBES_METER}{@code {service,result}},
  * {@value #EJECTED_METER}{@code {service}} and {@value #PANIC_METER}{@code {service}}.
  *
  * <p>
@@ -77,6 +78,20 @@ public final class OutlierDetector implements AutoCloseable, LaneHealth {
 	 * panic threshold; tags {@code service}.
 	 */
 	public static final String PANIC_METER = "atlas.outlier.panic";
+
+	/**
+	 * Counter of probes of ejected instances (TCP or HTTP; not with probe type
+	 * {@code none}), by {@code result}: {@value #PROBE_PASSED} (the instance returns) or
+	 * {@value #PROBE_FAILED} (ejected one more interval); tags {@code service},
+	 * {@code result}.
+	 */
+	public static final String PROBES_METER = "atlas.outlier.probes";
+
+	/** {@code result} of a probe that passed. */
+	public static final String PROBE_PASSED = "passed";
+
+	/** {@code result} of a probe that failed. */
+	public static final String PROBE_FAILED = "failed";
 
 	/** Value of the {@code reason} tag for {@code consecutive5xx}. */
 	public static final String REASON_5XX = "consecutive-5xx";
@@ -383,6 +398,14 @@ public final class OutlierDetector implements AutoCloseable, LaneHealth {
 	 */
 	Config config() {
 		return this.config;
+	}
+
+	/**
+	 * The service's outlier meters (for the prober).
+	 * @return the meters
+	 */
+	OutlierMeters meters() {
+		return this.meters;
 	}
 
 	/**

@@ -7,10 +7,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 /**
  * The meters of one service's outlier detection: ejections by reason
  * ({@value OutlierDetector#EJECTIONS_METER}{@code {service,reason}}), instances ejected
- * now ({@value OutlierDetector#EJECTED_METER}{@code {service}}, a gauge) and requests
- * routed in panic mode ({@value OutlierDetector#PANIC_METER}{@code {service}}). Tags are
- * bounded: the service and one of two reasons, never the instance. Registered once, when
- * the detector is created; thread-safe (Micrometer's meters are).
+ * now ({@value OutlierDetector#EJECTED_METER}{@code {service}}, a gauge), requests routed
+ * in panic mode ({@value OutlierDetector#PANIC_METER}{@code {service}}) and probes of
+ * ejected instances ({@value OutlierDetector#PROBES_METER}{@code {service,result}}). Tags
+ * are bounded: the service and one of two reasons, never the instance. Registered once,
+ * when the detector is created; thread-safe (Micrometer's meters are).
  */
 final class OutlierMeters {
 
@@ -23,6 +24,10 @@ final class OutlierMeters {
 	private final Counter ejectionsFailurePercentage;
 
 	private final Counter panic;
+
+	private final Counter probesPassed;
+
+	private final Counter probesFailed;
 
 	/**
 	 * Registers the meters of a service.
@@ -41,6 +46,8 @@ final class OutlierMeters {
 			.description("Requests routed with outlier ejection ignored: their lane was below the panic threshold")
 			.tag("service", serviceId)
 			.register(registry);
+		this.probesPassed = probeCounter(registry, serviceId, OutlierDetector.PROBE_PASSED);
+		this.probesFailed = probeCounter(registry, serviceId, OutlierDetector.PROBE_FAILED);
 		Gauge.builder(OutlierDetector.EJECTED_METER, detector, (d) -> d.ejected().size())
 			.description("Instances of the service ejected as outliers now")
 			.tag("service", serviceId)
@@ -53,6 +60,22 @@ final class OutlierMeters {
 			.tag("service", serviceId)
 			.tag("reason", reason)
 			.register(registry);
+	}
+
+	private static Counter probeCounter(MeterRegistry registry, String serviceId, String result) {
+		return Counter.builder(OutlierDetector.PROBES_METER)
+			.description("Probes of ejected instances, by result")
+			.tag("service", serviceId)
+			.tag("result", result)
+			.register(registry);
+	}
+
+	/**
+	 * Counts a probe of an ejected instance.
+	 * @param passed whether it passed
+	 */
+	void probed(boolean passed) {
+		(passed ? this.probesPassed : this.probesFailed).increment();
 	}
 
 	/**

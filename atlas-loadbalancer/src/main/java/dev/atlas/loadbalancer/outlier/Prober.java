@@ -102,6 +102,9 @@ final class Prober {
 		OutlierRules rules = config.rules();
 		ProbeType type = rules.probe().type();
 		boolean passed = type == ProbeType.NONE || config.probe().probe(instance.instance);
+		if (type != ProbeType.NONE) {
+			detector.meters().probed(passed);
+		}
 		if (passed) {
 			ejector.bringBack(instance, type);
 		}

@@ -302,6 +302,30 @@ class OutlierDetectorTest {
 	}
 
 	@Test
+	void probesAreCountedByResultButNotWithoutAProbe() {
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		this.down.add("i0");
+		this.clock.advance(Duration.ofSeconds(30));
+		this.scheduler.runNext();
+		this.down.remove("i0");
+		this.scheduler.runNext();
+		assertThat(ejected(0)).isFalse();
+		assertThat(probes("failed")).isOne();
+		assertThat(probes("passed")).isOne();
+
+		rebuild(withProbe(ProbeType.NONE), 3);
+		fail(0, Outcome.GATEWAY_FAILURE, 5);
+		this.clock.advance(Duration.ofSeconds(120));
+		this.scheduler.runNext();
+		assertThat(ejected(0)).isFalse();
+		assertThat(probes("passed")).as("no probe sent: nothing counted").isOne();
+	}
+
+	private double probes(String result) {
+		return this.meters.counter(OutlierDetector.PROBES_METER, "service", SERVICE, "result", result).count();
+	}
+
+	@Test
 	void withoutProbesAnInstanceReturnsWhenItsEjectionTimeIsOver() {
 		rebuild(withProbe(ProbeType.NONE), 3);
 		fail(0, Outcome.GATEWAY_FAILURE, 5);
