@@ -39,11 +39,16 @@ final class ForkedSample implements AutoCloseable {
 			throw new IllegalStateException(jarProperty + " names no built jar (" + jar
 					+ "): build the samples first, e.g. ./mvnw -B -DskipTests package");
 		}
+		Path extracted = extracted(Path.of(jar)).toAbsolutePath();
 		List<String> command = new ArrayList<>();
 		command.add(java());
 		command.add("-XX:TieredStopAtLevel=1");
+		Path archive = classArchive(extracted);
+		if (archive != null) {
+			command.add("-XX:SharedArchiveFile=" + archive);
+		}
 		command.add("-jar");
-		command.add(extracted(Path.of(jar)).toString());
+		command.add(extracted.toString());
 		command.addAll(args);
 		Path log = Path.of("target", name + ".log");
 		Files.createDirectories(log.getParent());
@@ -73,6 +78,9 @@ final class ForkedSample implements AutoCloseable {
 			return extracted;
 		}
 		Files.deleteIfExists(stamp);
+		// the class archive of an older jar is made again (classArchive)
+		Files.deleteIfExists(extracted.resolveSibling("application.jsa.done"));
+		Files.deleteIfExists(extracted.resolveSibling("application.jsa"));
 		Path log = Path.of("target", "extract-" + name + ".log");
 		Files.createDirectories(log.getParent());
 		Process extract = new ProcessBuilder(java(), "-Djarmode=tools", "-jar", jar.toString(), "extract", "--force",
@@ -92,6 +100,46 @@ final class ForkedSample implements AutoCloseable {
 			throw new IOException("interrupted while extracting " + jar, ex);
 		}
 		return extracted;
+	}
+
+	/**
+	 * A class-data sharing archive of the application's classes (JDK's dynamic CDS, as
+	 * Spring Boot's documentation describes): made once per extracted jar by a training
+	 * run that stops after the context's refresh, without a registry. A JVM started with
+	 * it loads most classes from the archive and starts in about 60 % of the CPU time
+	 * (this machine: 4.7 s against 7.6 s), which counts when several samples start on two
+	 * cores under load. {@code null} when the training run fails: the samples then start
+	 * without it (a stale or unusable archive is ignored by the JVM too, with a warning).
+	 */
+	private static synchronized Path classArchive(Path extracted) throws IOException {
+		Path archive = extracted.resolveSibling("application.jsa");
+		Path stamp = extracted.resolveSibling("application.jsa.done");
+		if (Files.isRegularFile(stamp)) {
+			return Files.isRegularFile(archive) ? archive : null;
+		}
+		Path log = extracted.resolveSibling("training.log");
+		Process training = new ProcessBuilder(java(), "-XX:TieredStopAtLevel=1", "-XX:ArchiveClassesAtExit=" + archive,
+				"-Dspring.context.exit=onRefresh", "-jar", extracted.toString(), "--server.port=0",
+				"--management.server.port=0", "--spring.cloud.zookeeper.enabled=false", "--spring.main.banner-mode=off")
+			.redirectErrorStream(true)
+			.redirectOutput(log.toFile())
+			.start();
+		try {
+			boolean ended = training.waitFor(120, TimeUnit.SECONDS);
+			if (!ended) {
+				training.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+			}
+			if (!ended || training.exitValue() != 0) {
+				Files.deleteIfExists(archive);
+			}
+			// tried once per extraction: a failed training is not repeated by every start
+			Files.writeString(stamp, "");
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IOException("interrupted while training " + extracted, ex);
+		}
+		return Files.isRegularFile(archive) ? archive : null;
 	}
 
 	/**

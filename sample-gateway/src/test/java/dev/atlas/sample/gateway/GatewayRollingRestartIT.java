@@ -75,7 +75,7 @@ class GatewayRollingRestartIT {
 	 * that the replacements start while the gateway is busy, not starved of the two cores
 	 * (without it, a replacement took up to 80 s to start).
 	 */
-	static final long THINK_MILLIS = 100;
+	static final long THINK_MILLIS = 250;
 
 	static final int USER_SERVICES = 3;
 
