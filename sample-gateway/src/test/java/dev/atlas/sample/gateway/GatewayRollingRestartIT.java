@@ -71,7 +71,7 @@ class GatewayRollingRestartIT {
 	static final int CONCURRENCY = 50;
 
 	/**
-	 * Each client's pause between two requests, ms: at most 500 requests per second, so
+	 * Each client's pause between two requests, ms: at most 200 requests per second, so
 	 * that the replacements start while the gateway is busy, not starved of the two cores
 	 * (without it, a replacement took up to 80 s to start).
 	 */
