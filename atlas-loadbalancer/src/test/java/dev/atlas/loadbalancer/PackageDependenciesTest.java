@@ -13,16 +13,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The engine's package graph: no cycle; the concerns ({@code choice}, {@code routing},
- * {@code weighting}, {@code stats}, {@code outlier}, {@code overload}) sit side by side,
- * depend on the model ({@code instance}, {@code spi}, {@code support}) only, and never on
- * each other nor on the Spring adapter ({@code pipeline}), which knows them only through
- * {@code spi}.
+ * {@code weighting}, {@code stats}, {@code outlier}, {@code overload}, {@code orca}) sit
+ * side by side, depend on the model ({@code instance}, {@code spi}, {@code support})
+ * only, and never on each other nor on the Spring adapter ({@code pipeline}), which knows
+ * them only through {@code spi}.
  */
 class PackageDependenciesTest {
 
 	private static final String ROOT = "dev.atlas.loadbalancer";
 
-	private static final String[] CONCERNS = { "choice", "routing", "weighting", "stats", "outlier", "overload" };
+	private static final String[] CONCERNS = { "choice", "routing", "weighting", "stats", "outlier", "overload",
+			"orca" };
 
 	private final JavaClasses engine = new ClassFileImporter()
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

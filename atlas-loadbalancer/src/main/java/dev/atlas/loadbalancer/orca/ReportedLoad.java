@@ -1,0 +1,214 @@
+package dev.atlas.loadbalancer.orca;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+
+import dev.atlas.loadbalancer.instance.InstanceKey;
+import dev.atlas.loadbalancer.spi.ReportedWeights;
+import dev.atlas.loadbalancer.support.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The weights of one service's instances from the load they report, as gRFC A58
+ * ({@code weighted_round_robin}) computes them: each valid report sets the instance's
+ * weight to {@code qps ÷ (utilization + eps ÷ qps × error penalty)} (utilization: the
+ * application's when reported, else the CPU's; a report without requests or without
+ * utilization is ignored); a weight is used only once its instance has reported for the
+ * blackout period without a gap longer than the expiration period, and is dropped when
+ * the last report is older than the expiration period (then the blackout starts over).
+ *
+ * <p>
+ * Reports arrive on the response path ({@link #record}); the weights the strategy reads
+ * ({@link #weight}) are recomputed at most once per update period, on the
+ * {@link Scheduler} (off the request path), when responses keep coming, and the listeners
+ * are then told. State is per instance that reported within the expiration period, so it
+ * follows the live instances: one that stops reporting is forgotten after it.
+ *
+ * <p>
+ * Thread-safe: a report takes its instance's monitor (never a pick); reads are a hash
+ * lookup in an immutable map.
+ *
+ * @since 0.1.0
+ */
+public final class ReportedLoad implements ReportedWeights {
+
+	private static final Logger log = LoggerFactory.getLogger(ReportedLoad.class);
+
+	private volatile WeightRules rules;
+
+	private final Scheduler scheduler;
+
+	private final LongSupplier ticker;
+
+	private final ConcurrentHashMap<InstanceKey, Endpoint> endpoints = new ConcurrentHashMap<>();
+
+	private final AtomicLong nextUpdateNanos;
+
+	private final CopyOnWriteArrayList<BooleanSupplier> listeners = new CopyOnWriteArrayList<>();
+
+	private final Runnable update = this::update;
+
+	private volatile Map<InstanceKey, Double> weights = Map.of();
+
+	/**
+	 * Creates the weights of one service.
+	 * @param rules blackout, expiration, update period and error penalty
+	 * @param scheduler runs the recomputations
+	 * @param ticker the clock, ns ({@link System#nanoTime} in production)
+	 */
+	public ReportedLoad(WeightRules rules, Scheduler scheduler, LongSupplier ticker) {
+		this.rules = Objects.requireNonNull(rules, "rules");
+		this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+		this.ticker = Objects.requireNonNull(ticker, "ticker");
+		this.nextUpdateNanos = new AtomicLong(ticker.getAsLong());
+	}
+
+	/**
+	 * Replaces the rules (a runtime change); the weights in force change at the next
+	 * recomputation.
+	 * @param rules the new rules
+	 */
+	public void rules(WeightRules rules) {
+		this.rules = Objects.requireNonNull(rules, "rules");
+	}
+
+	/**
+	 * Takes one report of an instance (gRFC A58's {@code UpdateWeight}) and starts a
+	 * recomputation when one is due.
+	 * @param instance the instance that answered
+	 * @param report its report
+	 */
+	public void record(InstanceKey instance, LoadReport report) {
+		long now = this.ticker.getAsLong();
+		double qps = report.rps();
+		double utilization = report.utilization();
+		if (qps > 0 && utilization > 0) {
+			double penalty = (report.eps() > 0) ? report.eps() / qps * this.rules.errorUtilizationPenalty() : 0;
+			double weight = qps / (utilization + penalty);
+			if (weight > 0 && !Double.isInfinite(weight)) {
+				this.endpoints.computeIfAbsent(instance, (key) -> new Endpoint()).update(weight, now);
+			}
+		}
+		updateIfDue(now);
+	}
+
+	/**
+	 * A response without a report: starts a recomputation when one is due, so that
+	 * weights expire while responses keep coming without reports.
+	 */
+	public void answered() {
+		updateIfDue(this.ticker.getAsLong());
+	}
+
+	private void updateIfDue(long now) {
+		long next = this.nextUpdateNanos.get();
+		if (now - next >= 0
+				&& this.nextUpdateNanos.compareAndSet(next, now + this.rules.weightUpdatePeriod().toNanos())) {
+			this.scheduler.schedule(this.update, 0);
+		}
+	}
+
+	/**
+	 * Recomputes every weight (gRFC A58's {@code GetWeight} for each instance), forgets
+	 * the instances whose last report has expired, and tells the listeners. Runs on the
+	 * scheduler; tests call it directly.
+	 */
+	public void update() {
+		long now = this.ticker.getAsLong();
+		WeightRules current = this.rules;
+		long blackout = current.blackoutPeriod().toNanos();
+		long expiration = current.weightExpirationPeriod().toNanos();
+		Map<InstanceKey, Double> computed = new HashMap<>();
+		this.endpoints.forEach((key, endpoint) -> {
+			double weight = endpoint.weight(now, blackout, expiration);
+			if (weight > 0) {
+				computed.put(key, weight);
+			}
+			else if (endpoint.expired(now, expiration)) {
+				this.endpoints.remove(key, endpoint);
+			}
+		});
+		this.weights = Map.copyOf(computed);
+		this.listeners.removeIf((listener) -> {
+			try {
+				return !listener.getAsBoolean();
+			}
+			catch (RuntimeException ex) {
+				log.warn("A listener of reported weights failed; it is dropped", ex);
+				return true;
+			}
+		});
+	}
+
+	@Override
+	public double weight(InstanceKey instance) {
+		Double weight = this.weights.get(instance);
+		return (weight != null) ? weight : 0;
+	}
+
+	@Override
+	public void subscribe(BooleanSupplier listener) {
+		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+	}
+
+	/**
+	 * Instances whose reports are remembered (tests, the actuator view).
+	 * @return {@code >= 0}
+	 */
+	public int trackedInstances() {
+		return this.endpoints.size();
+	}
+
+	/**
+	 * The weights in force, by instance (the actuator view).
+	 * @return an immutable map; instances without a weight in force are absent
+	 */
+	public Map<InstanceKey, Double> weights() {
+		return this.weights;
+	}
+
+	/** One instance's state, as gRFC A58 keeps it. */
+	private static final class Endpoint {
+
+		/** gRFC A58's "infinite past": no report since the last expiration. */
+		private static final long NEVER = Long.MIN_VALUE;
+
+		private double weight;
+
+		private long lastUpdated = NEVER;
+
+		private long nonEmptySince = NEVER;
+
+		synchronized void update(double weight, long now) {
+			if (this.nonEmptySince == NEVER) {
+				this.nonEmptySince = now;
+			}
+			this.lastUpdated = now;
+			this.weight = weight;
+		}
+
+		synchronized double weight(long now, long blackout, long expiration) {
+			if (this.lastUpdated == NEVER || now - this.lastUpdated >= expiration) {
+				this.nonEmptySince = NEVER;
+				return 0;
+			}
+			if (blackout > 0 && now - this.nonEmptySince < blackout) {
+				return 0;
+			}
+			return this.weight;
+		}
+
+		synchronized boolean expired(long now, long expiration) {
+			return this.lastUpdated == NEVER || now - this.lastUpdated >= expiration;
+		}
+
+	}
+
+}

@@ -1,0 +1,118 @@
+package dev.atlas.loadbalancer.orca;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.atlas.loadbalancer.TestInstances;
+import dev.atlas.loadbalancer.instance.InstanceKey;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
+
+/** gRFC A58's weight rules, on a ticker moved by hand and a scheduler run by hand. */
+class ReportedLoadTest {
+
+	private final AtomicLong now = new AtomicLong(1_000_000_000L);
+
+	private final AtomicInteger scheduled = new AtomicInteger();
+
+	private final ReportedLoad load = new ReportedLoad(WeightRules.DEFAULTS,
+			(task, delay) -> this.scheduled.incrementAndGet(), this.now::get);
+
+	private final InstanceKey a = InstanceKey.of(TestInstances.instance("a"));
+
+	private final InstanceKey b = InstanceKey.of(TestInstances.instance("b"));
+
+	@Test
+	void theWeightIsQpsOverUtilizationPlusTheErrorPenalty() {
+		this.load.record(this.a, new LoadReport(0.5, 0, 100, 10));
+		advance(Duration.ofSeconds(10));
+		this.load.record(this.a, new LoadReport(0.5, 0, 100, 10));
+		this.load.update();
+		// 100 / (0.5 + 10 / 100 × 1.0)
+		assertThat(this.load.weight(this.a)).isCloseTo(100 / 0.6, within(1e-9));
+	}
+
+	@Test
+	void aWeightIsUsedOnlyAfterTheBlackoutPeriod() {
+		this.load.record(this.a, new LoadReport(0.5, 0, 100, 0));
+		advance(Duration.ofSeconds(9));
+		this.load.update();
+		assertThat(this.load.weight(this.a)).isZero();
+		advance(Duration.ofSeconds(1));
+		this.load.update();
+		// the latest report's weight, once reporting for 10 s
+		assertThat(this.load.weight(this.a)).isEqualTo(200);
+	}
+
+	@Test
+	void aWeightExpiresAfterThreeMinutesWithoutReportAndTheBlackoutStartsOver() {
+		this.load.record(this.a, new LoadReport(0.5, 0, 100, 0));
+		advance(Duration.ofSeconds(10));
+		this.load.update();
+		assertThat(this.load.weight(this.a)).isEqualTo(200);
+		advance(Duration.ofMinutes(3));
+		this.load.update();
+		assertThat(this.load.weight(this.a)).isZero();
+		assertThat(this.load.trackedInstances()).as("an expired instance is forgotten").isZero();
+		this.load.record(this.a, new LoadReport(0.5, 0, 100, 0));
+		advance(Duration.ofSeconds(5));
+		this.load.update();
+		assertThat(this.load.weight(this.a)).as("in a new blackout").isZero();
+	}
+
+	@Test
+	void aReportWithoutRequestsOrUtilizationIsIgnored() {
+		this.load.record(this.a, new LoadReport(0, 0, 100, 0));
+		this.load.record(this.b, new LoadReport(0.5, 0, 0, 0));
+		assertThat(this.load.trackedInstances()).isZero();
+	}
+
+	@Test
+	void aRecomputationIsScheduledAtMostOncePerUpdatePeriod() {
+		this.load.record(this.a, new LoadReport(0.5, 0, 100, 0));
+		this.load.record(this.b, new LoadReport(0.5, 0, 100, 0));
+		this.load.answered();
+		assertThat(this.scheduled).hasValue(1);
+		advance(Duration.ofMillis(999));
+		this.load.answered();
+		assertThat(this.scheduled).hasValue(1);
+		advance(Duration.ofMillis(1));
+		this.load.answered();
+		assertThat(this.scheduled).hasValue(2);
+	}
+
+	@Test
+	void listenersAreToldAfterEachRecomputationUntilTheyGiveUp() {
+		AtomicInteger calls = new AtomicInteger();
+		this.load.subscribe(() -> calls.incrementAndGet() < 2);
+		this.load.update();
+		this.load.update();
+		this.load.update();
+		assertThat(calls).hasValue(2);
+	}
+
+	@Test
+	void invalidRulesNameTheProperty() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new WeightRules(Duration.ZERO, Duration.ofMinutes(3), Duration.ofMillis(50), 1))
+			.withMessageContaining("weight-update-period must be >= 100ms");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new WeightRules(Duration.ZERO, Duration.ofMinutes(3), Duration.ofSeconds(1), -1))
+			.withMessageContaining("error-utilization-penalty");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new WeightRules(Duration.ofSeconds(-1), Duration.ofMinutes(3), Duration.ofSeconds(1), 1))
+			.withMessageContaining("blackout-period");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new WeightRules(Duration.ZERO, Duration.ZERO, Duration.ofSeconds(1), 1))
+			.withMessageContaining("weight-expiration-period");
+	}
+
+	private void advance(Duration duration) {
+		this.now.addAndGet(duration.toNanos());
+	}
+
+}
