@@ -18,6 +18,7 @@ import dev.atlas.loadbalancer.choice.PeakEwmaBalancer;
 import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.choice.WeightedRoundRobinBalancer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -89,7 +90,7 @@ class ConfigurationMetadataTest {
 					"atlas.outlier.probe.type");
 		expected.put("atlas.loadbalancer.strategy",
 				List.of(WeightedRandomBalancer.NAME, SmoothWeightedRoundRobinBalancer.NAME, LeastRequestBalancer.NAME,
-						PeakEwmaBalancer.NAME, RingHashBalancer.NAME));
+						PeakEwmaBalancer.NAME, RingHashBalancer.NAME, WeightedRoundRobinBalancer.NAME));
 		expected.forEach((name, values) -> {
 			assertThat(hints).as("hints of %s", name).containsKey(name);
 			List<Map<String, Object>> hinted = (List<Map<String, Object>>) hints.get(name).get("values");

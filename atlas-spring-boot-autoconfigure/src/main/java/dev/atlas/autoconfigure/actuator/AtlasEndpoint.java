@@ -15,6 +15,7 @@ import dev.atlas.autoconfigure.lifecycle.RegistrationStatus;
 import dev.atlas.autoconfigure.loadbalancer.ServiceRouting;
 import dev.atlas.loadbalancer.instance.InstanceAttributes;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
+import dev.atlas.loadbalancer.orca.LoadReportLifecycle;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.overload.RetryBudget;
 import dev.atlas.loadbalancer.pipeline.AtlasLoadBalancer;
@@ -178,6 +179,8 @@ public class AtlasEndpoint {
 		SlowStart slowStart = (routing != null) ? routing.slowStart()
 				: this.clients.getInstance(serviceId, SlowStart.class);
 		OutlierDetector outliers = (atlas != null) ? this.clients.getInstance(serviceId, OutlierDetector.class) : null;
+		LoadReportLifecycle reports = (atlas != null) ? this.clients.getInstance(serviceId, LoadReportLifecycle.class)
+				: null;
 		List<Map<String, Object>> instances = new ArrayList<>();
 		InstanceSnapshot snapshot = (stage != null) ? stage.lastSeen() : InstanceSnapshot.EMPTY;
 		for (int i = 0; i < snapshot.size(); i++) {
@@ -198,6 +201,8 @@ public class AtlasEndpoint {
 			row.put("peakEwmaMs", millis((stats != null) ? stats.peakEwmaMillis(instance) : Double.NaN));
 			row.put("failureRate", (stats != null) ? Math.round(stats.failureRate(instance) * 1000) / 1000.0 : 0.0);
 			row.put("outlier", outlier((outliers != null) ? outliers.health(instance) : null));
+			double reported = (reports != null) ? reports.load().weight(snapshot.key(i)) : 0;
+			row.put("reportedWeight", (reported > 0) ? Math.round(reported * 1000) / 1000.0 : null);
 			instances.add(row);
 		}
 		view.put("instances", instances);

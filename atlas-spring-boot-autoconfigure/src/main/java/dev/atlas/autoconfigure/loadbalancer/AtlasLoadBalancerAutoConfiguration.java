@@ -88,7 +88,7 @@ public final class AtlasLoadBalancerAutoConfiguration {
 	 */
 	static final List<String> BUILT_IN_STRATEGIES = List.of("atlasWeightedRandomStrategy",
 			"atlasSmoothRoundRobinStrategy", "atlasLeastRequestStrategy", "atlasPeakEwmaStrategy",
-			"atlasRingHashStrategy");
+			"atlasRingHashStrategy", "atlasWeightedRoundRobinStrategy");
 
 	private static final Logger log = LoggerFactory.getLogger(AtlasLoadBalancerAutoConfiguration.class);
 

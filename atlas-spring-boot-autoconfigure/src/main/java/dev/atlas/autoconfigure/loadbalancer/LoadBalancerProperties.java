@@ -9,6 +9,7 @@ import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
+import dev.atlas.loadbalancer.orca.WeightRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.spi.InFlightLimit;
 import dev.atlas.loadbalancer.stats.FailureStatuses;
@@ -80,6 +81,9 @@ public class LoadBalancerProperties implements InitializingBean {
 	/** Settings of the peak-ewma strategy. */
 	private final PeakEwma peakEwma = new PeakEwma();
 
+	/** Settings of the weighted-round-robin strategy. */
+	private final WeightedRoundRobin weightedRoundRobin = new WeightedRoundRobin();
+
 	/** Settings of the ring-hash strategy. */
 	private final Hash hash = new Hash();
 
@@ -89,6 +93,7 @@ public class LoadBalancerProperties implements InitializingBean {
 		failureStatuses(PREFIX);
 		leastRequestRules(PREFIX);
 		peakEwmaRules(PREFIX);
+		weightedRoundRobinRules(PREFIX);
 		hashRules(PREFIX);
 	}
 
@@ -168,6 +173,23 @@ public class LoadBalancerProperties implements InitializingBean {
 	}
 
 	/**
+	 * The weighted-round-robin rules of these values.
+	 * @param prefix where these values were bound, e.g. {@code atlas.loadbalancer}
+	 * @return the rules
+	 * @throws IllegalArgumentException naming the property and the allowed values
+	 */
+	public WeightRules weightedRoundRobinRules(String prefix) {
+		WeightedRoundRobin values = this.weightedRoundRobin;
+		try {
+			return new WeightRules(values.blackoutPeriod, values.weightExpirationPeriod, values.weightUpdatePeriod,
+					values.errorUtilizationPenalty);
+		}
+		catch (IllegalArgumentException | NullPointerException ex) {
+			throw new IllegalArgumentException("Invalid " + prefix + ".weighted-round-robin." + ex.getMessage(), ex);
+		}
+	}
+
+	/**
 	 * The ring-hash rules of these values.
 	 * @param prefix where these values were bound, e.g. {@code atlas.loadbalancer}
 	 * @return the rules
@@ -189,6 +211,10 @@ public class LoadBalancerProperties implements InitializingBean {
 
 	public PeakEwma getPeakEwma() {
 		return this.peakEwma;
+	}
+
+	public WeightedRoundRobin getWeightedRoundRobin() {
+		return this.weightedRoundRobin;
 	}
 
 	public Hash getHash() {
@@ -301,6 +327,72 @@ public class LoadBalancerProperties implements InitializingBean {
 
 		public void setDecayTime(Duration decayTime) {
 			this.decayTime = decayTime;
+		}
+
+	}
+
+	/**
+	 * Settings of the weighted-round-robin strategy: how the load the instances report
+	 * becomes weights (gRFC A58's defaults).
+	 */
+	public static class WeightedRoundRobin {
+
+		/**
+		 * How long an instance must have reported its load before its weight is used, at
+		 * least 0s; until then it gets the mean of the others'. 10s by default (gRFC A58:
+		 * avoids churn when instances come and go).
+		 */
+		private Duration blackoutPeriod = WeightRules.DEFAULTS.blackoutPeriod();
+
+		/**
+		 * How long a weight is used after the instance's last report, more than 0s; then
+		 * the instance gets the mean again and its blackout starts over. 3m by default
+		 * (gRFC A58).
+		 */
+		private Duration weightExpirationPeriod = WeightRules.DEFAULTS.weightExpirationPeriod();
+
+		/**
+		 * How often the weights are recomputed from the latest reports, at least 100ms.
+		 * 1s by default (gRFC A58).
+		 */
+		private Duration weightUpdatePeriod = WeightRules.DEFAULTS.weightUpdatePeriod();
+
+		/**
+		 * How much the error rate (errors ÷ requests per second) adds to an instance's
+		 * utilization, at least 0. 1.0 by default (gRFC A58).
+		 */
+		private double errorUtilizationPenalty = WeightRules.DEFAULTS.errorUtilizationPenalty();
+
+		public Duration getBlackoutPeriod() {
+			return this.blackoutPeriod;
+		}
+
+		public void setBlackoutPeriod(Duration blackoutPeriod) {
+			this.blackoutPeriod = blackoutPeriod;
+		}
+
+		public Duration getWeightExpirationPeriod() {
+			return this.weightExpirationPeriod;
+		}
+
+		public void setWeightExpirationPeriod(Duration weightExpirationPeriod) {
+			this.weightExpirationPeriod = weightExpirationPeriod;
+		}
+
+		public Duration getWeightUpdatePeriod() {
+			return this.weightUpdatePeriod;
+		}
+
+		public void setWeightUpdatePeriod(Duration weightUpdatePeriod) {
+			this.weightUpdatePeriod = weightUpdatePeriod;
+		}
+
+		public double getErrorUtilizationPenalty() {
+			return this.errorUtilizationPenalty;
+		}
+
+		public void setErrorUtilizationPenalty(double errorUtilizationPenalty) {
+			this.errorUtilizationPenalty = errorUtilizationPenalty;
 		}
 
 	}

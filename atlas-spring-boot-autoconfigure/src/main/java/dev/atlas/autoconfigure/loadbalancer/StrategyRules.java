@@ -6,6 +6,7 @@ import dev.atlas.autoconfigure.settings.Section;
 import dev.atlas.loadbalancer.choice.HashRules;
 import dev.atlas.loadbalancer.choice.LeastRequestRules;
 import dev.atlas.loadbalancer.choice.PeakEwmaRules;
+import dev.atlas.loadbalancer.orca.WeightRules;
 import dev.atlas.loadbalancer.spi.AllZeroWeightsPolicy;
 import dev.atlas.loadbalancer.stats.FailureStatuses;
 
@@ -21,6 +22,8 @@ import dev.atlas.loadbalancer.stats.FailureStatuses;
  * @param peakEwma the rules of {@code peak-ewma}; its decay time applies to the service's
  * statistics whichever strategy is in use
  * @param hash the rules of {@code ring-hash}
+ * @param weightedRoundRobin the rules of {@code weighted-round-robin} (how reported load
+ * becomes weights)
  * @param failureStatuses the statuses of an answer that count as a failure of the
  * instance in the service's statistics (whichever strategy is in use)
  * @param maxInFlightPerInstance requests this caller may have in flight to one instance,
@@ -28,7 +31,8 @@ import dev.atlas.loadbalancer.stats.FailureStatuses;
  * @since 0.1.0
  */
 public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights, LeastRequestRules leastRequest,
-		PeakEwmaRules peakEwma, HashRules hash, FailureStatuses failureStatuses, int maxInFlightPerInstance) {
+		PeakEwmaRules peakEwma, HashRules hash, WeightRules weightedRoundRobin, FailureStatuses failureStatuses,
+		int maxInFlightPerInstance) {
 
 	/**
 	 * The section {@code atlas.loadbalancer}, overlaid by
@@ -40,8 +44,8 @@ public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights
 			String prefix = context.propertyName("loadbalancer");
 			return new StrategyRules(properties.getStrategy(), properties.getAllZeroWeights(),
 					properties.leastRequestRules(prefix), properties.peakEwmaRules(prefix),
-					properties.hashRules(prefix), properties.failureStatuses(prefix),
-					properties.maxInFlightPerInstance(prefix));
+					properties.hashRules(prefix), properties.weightedRoundRobinRules(prefix),
+					properties.failureStatuses(prefix), properties.maxInFlightPerInstance(prefix));
 		})
 		.flatView();
 
@@ -55,6 +59,7 @@ public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights
 		Objects.requireNonNull(leastRequest, "leastRequest");
 		Objects.requireNonNull(peakEwma, "peakEwma");
 		Objects.requireNonNull(hash, "hash");
+		Objects.requireNonNull(weightedRoundRobin, "weightedRoundRobin");
 		Objects.requireNonNull(failureStatuses, "failureStatuses");
 	}
 
@@ -66,7 +71,7 @@ public record StrategyRules(String strategy, AllZeroWeightsPolicy allZeroWeights
 	 */
 	public boolean choosesAs(StrategyRules other) {
 		return equals(new StrategyRules(other.strategy, other.allZeroWeights, other.leastRequest, other.peakEwma,
-				other.hash, other.failureStatuses, this.maxInFlightPerInstance));
+				other.hash, other.weightedRoundRobin, other.failureStatuses, this.maxInFlightPerInstance));
 	}
 
 }

@@ -61,7 +61,7 @@ public final class NeverRebound extends PropertySource<String> {
 			"dev.atlas.autoconfigure.lifecycle.LifecycleProperties",
 			"dev.atlas.autoconfigure.registry.RegistryProperties",
 			"dev.atlas.autoconfigure.propagation.PropagationProperties",
-			"dev.atlas.autoconfigure.overload.RetryProperties");
+			"dev.atlas.autoconfigure.overload.RetryProperties", "dev.atlas.autoconfigure.orca.LoadReportProperties");
 
 	private static final ConfigurationPropertyName PROPERTY_NAME = ConfigurationPropertyName.of(PROPERTY);
 

@@ -106,11 +106,15 @@ class AtlasEndpointTest {
 			Map<String, Object> rules = (Map<String, Object>) service.get("rules");
 			assertThat(rules)
 				.containsOnlyKeys("strategy", "all-zero-weights", "gray-enabled", "gray", "warmup", "outlier",
-						"least-request", "peak-ewma", "hash", "affinity", "failure-statuses",
+						"least-request", "peak-ewma", "hash", "weighted-round-robin", "affinity", "failure-statuses",
 						"max-in-flight-per-instance", "retry")
 				.containsEntry("strategy", "weighted-random")
 				.containsEntry("all-zero-weights", "fail-open")
 				.containsEntry("max-in-flight-per-instance", 0);
+			assertThat((Map<String, Object>) rules.get("weighted-round-robin"))
+				.containsOnlyKeys("blackout-period", "weight-expiration-period", "weight-update-period",
+						"error-utilization-penalty")
+				.containsEntry("blackout-period", "10s");
 			assertThat((Map<String, Object>) rules.get("retry"))
 				.containsOnlyKeys("enabled", "ratio", "min-retries-per-second", "window")
 				.containsEntry("window", "10s");
@@ -126,7 +130,7 @@ class AtlasEndpointTest {
 			Map<String, Object> young = instances.get(1);
 			assertThat(old).containsOnlyKeys("instanceId", "host", "port", "tag", "cluster", "weight",
 					"effectiveWeight", "warmup", "picks", "inFlight", "latencyMs", "peakEwmaMs", "failureRate",
-					"outlier");
+					"outlier", "reportedWeight");
 			assertThat((Map<String, Object>) old.get("outlier")).containsExactly(entry("ejected", false),
 					entry("ejectedAt", null), entry("ejectedUntil", null), entry("timesEjected", 0),
 					entry("consecutive5xx", 0), entry("consecutiveGatewayFailures", 0));

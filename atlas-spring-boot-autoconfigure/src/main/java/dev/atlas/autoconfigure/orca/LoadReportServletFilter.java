@@ -1,0 +1,49 @@
+package dev.atlas.autoconfigure.orca;
+
+import java.io.IOException;
+
+import dev.atlas.loadbalancer.orca.LoadReport;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Servlet side of {@link LoadReporter}: writes the report on the answer of a request that
+ * asks for one (before the application writes anything), and counts every request when it
+ * ends.
+ *
+ * @since 0.1.0
+ */
+public class LoadReportServletFilter extends OncePerRequestFilter {
+
+	private final LoadReporter reporter;
+
+	/**
+	 * Creates the filter.
+	 * @param reporter counts and reports
+	 */
+	public LoadReportServletFilter(LoadReporter reporter) {
+		this.reporter = reporter;
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		String header = this.reporter.header(request.getHeader(LoadReport.FORMAT_HEADER));
+		if (header != null) {
+			response.setHeader(LoadReport.HEADER, header);
+		}
+		int status = 500;
+		try {
+			chain.doFilter(request, response);
+			status = response.getStatus();
+		}
+		finally {
+			this.reporter.served(status);
+		}
+	}
+
+}

@@ -1,0 +1,123 @@
+package dev.atlas.autoconfigure.orca;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
+
+import dev.atlas.loadbalancer.orca.LoadReport;
+import dev.atlas.loadbalancer.support.WindowedCount;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The provider side of load reporting: counts the requests this instance serves and the
+ * errors (5xx) it answers over a sliding window, and writes ORCA's
+ * {@value LoadReport#HEADER} header for a caller that asks for it with
+ * {@value LoadReport#FORMAT_HEADER} ({@code TEXT} or {@code JSON}): the CPU utilization,
+ * the application's utilization when an {@link ApplicationUtilization} is given, and the
+ * request and error rates (per second, over the window). The header's value is computed
+ * at most every 100 ms and shared by the answers in between.
+ *
+ * <p>
+ * Thread-safe; counting is lock-free and allocates nothing.
+ *
+ * @since 0.1.0
+ */
+public class LoadReporter {
+
+	/** How long one computed report is served. */
+	static final long REFRESH_NANOS = Duration.ofMillis(100).toNanos();
+
+	private final WindowedCount requests;
+
+	private final WindowedCount errors;
+
+	private final double windowSeconds;
+
+	private final DoubleSupplier cpu;
+
+	private final @Nullable ApplicationUtilization application;
+
+	private final LongSupplier ticker;
+
+	/** The report served until {@link #REFRESH_NANOS} after it was computed. */
+	private volatile Cached cached;
+
+	/**
+	 * Creates the reporter.
+	 * @param window the window of the rates, at least 1 s
+	 * @param cpu the CPU utilization now, a ratio (a value that is not a finite number
+	 * {@code >= 0} is reported as 0)
+	 * @param application the application's utilization, or {@code null} for none
+	 * @param ticker the clock, ns
+	 */
+	public LoadReporter(Duration window, DoubleSupplier cpu, @Nullable ApplicationUtilization application,
+			LongSupplier ticker) {
+		this.ticker = Objects.requireNonNull(ticker, "ticker");
+		long now = ticker.getAsLong();
+		this.requests = new WindowedCount(window.toNanos(), now);
+		this.errors = new WindowedCount(window.toNanos(), now);
+		this.windowSeconds = window.toNanos() / 1e9;
+		this.cpu = Objects.requireNonNull(cpu, "cpu");
+		this.application = application;
+		// computed at the first call
+		this.cached = new Cached(now - REFRESH_NANOS, new LoadReport(0, 0, 0, 0));
+	}
+
+	/**
+	 * Counts one answered request.
+	 * @param status its HTTP status; {@code 5xx} counts as an error
+	 */
+	public void served(int status) {
+		long now = this.ticker.getAsLong();
+		this.requests.add(1, now);
+		if (status >= 500) {
+			this.errors.add(1, now);
+		}
+	}
+
+	/**
+	 * The header value to write for a caller's request.
+	 * @param format the request's {@value LoadReport#FORMAT_HEADER} value, {@code null}
+	 * when absent
+	 * @return the value, or {@code null} when the request asked for no report or for a
+	 * format not written ({@code BIN})
+	 */
+	public @Nullable String header(@Nullable String format) {
+		if (format == null) {
+			return null;
+		}
+		String wanted = format.strip();
+		boolean json = wanted.equalsIgnoreCase("JSON");
+		if (!json && !wanted.equalsIgnoreCase("TEXT")) {
+			return null;
+		}
+		LoadReport report = report();
+		return json ? report.toJson() : report.toText();
+	}
+
+	/**
+	 * The report now (computed at most every 100 ms).
+	 * @return the report
+	 */
+	public LoadReport report() {
+		long now = this.ticker.getAsLong();
+		Cached current = this.cached;
+		if (now - current.at < REFRESH_NANOS) {
+			return current.report;
+		}
+		LoadReport report = new LoadReport(valid(this.cpu.getAsDouble()),
+				(this.application != null) ? valid(this.application.utilization()) : 0,
+				this.requests.sum(now) / this.windowSeconds, this.errors.sum(now) / this.windowSeconds);
+		this.cached = new Cached(now, report);
+		return report;
+	}
+
+	private static double valid(double value) {
+		return (value >= 0 && !Double.isInfinite(value)) ? value : 0;
+	}
+
+	private record Cached(long at, LoadReport report) {
+	}
+
+}
