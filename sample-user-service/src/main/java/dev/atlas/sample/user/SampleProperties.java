@@ -25,10 +25,40 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param capacity how many {@code GET /users/{id}} this instance serves at once: above
  * it, a request is answered 503 at once (a capped instance with no queue, for overload
  * tests, e.g. {@code --sample.capacity=4}); {@code 0} (the default) for no cap
+ * @param cpuCost CPU work per {@code GET /users/{id}}, in units of 1 ms of its thread's
+ * CPU time, written {@code 2x} or {@code 2}: {@code --sample.cpu-cost=2x} on one instance
+ * and {@code 1x} on the others gives it half their capacity, by CPU (for the
+ * {@code weighted-round-robin} strategy); {@code 0} (the default) for none
  */
 @ConfigurationProperties("sample")
 public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") String host,
 		@DefaultValue("1") double weight, @DefaultValue("") String tag, @DefaultValue("") String cluster,
-		@DefaultValue("false") boolean maintenance, @DefaultValue("0s") Duration delay,
-		@DefaultValue("0") int capacity) {
+		@DefaultValue("false") boolean maintenance, @DefaultValue("0s") Duration delay, @DefaultValue("0") int capacity,
+		@DefaultValue("0") String cpuCost) {
+
+	/**
+	 * The CPU work per request.
+	 * @return ns of thread CPU time, {@code >= 0}
+	 * @throws IllegalArgumentException if {@code sample.cpu-cost} is not a number
+	 * {@code >= 0}, optionally followed by {@code x}
+	 */
+	public long cpuCostNanos() {
+		String factor = this.cpuCost.strip();
+		if (factor.endsWith("x") || factor.endsWith("X")) {
+			factor = factor.substring(0, factor.length() - 1);
+		}
+		try {
+			double value = Double.parseDouble(factor);
+			if (value >= 0 && !Double.isInfinite(value)) {
+				return (long) (value * 1_000_000);
+			}
+		}
+		catch (NumberFormatException ex) {
+			// reported below
+		}
+		throw new IllegalArgumentException(
+				"Invalid sample.cpu-cost: must be a number >= 0, optionally followed by x (e.g. 2x), was '"
+						+ this.cpuCost + "'");
+	}
+
 }

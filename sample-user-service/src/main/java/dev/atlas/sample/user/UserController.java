@@ -1,5 +1,7 @@
 package dev.atlas.sample.user;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,7 +38,9 @@ import org.springframework.web.server.ResponseStatusException;
  * With {@code sample.capacity} set, a request above that many at once is answered 503 at
  * once. With {@code sample.delay} set (e.g. {@code --sample.delay=200ms}), every user
  * this instance serves is answered that much later: the servlet thread waits before
- * building it, as a slow instance would.
+ * building it, as a slow instance would. With {@code sample.cpu-cost} set (e.g.
+ * {@code --sample.cpu-cost=2x}), every user costs that many ms of the serving thread's
+ * CPU time: a smaller instance, slower by CPU rather than by waiting.
  */
 @RestController
 public class UserController {
@@ -56,7 +60,15 @@ public class UserController {
 	/** The longest the second hop may take (order-service's Feign client waits 10 s). */
 	static final Duration NEXT_HOP_TIMEOUT = Duration.ofSeconds(8);
 
+	private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
 	private final SampleProperties sample;
+
+	/** {@code sample.cpu-cost}, ns of CPU per user served. */
+	private final long cpuCostNanos;
+
+	/** Keeps the CPU work from being optimized away. */
+	private volatile long sink;
 
 	/** {@code GET /users/{id}} being served now. */
 	private final AtomicInteger serving = new AtomicInteger();
@@ -71,6 +83,7 @@ public class UserController {
 	 */
 	public UserController(SampleProperties sample, WebClient.Builder webClientBuilder) {
 		this.sample = sample;
+		this.cpuCostNanos = sample.cpuCostNanos();
 		this.webClient = webClientBuilder.build();
 	}
 
@@ -104,6 +117,7 @@ public class UserController {
 						"over capacity (sample.capacity=" + this.sample.capacity() + ")");
 			}
 			delay();
+			burn();
 			return new User(id, "user-" + id, servedBy(), new Received(version, caller));
 		}
 		finally {
@@ -156,6 +170,22 @@ public class UserController {
 				.bodyToMono(User.class)
 				.map((next) -> new NextUser(self.id(), self.name(), self.servedBy(), self.received(), thread, next));
 		}).timeout(NEXT_HOP_TIMEOUT);
+	}
+
+	/** Spends {@code sample.cpu-cost} of the serving thread's CPU time. */
+	private void burn() {
+		long cost = this.cpuCostNanos;
+		if (cost <= 0) {
+			return;
+		}
+		long start = THREADS.getCurrentThreadCpuTime();
+		long x = start;
+		while (THREADS.getCurrentThreadCpuTime() - start < cost) {
+			for (int i = 0; i < 500; i++) {
+				x = x * 6364136223846793005L + 1442695040888963407L;
+			}
+		}
+		this.sink = x;
 	}
 
 	/** Waits {@code sample.delay}, if positive, on the serving thread. */
