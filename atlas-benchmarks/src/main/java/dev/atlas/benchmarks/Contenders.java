@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.atlas.benchmarks.Fixtures.FixedListSupplier;
 import dev.atlas.benchmarks.Fixtures.Just;
@@ -19,10 +20,15 @@ import dev.atlas.loadbalancer.choice.PeakEwmaRules;
 import dev.atlas.loadbalancer.choice.RingHashBalancer;
 import dev.atlas.loadbalancer.choice.SmoothWeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.choice.WeightedRandomBalancer;
+import dev.atlas.loadbalancer.choice.WeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.instance.InstanceAttributesParser;
+import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.instance.InstanceSnapshot;
 import dev.atlas.loadbalancer.instance.LastKnownGood;
 import dev.atlas.loadbalancer.instance.SnapshotCache;
+import dev.atlas.loadbalancer.orca.LoadReport;
+import dev.atlas.loadbalancer.orca.ReportedLoad;
+import dev.atlas.loadbalancer.orca.WeightRules;
 import dev.atlas.loadbalancer.outlier.Outcome;
 import dev.atlas.loadbalancer.outlier.OutlierDetector;
 import dev.atlas.loadbalancer.outlier.OutlierEjection;
@@ -166,6 +172,12 @@ public final class Contenders {
 	/** Atlas peak EWMA (power of two choices), directly over the list. */
 	public final AtlasLoadBalancer atlasPeakEwma;
 
+	/**
+	 * Atlas weighted round robin from reported load, directly over the list: every
+	 * instance has reported (weights 1, 2 and 3 in turn, in force past the blackout).
+	 */
+	public final AtlasLoadBalancer atlasWeightedRoundRobin;
+
 	/** Atlas ring hash on {@value Fixtures#USER_HEADER}, directly over the list. */
 	public final AtlasLoadBalancer atlasRingHash;
 
@@ -250,6 +262,16 @@ public final class Contenders {
 		this.atlasLeastRequest = atlas(plainSupplier,
 				LeastRequestBalancer.factory((service) -> LeastRequestRules.DEFAULTS), this.busy);
 		this.atlasPeakEwma = atlas(plainSupplier, PeakEwmaBalancer.factory((service) -> PeakEwmaRules.DEFAULTS),
+				this.busy);
+		// reports on a clock moved past the blackout period, recomputed at once
+		AtomicLong reportClock = new AtomicLong();
+		ReportedLoad reported = new ReportedLoad(WeightRules.DEFAULTS, (task, delay) -> task.run(), reportClock::get);
+		for (int i = 0; i < this.fleet.size(); i++) {
+			reported.record(InstanceKey.of(this.fleet.get(i)), new LoadReport(0.5, 0, 50.0 * (1 + i % 3), 0));
+		}
+		reportClock.addAndGet(WeightRules.DEFAULTS.blackoutPeriod().toNanos());
+		reported.update();
+		this.atlasWeightedRoundRobin = atlas(plainSupplier, WeightedRoundRobinBalancer.factory((service) -> reported),
 				this.busy);
 		this.atlasRingHash = atlas(plainSupplier,
 				RingHashBalancer.factory((service) -> new HashRules(Fixtures.USER_HEADER, null,
@@ -395,6 +417,7 @@ public final class Contenders {
 		requirePick(pick(this.atlasChainLaneRules, this.beta), this.atlasChainLaneRules);
 		requirePick(pick(this.atlasLeastRequest, this.plain), this.atlasLeastRequest);
 		requirePick(pick(this.atlasPeakEwma, this.plain), this.atlasPeakEwma);
+		requirePick(pick(this.atlasWeightedRoundRobin, this.plain), this.atlasWeightedRoundRobin);
 		requirePick(pick(this.atlasRingHash, this.keyed.get(0)), this.atlasRingHash);
 		requirePick(pick(this.atlasRingHashBounded, this.keyed.get(0)), this.atlasRingHashBounded);
 		requirePick(this.engineWeightedRandom.choose(this.fleet), this.engineWeightedRandom);

@@ -210,6 +210,16 @@ public final class MarkdownReport {
 			}
 		}
 		for (int t : this.threads) {
+			Cell atlas = cell(Contender.ATLAS_WRR, 100, t);
+			Cell spring = cell(Contender.SPRING_RR, 100, t);
+			if (atlas != null && spring != null) {
+				double ratio = atlas.nanos / spring.nanos;
+				target(out, "1c. weighted-round-robin ≤ 1.2× Spring round robin at 100 instances (#32)",
+						threadsLabel(t), ratio(ratio) + "×" + flag(atlas, spring),
+						(ratio <= 1.2) ? "met" : missed(ratio / 1.2 - 1, "slower than allowed"));
+			}
+		}
+		for (int t : this.threads) {
 			for (Contender atlas : List.of(Contender.ATLAS_WR, Contender.ENGINE_WR)) {
 				Cell a = cell(atlas, 1000, t);
 				Cell nacos = cell(Contender.NACOS, 1000, t);
@@ -297,6 +307,7 @@ public final class MarkdownReport {
 			case ATLAS_CHAIN_BLOCKED -> "chain, no tag, block()";
 			case ATLAS_LR -> "least-request";
 			case ATLAS_PEWMA -> "peak-ewma";
+			case ATLAS_WRR -> "weighted-round-robin";
 			case ATLAS_RING -> "ring-hash";
 			case ATLAS_RING_BOUNDED -> "ring-hash, bounded load";
 			case ENGINE_WR -> "engine weighted-random";
@@ -374,6 +385,7 @@ public final class MarkdownReport {
 		ATLAS_CHAIN_BLOCKED("atlasChainBlocked", "Atlas full chain, no tag, `choose(request).block()`", true),
 		ATLAS_LR("atlasLeastRequest", "Atlas least-request (requests in flight)", true),
 		ATLAS_PEWMA("atlasPeakEwma", "Atlas peak-ewma (latencies known)", true),
+		ATLAS_WRR("atlasWeightedRoundRobin", "Atlas weighted-round-robin (reported weights 1:2:3 in force)", true),
 		ATLAS_RING("atlasRingHash", "Atlas ring-hash (64 user ids)", true),
 		ATLAS_RING_BOUNDED("atlasRingHashBounded", "Atlas ring-hash with bounded load", true),
 		ENGINE_WR("engineWeightedRandom", "Atlas engine only: `Balancer.choose`, weighted-random", true),

@@ -184,6 +184,15 @@ public abstract class PickBenchmark {
 	}
 
 	/**
+	 * Atlas weighted round robin through {@code AtlasLoadBalancer}, with the weights of
+	 * reports in force (the static stride scheduler of gRFC A58).
+	 */
+	@Benchmark
+	public @Nullable ServiceInstance atlasWeightedRoundRobin() {
+		return Contenders.pick(this.c.atlasWeightedRoundRobin, this.c.plain);
+	}
+
+	/**
 	 * Atlas ring hash through {@code AtlasLoadBalancer}, over {@value #KEYS} user ids,
 	 * one drawn per pick with {@code ThreadLocalRandom} (a few ns). {@value #KEYS}
 	 * requests stay in the CPU's caches, as the request an application has just built
