@@ -1,5 +1,6 @@
 package dev.atlas.loadbalancer.choice;
 
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -15,11 +16,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>
  * As in A58, weights are clamped to the mean of the positive ones times 0.1 to 10
- * ({@value #MIN_RATIO} to {@value #MAX_RATIO}): a pick then visits at most 10 instances
- * on average (the scaled mean is at least a tenth of the scaled maximum). A weight of 0
- * excludes its instance. Why not an EDF queue: a shared priority queue needs a lock or a
- * retry loop on every pick, and a per-thread one loses the exact proportions; the stride
- * scheduler costs one atomic increment per visit and an {@code int} per instance.
+ * ({@value #MIN_RATIO} to {@value #MAX_RATIO}). A58's single clamp still lets the largest
+ * weight reach 100 times the smallest, and a pick visits about max ÷ mean instances (50
+ * with 100 instances, one of them far heavier), so Atlas then lowers the largest weights
+ * to a common cap at which none exceeds 10 times the mean of the clamped weights
+ * (water-filling, exact): a pick visits at most 10 instances on average, whatever the
+ * reports. A weight of 0 excludes its instance. Why not an EDF queue: a shared priority
+ * queue needs a lock or a retry loop on every pick, and a per-thread one loses the exact
+ * proportions; the stride scheduler costs one atomic increment per visit and an
+ * {@code int} per instance.
  *
  * <p>
  * Immutable but for the shared sequence; thread-safe and lock-free; a pick allocates
@@ -75,15 +80,54 @@ final class StaticStrideScheduler {
 				max = Math.max(max, Math.min(weight, ceiling));
 			}
 		}
+		double[] clamped = new double[weights.length];
+		for (int i = 0; i < weights.length; i++) {
+			if (weights[i] > 0) {
+				clamped[i] = Math.max(floor, Math.min(weights[i], ceiling));
+			}
+		}
+		double cap = cap(clamped, positive);
+		if (cap < max) {
+			max = cap;
+		}
 		double scale = MAX_WEIGHT / max;
 		int[] scaled = new int[weights.length];
 		for (int i = 0; i < weights.length; i++) {
-			if (weights[i] > 0) {
-				double clamped = Math.max(floor, Math.min(weights[i], ceiling));
-				scaled[i] = (int) Math.max(1, Math.min(MAX_WEIGHT, Math.round(clamped * scale)));
+			if (clamped[i] > 0) {
+				scaled[i] = (int) Math.max(1, Math.min(MAX_WEIGHT, Math.round(Math.min(clamped[i], cap) * scale)));
 			}
 		}
 		return new StaticStrideScheduler(scaled, sequence);
+	}
+
+	/**
+	 * The cap c at which the weights above it, lowered to it, leave no weight above
+	 * {@value #MAX_RATIO} times the mean: with the k largest at c, c = 10 × (the others'
+	 * sum + k × c) ÷ n, for the least k where that c lies between the (k+1)-th and the
+	 * k-th largest weight. Infinite when no weight needs lowering.
+	 * @param weights the clamped weights, {@code >= 0}
+	 * @param n how many are positive
+	 */
+	static double cap(double[] weights, int n) {
+		double[] sorted = Arrays.stream(weights).filter((w) -> w > 0).sorted().toArray();
+		double total = Arrays.stream(sorted).sum();
+		if (sorted.length == 0 || sorted[sorted.length - 1] <= MAX_RATIO * total / n) {
+			return Double.POSITIVE_INFINITY;
+		}
+		double top = 0;
+		for (int k = 1; k < n; k++) {
+			top += sorted[n - k];
+			double denominator = n - MAX_RATIO * k;
+			if (denominator <= 0) {
+				break;
+			}
+			double cap = MAX_RATIO * (total - top) / denominator;
+			if (cap >= sorted[n - k - 1] && cap <= sorted[n - k]) {
+				return cap;
+			}
+		}
+		// not reached for positive weights; every weight equal is always within bounds
+		return sorted[0];
 	}
 
 	/**

@@ -33,9 +33,10 @@ import dev.atlas.loadbalancer.spi.StrategySettings;
  * Off the request path: the scheduler of each candidate set (each snapshot, lane or
  * affinity subset) is built once when the set is first met, and rebuilt with the new
  * weights after each recomputation of the reported weights (every second by default), on
- * the thread that recomputes them. A pick reads the current scheduler (one volatile read)
- * and takes sequence numbers from the set's counter until one falls on an instance's
- * turn: lock-free, no allocation.
+ * the thread that recomputes them, for as long as the set's snapshot is in use (the
+ * tables are weakly held). A retry's short-lived set keeps the weights of its first use.
+ * A pick reads the current scheduler (one volatile read) and takes sequence numbers from
+ * the set's counter until one falls on an instance's turn: lock-free, no allocation.
  *
  * @since 0.1.0
  */
@@ -98,8 +99,13 @@ public final class WeightedRoundRobinBalancer extends SnapshotBalancer<WeightedR
 		}
 		Table table = new Table(keys, ramps, new AtomicLong(ThreadLocalRandom.current().nextInt(1000)));
 		table.rebuild(this.reported);
-		synchronized (this.tables) {
-			this.tables.add(table);
+		if (!candidates.isShortLived()) {
+			// a retry's set (one per instance of its parent) is built once from the
+			// weights in force: following them all would cost n sets of n instances a
+			// second
+			synchronized (this.tables) {
+				this.tables.add(table);
+			}
 		}
 		return table;
 	}

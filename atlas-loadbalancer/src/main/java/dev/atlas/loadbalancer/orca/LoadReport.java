@@ -1,7 +1,5 @@
 package dev.atlas.loadbalancer.orca;
 
-import java.util.Locale;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -58,7 +56,8 @@ public record LoadReport(double cpuUtilization, double applicationUtilization, d
 
 	/**
 	 * The header's value for this report in ORCA's native HTTP format:
-	 * {@code TEXT cpu_utilization=0.5, rps_fractional=10.0, eps=0.0} (plus
+	 * {@code TEXT cpu_utilization=0.5, rps_fractional=10.0, eps=0.0}, numbers in Java's
+	 * shortest exact form ({@code 1.0E-4} for a very small one) (plus
 	 * {@code application_utilization} when {@code > 0}).
 	 * @return the value
 	 */
@@ -93,8 +92,12 @@ public record LoadReport(double cpuUtilization, double applicationUtilization, d
 			.toString();
 	}
 
+	/**
+	 * Java's shortest exact decimal form (no rounding: a small utilization keeps its
+	 * digits).
+	 */
 	private static String format(double value) {
-		return String.format(Locale.ROOT, "%.4f", value);
+		return Double.toString(value);
 	}
 
 	/**

@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.spi.ReportedWeights;
@@ -32,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * follows the live instances: one that stops reporting is forgotten after it.
  *
  * <p>
- * Thread-safe: a report takes its instance's monitor (never a pick); reads are a hash
- * lookup in an immutable map.
+ * Thread-safe: a report takes its instance's monitor (never a pick), a recomputation this
+ * object's (one at a time); reads are a hash lookup in an immutable map.
  *
  * @since 0.1.0
  */
@@ -41,7 +42,10 @@ public final class ReportedLoad implements ReportedWeights {
 
 	private static final Logger log = LoggerFactory.getLogger(ReportedLoad.class);
 
-	private volatile WeightRules rules;
+	private final Supplier<WeightRules> rules;
+
+	/** The rules as of the last recomputation. */
+	private volatile WeightRules current;
 
 	private final Scheduler scheduler;
 
@@ -58,25 +62,28 @@ public final class ReportedLoad implements ReportedWeights {
 	private volatile Map<InstanceKey, Double> weights = Map.of();
 
 	/**
-	 * Creates the weights of one service.
+	 * Creates the weights of one service with fixed rules.
 	 * @param rules blackout, expiration, update period and error penalty
 	 * @param scheduler runs the recomputations
 	 * @param ticker the clock, ns ({@link System#nanoTime} in production)
 	 */
 	public ReportedLoad(WeightRules rules, Scheduler scheduler, LongSupplier ticker) {
-		this.rules = Objects.requireNonNull(rules, "rules");
-		this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
-		this.ticker = Objects.requireNonNull(ticker, "ticker");
-		this.nextUpdateNanos = new AtomicLong(ticker.getAsLong());
+		this(() -> rules, scheduler, ticker);
 	}
 
 	/**
-	 * Replaces the rules (a runtime change); the weights in force change at the next
-	 * recomputation.
-	 * @param rules the new rules
+	 * Creates the weights of one service with rules that may change at runtime.
+	 * @param rules the rules in force, read once per recomputation (so a change applies
+	 * from the next one); must not return {@code null}
+	 * @param scheduler runs the recomputations
+	 * @param ticker the clock, ns ({@link System#nanoTime} in production)
 	 */
-	public void rules(WeightRules rules) {
+	public ReportedLoad(Supplier<WeightRules> rules, Scheduler scheduler, LongSupplier ticker) {
 		this.rules = Objects.requireNonNull(rules, "rules");
+		this.current = Objects.requireNonNull(rules.get(), "rules");
+		this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+		this.ticker = Objects.requireNonNull(ticker, "ticker");
+		this.nextUpdateNanos = new AtomicLong(ticker.getAsLong());
 	}
 
 	/**
@@ -90,7 +97,7 @@ public final class ReportedLoad implements ReportedWeights {
 		double qps = report.rps();
 		double utilization = report.utilization();
 		if (qps > 0 && utilization > 0) {
-			double penalty = (report.eps() > 0) ? report.eps() / qps * this.rules.errorUtilizationPenalty() : 0;
+			double penalty = (report.eps() > 0) ? report.eps() / qps * this.current.errorUtilizationPenalty() : 0;
 			double weight = qps / (utilization + penalty);
 			if (weight > 0 && !Double.isInfinite(weight)) {
 				this.endpoints.computeIfAbsent(instance, (key) -> new Endpoint()).update(weight, now);
@@ -110,7 +117,7 @@ public final class ReportedLoad implements ReportedWeights {
 	private void updateIfDue(long now) {
 		long next = this.nextUpdateNanos.get();
 		if (now - next >= 0
-				&& this.nextUpdateNanos.compareAndSet(next, now + this.rules.weightUpdatePeriod().toNanos())) {
+				&& this.nextUpdateNanos.compareAndSet(next, now + this.current.weightUpdatePeriod().toNanos())) {
 			this.scheduler.schedule(this.update, 0);
 		}
 	}
@@ -120,19 +127,22 @@ public final class ReportedLoad implements ReportedWeights {
 	 * the instances whose last report has expired, and tells the listeners. Runs on the
 	 * scheduler; tests call it directly.
 	 */
-	public void update() {
+	public synchronized void update() {
 		long now = this.ticker.getAsLong();
-		WeightRules current = this.rules;
-		long blackout = current.blackoutPeriod().toNanos();
-		long expiration = current.weightExpirationPeriod().toNanos();
+		WeightRules rules = Objects.requireNonNull(this.rules.get(), "rules");
+		this.current = rules;
+		long blackout = rules.blackoutPeriod().toNanos();
+		long expiration = rules.weightExpirationPeriod().toNanos();
 		Map<InstanceKey, Double> computed = new HashMap<>();
 		this.endpoints.forEach((key, endpoint) -> {
 			double weight = endpoint.weight(now, blackout, expiration);
 			if (weight > 0) {
 				computed.put(key, weight);
 			}
-			else if (endpoint.expired(now, expiration)) {
-				this.endpoints.remove(key, endpoint);
+			else {
+				// atomically with a report arriving now: it keeps the instance
+				this.endpoints.computeIfPresent(key,
+						(k, present) -> (present == endpoint && endpoint.expired(now, expiration)) ? null : present);
 			}
 		});
 		this.weights = Map.copyOf(computed);

@@ -1,7 +1,6 @@
 package dev.atlas.loadbalancer.orca;
 
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * How reported load becomes weights, with gRFC A58's defaults.
@@ -33,17 +32,16 @@ public record WeightRules(Duration blackoutPeriod, Duration weightExpirationPeri
 	 * {@code error-utilization-penalty}) and the values allowed
 	 */
 	public WeightRules {
-		Objects.requireNonNull(blackoutPeriod, "blackoutPeriod");
-		Objects.requireNonNull(weightExpirationPeriod, "weightExpirationPeriod");
-		Objects.requireNonNull(weightUpdatePeriod, "weightUpdatePeriod");
-		if (blackoutPeriod.isNegative()) {
-			throw new IllegalArgumentException("blackout-period must be >= 0, was " + blackoutPeriod);
+		if (blackoutPeriod == null || blackoutPeriod.isNegative()) {
+			throw new IllegalArgumentException("blackout-period must be a duration >= 0, was " + blackoutPeriod);
 		}
-		if (weightExpirationPeriod.isNegative() || weightExpirationPeriod.isZero()) {
-			throw new IllegalArgumentException("weight-expiration-period must be > 0, was " + weightExpirationPeriod);
+		if (weightExpirationPeriod == null || weightExpirationPeriod.isNegative() || weightExpirationPeriod.isZero()) {
+			throw new IllegalArgumentException(
+					"weight-expiration-period must be a duration > 0, was " + weightExpirationPeriod);
 		}
-		if (weightUpdatePeriod.compareTo(MIN_UPDATE_PERIOD) < 0) {
-			throw new IllegalArgumentException("weight-update-period must be >= 100ms, was " + weightUpdatePeriod);
+		if (weightUpdatePeriod == null || weightUpdatePeriod.compareTo(MIN_UPDATE_PERIOD) < 0) {
+			throw new IllegalArgumentException(
+					"weight-update-period must be a duration >= 100ms, was " + weightUpdatePeriod);
 		}
 		if (!(errorUtilizationPenalty >= 0) || Double.isInfinite(errorUtilizationPenalty)) {
 			throw new IllegalArgumentException(

@@ -93,6 +93,21 @@ public final class WindowedCount {
 		return sum;
 	}
 
+	/**
+	 * The time {@link #sum} covers at {@code nowNanos}: the {@code SLICES - 1} whole
+	 * slices before the current one and the current one so far, or less since
+	 * construction. Divide a sum by it for a rate that has no saw-tooth as slices turn
+	 * over.
+	 * @param nowNanos the ticker's time, not before the construction's
+	 * @return ns, {@code >= 1}
+	 */
+	public long coveredNanos(long nowNanos) {
+		long sinceStart = nowNanos - this.originNanos - this.sliceNanos;
+		long intoSlice = Math.floorMod(nowNanos - this.originNanos, this.sliceNanos);
+		long window = (SLICES - 1) * this.sliceNanos + intoSlice;
+		return Math.max(1, Math.min(sinceStart, window));
+	}
+
 	private long epoch(long nowNanos) {
 		return Math.max(1, (nowNanos - this.originNanos) / this.sliceNanos);
 	}

@@ -80,16 +80,62 @@ class WeightedRoundRobinBalancerTest {
 	}
 
 	@Test
-	void weightsAreClampedToTenTimesAndATenthOfTheMean() {
+	void weightsAreClampedSoThatAPickVisitsAtMostTenInstancesOnAverage() {
 		double[] weights = new double[21];
 		Arrays.fill(weights, 1);
 		weights[0] = 1000;
 		weights[1] = 0.0001;
-		int[] scaled = StaticStrideScheduler.of(weights, new AtomicLong()).scaledWeights();
-		// mean 48.6: 1000 lowered to 486, 1 and 0.0001 raised to 4.86
+		AtomicLong sequence = new AtomicLong();
+		StaticStrideScheduler scheduler = StaticStrideScheduler.of(weights, sequence);
+		int[] scaled = scheduler.scaledWeights();
+		// A58's clamp: mean 48.5, so 1000 to 485 and 1 and 0.0001 to 4.85 (100 to 1);
+		// then the largest lowered to 88.2, 10 x the mean of the clamped weights
 		assertThat(scaled[0]).isEqualTo(StaticStrideScheduler.MAX_WEIGHT);
-		assertThat((double) scaled[1] / scaled[0]).isCloseTo(0.01, within(1e-4));
 		assertThat(scaled[2]).isEqualTo(scaled[1]);
+		assertThat((double) scaled[1] / scaled[0]).isCloseTo(4.852 / 88.2, within(1e-3));
+		double mean = Arrays.stream(scaled).average().orElseThrow();
+		assertThat(scaled[0] / mean).isLessThanOrEqualTo(10.001);
+		int picks = 100_000;
+		int heavy = 0;
+		for (int i = 0; i < picks; i++) {
+			heavy += (scheduler.pick() == 0) ? 1 : 0;
+		}
+		assertThat((double) sequence.get() / picks).as("instances visited per pick").isLessThanOrEqualTo(10.01);
+		assertThat((double) heavy / picks).isCloseTo(88.2 / (88.2 + 20 * 4.852), within(0.01));
+	}
+
+	@Test
+	void weightsWithinTheBoundsAreKeptAsReported() {
+		double[] weights = { 1, 2, 3, 9 };
+		int[] scaled = StaticStrideScheduler.of(weights, new AtomicLong()).scaledWeights();
+		assertThat((double) scaled[0] / scaled[3]).isCloseTo(1 / 9.0, within(1e-4));
+		assertThat((double) scaled[1] / scaled[3]).isCloseTo(2 / 9.0, within(1e-4));
+	}
+
+	@Test
+	void eachCandidateSetHasItsOwnScheduler() {
+		// a lane, an affinity subset or what ejection left: another snapshot, another
+		// table
+		List<ServiceInstance> fleet = TestInstances.fleet(4);
+		this.reported.set(fleet.get(0), 100)
+			.set(fleet.get(1), 300)
+			.set(fleet.get(2), 100)
+			.set(fleet.get(3), 100)
+			.updated();
+		InstanceSnapshot all = InstanceSnapshot.of(fleet, this.parser);
+		InstanceSnapshot subset = all.filter((i) -> i < 2);
+		assertThat(shares(subset, 8_000)).containsEntry("i0", 0.25).containsEntry("i1", 0.75);
+		assertThat(shares(all, 12_000)).containsEntry("i1", 0.5);
+		assertThat(this.balancer.liveTables()).isEqualTo(2);
+	}
+
+	@Test
+	void aRetrysShortLivedSetIsBuiltOnceAndNotRebuilt() {
+		List<ServiceInstance> fleet = TestInstances.fleet(3);
+		this.reported.set(fleet.get(0), 100).set(fleet.get(1), 100).set(fleet.get(2), 100).updated();
+		InstanceSnapshot retry = InstanceSnapshot.of(fleet, this.parser).filter((i) -> i != 2).asShortLived();
+		this.balancer.chooseIndex(retry);
+		assertThat(this.balancer.liveTables()).as("a retry's set is not followed").isZero();
 	}
 
 	@Test

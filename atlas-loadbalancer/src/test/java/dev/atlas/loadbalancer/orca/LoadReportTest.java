@@ -48,7 +48,10 @@ class LoadReportTest {
 		assertThat(LoadReport.parse(report.toText())).isEqualTo(report);
 		assertThat(LoadReport.parse(report.toJson())).isEqualTo(report);
 		assertThat(new LoadReport(0.25, 0, 1, 0).toText())
-			.isEqualTo("TEXT cpu_utilization=0.2500, rps_fractional=1.0000, eps=0.0000");
+			.isEqualTo("TEXT cpu_utilization=0.25, rps_fractional=1.0, eps=0.0");
+		assertThat(LoadReport.parse(new LoadReport(0.00012345, 0, 1, 0).toText()).cpuUtilization())
+			.as("a small utilization keeps its digits")
+			.isEqualTo(0.00012345);
 	}
 
 	@Test

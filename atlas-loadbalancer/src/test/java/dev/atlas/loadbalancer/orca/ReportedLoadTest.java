@@ -3,6 +3,7 @@ package dev.atlas.loadbalancer.orca;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.loadbalancer.TestInstances;
 import dev.atlas.loadbalancer.instance.InstanceKey;
@@ -93,6 +94,20 @@ class ReportedLoadTest {
 		this.load.update();
 		this.load.update();
 		assertThat(calls).hasValue(2);
+	}
+
+	@Test
+	void rulesChangedAtRuntimeApplyFromTheNextRecomputation() {
+		AtomicReference<WeightRules> rules = new AtomicReference<>(WeightRules.DEFAULTS);
+		ReportedLoad changing = new ReportedLoad(rules::get, (task, delay) -> {
+		}, this.now::get);
+		changing.record(this.a, new LoadReport(0.5, 0, 100, 0));
+		advance(Duration.ofSeconds(2));
+		changing.update();
+		assertThat(changing.weight(this.a)).as("in the 10 s blackout").isZero();
+		rules.set(new WeightRules(Duration.ofSeconds(1), Duration.ofMinutes(3), Duration.ofSeconds(1), 1.0));
+		changing.update();
+		assertThat(changing.weight(this.a)).as("past a 1 s blackout").isEqualTo(200);
 	}
 
 	@Test

@@ -25,6 +25,16 @@ class WindowedCountTest {
 	}
 
 	@Test
+	void theTimeCoveredGrowsFromTheStartThenFollowsTheSlices() {
+		assertThat(this.count.coveredNanos(START + SECOND / 2)).isEqualTo(SECOND / 2);
+		assertThat(this.count.coveredNanos(START + 5 * SECOND)).isEqualTo(5 * SECOND);
+		// nine whole slices and the current one so far: 9.25 s, then 9.75 s
+		assertThat(this.count.coveredNanos(START + 30 * SECOND + SECOND / 4)).isEqualTo(9 * SECOND + SECOND / 4);
+		assertThat(this.count.coveredNanos(START + 30 * SECOND + 3 * SECOND / 4))
+			.isEqualTo(9 * SECOND + 3 * SECOND / 4);
+	}
+
+	@Test
 	void aSliceReusedForALaterEpochStartsFromZero() {
 		this.count.add(1, START);
 		this.count.add(1, START);
