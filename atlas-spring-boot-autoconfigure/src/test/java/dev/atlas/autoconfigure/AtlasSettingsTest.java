@@ -325,6 +325,10 @@ class AtlasSettingsTest {
 					atlas.loadbalancer.peak-ewma.choice-count=0 | Invalid atlas.loadbalancer.peak-ewma.choice-count must be an integer >= 2, was 0
 					atlas.loadbalancer.peak-ewma.decay-time=0s | Invalid atlas.loadbalancer.peak-ewma.decay-time must be at least 1ms, was PT0S
 					atlas.loadbalancer.hash.virtual-nodes=0 | Invalid atlas.loadbalancer.hash.virtual-nodes must be an integer >= 1, was 0
+					atlas.loadbalancer.weighted-round-robin.blackout-period=-1s | Invalid atlas.loadbalancer.weighted-round-robin.blackout-period must be a duration >= 0, was PT-1S
+					atlas.loadbalancer.weighted-round-robin.weight-expiration-period=0s | Invalid atlas.loadbalancer.weighted-round-robin.weight-expiration-period must be a duration > 0, was PT0S
+					atlas.loadbalancer.weighted-round-robin.weight-update-period=50ms | Invalid atlas.loadbalancer.weighted-round-robin.weight-update-period must be a duration >= 100ms, was PT0.05S
+					atlas.loadbalancer.weighted-round-robin.error-utilization-penalty=-1 | Invalid atlas.loadbalancer.weighted-round-robin.error-utilization-penalty must be a finite number >= 0, was -1.0
 					atlas.loadbalancer.hash.load-factor=1   | Invalid atlas.loadbalancer.hash.load-factor must be a finite number > 1, was 1.0
 					atlas.loadbalancer.max-in-flight-per-instance=-1 | Invalid atlas.loadbalancer.max-in-flight-per-instance: -1; allowed: 0 (off) or a positive number of requests
 					""")

@@ -40,10 +40,12 @@ public class LoadBalancerProperties implements InitializingBean {
 	 * smooth-round-robin (nginx's smooth weighted round robin), least-request (power of
 	 * two choices by in-flight requests), peak-ewma (power of two choices by
 	 * peak-sensitive response time × in-flight requests), ring-hash (consistent hashing
-	 * of a header or cookie), or the name of a strategy the application registers. All
-	 * built-in ones honour registry weights; weight 0 means drained. Read trimmed and
-	 * lower-cased, with _ as - (SMOOTH_ROUND_ROBIN is smooth-round-robin); blank means
-	 * the default. An unknown name fails startup.
+	 * of a header or cookie), weighted-round-robin (by the load the instances report,
+	 * gRFC A58), or the name of a strategy the application registers. The built-in ones
+	 * honour registry weights, but for weighted-round-robin, which weighs by reported
+	 * load; weight 0 means drained for all. Read trimmed and lower-cased, with _ as -
+	 * (SMOOTH_ROUND_ROBIN is smooth-round-robin); blank means the default. An unknown
+	 * name fails startup.
 	 */
 	private String strategy = DEFAULT_STRATEGY;
 

@@ -7,14 +7,13 @@ import dev.atlas.autoconfigure.loadbalancer.StrategyRules;
 import dev.atlas.autoconfigure.settings.AtlasSettings;
 import dev.atlas.loadbalancer.choice.WeightedRoundRobinBalancer;
 import dev.atlas.loadbalancer.orca.LoadReport;
-import dev.atlas.loadbalancer.orca.ReportedLoad;
-import dev.atlas.loadbalancer.orca.WeightRules;
 import dev.atlas.loadbalancer.spi.StrategyFactory;
 import dev.atlas.loadbalancer.support.Scheduler;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -37,79 +36,82 @@ import org.springframework.web.reactive.function.client.WebClient;
  * that answers such requests with the {@value LoadReport#HEADER} header
  * ({@link LoadReporter});</li>
  * <li>a Spring Cloud Gateway removes the reports of the answers it passes on, unless
- * {@code atlas.load-report.gateway-forward=true}.</li>
+ * {@code atlas.load-report.gateway-forward=true}, and the request header asking for one
+ * that its clients send (it asks only for the services using the strategy).</li>
  * </ul>
+ * The caller side needs Atlas's load balancer (Spring Cloud LoadBalancer on); the
+ * provider and gateway sides do not.
  *
  * @since 0.1.0
  */
 @AutoConfiguration(after = AtlasLoadBalancerAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "atlas.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LoadReportProperties.class)
-@LoadBalancerClients(defaultConfiguration = LoadReportClientConfiguration.class)
 public final class AtlasLoadReportAutoConfiguration {
 
-	/**
-	 * The reported load of each service called, and which services ask for it.
-	 * @param settings the rules of each service
-	 * @param scheduler runs the recomputations (Atlas's scheduler)
-	 * @return the registry
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	ReportedLoads atlasReportedLoads(ObjectProvider<AtlasSettings> settings, Scheduler scheduler) {
-		Function<String, StrategyRules> rules = (
-				serviceId) -> settings.getObject().settingsFor(serviceId).get(StrategyRules.SECTION);
-		return new ReportedLoads((serviceId) -> rules.apply(serviceId).weightedRoundRobin(),
-				(serviceId) -> WeightedRoundRobinBalancer.NAME.equals(rules.apply(serviceId).strategy()), scheduler);
-	}
-
-	/**
-	 * Registers the {@code weighted-round-robin} strategy (weights from the load the
-	 * instances report, gRFC A58).
-	 * @param loads the reported load of each service
-	 * @param settings the rules of each service
-	 * @return the factory
-	 */
-	@Bean
-	@ConditionalOnMissingBean(name = "atlasWeightedRoundRobinStrategy")
-	static StrategyFactory atlasWeightedRoundRobinStrategy(ObjectProvider<ReportedLoads> loads,
-			ObjectProvider<AtlasSettings> settings) {
-		return WeightedRoundRobinBalancer.factory((serviceId) -> {
-			ReportedLoad load = loads.getObject().of(serviceId);
-			WeightRules rules = settings.getObject()
-				.settingsFor(serviceId)
-				.get(StrategyRules.SECTION)
-				.weightedRoundRobin();
-			// a runtime change of these rules makes a new strategy: they apply from now
-			load.rules(rules);
-			return load;
-		});
-	}
-
-	@Bean
-	@ConditionalOnClass(LoadBalancerRequestTransformer.class)
-	LoadReportRequestTransformer atlasLoadReportRequestTransformer(ReportedLoads loads) {
-		return new LoadReportRequestTransformer(loads);
-	}
-
+	/** The caller side, where Atlas is the load balancer. */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(WebClient.class)
-	static class WebClientConfiguration {
+	@ConditionalOnBean(Scheduler.class)
+	@LoadBalancerClients(defaultConfiguration = LoadReportClientConfiguration.class)
+	static class CallerConfiguration {
 
+		/**
+		 * The reported load of each service called, and which services ask for it.
+		 * @param settings the rules of each service, in force
+		 * @param scheduler runs the recomputations (Atlas's scheduler)
+		 * @return the registry
+		 */
 		@Bean
-		LoadReportClientRequestTransformer atlasLoadReportClientRequestTransformer(ReportedLoads loads) {
-			return new LoadReportClientRequestTransformer(loads);
+		@ConditionalOnMissingBean
+		ReportedLoads atlasReportedLoads(ObjectProvider<AtlasSettings> settings, Scheduler scheduler) {
+			Function<String, StrategyRules> rules = (
+					serviceId) -> settings.getObject().settingsFor(serviceId).get(StrategyRules.SECTION);
+			// the rules in force, read at each recomputation: a runtime change applies
+			// once committed
+			return new ReportedLoads((serviceId) -> rules.apply(serviceId).weightedRoundRobin(),
+					(serviceId) -> WeightedRoundRobinBalancer.NAME.equals(rules.apply(serviceId).strategy()),
+					scheduler);
 		}
 
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "org.springframework.cloud.openfeign.loadbalancer.LoadBalancerFeignRequestTransformer")
-	static class FeignConfiguration {
+		/**
+		 * Registers the {@code weighted-round-robin} strategy (weights from the load the
+		 * instances report, gRFC A58).
+		 * @param loads the reported load of each service
+		 * @return the factory
+		 */
+		@Bean
+		@ConditionalOnMissingBean(name = "atlasWeightedRoundRobinStrategy")
+		static StrategyFactory atlasWeightedRoundRobinStrategy(ObjectProvider<ReportedLoads> loads) {
+			return WeightedRoundRobinBalancer.factory((serviceId) -> loads.getObject().of(serviceId));
+		}
 
 		@Bean
-		LoadReportFeignRequestTransformer atlasLoadReportFeignRequestTransformer(ReportedLoads loads) {
-			return new LoadReportFeignRequestTransformer(loads);
+		@ConditionalOnClass(LoadBalancerRequestTransformer.class)
+		LoadReportRequestTransformer atlasLoadReportRequestTransformer(ReportedLoads loads) {
+			return new LoadReportRequestTransformer(loads);
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(WebClient.class)
+		static class WebClientConfiguration {
+
+			@Bean
+			LoadReportClientRequestTransformer atlasLoadReportClientRequestTransformer(ReportedLoads loads) {
+				return new LoadReportClientRequestTransformer(loads);
+			}
+
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(
+				name = "org.springframework.cloud.openfeign.loadbalancer.LoadBalancerFeignRequestTransformer")
+		static class FeignConfiguration {
+
+			@Bean
+			LoadReportFeignRequestTransformer atlasLoadReportFeignRequestTransformer(ReportedLoads loads) {
+				return new LoadReportFeignRequestTransformer(loads);
+			}
+
 		}
 
 	}
@@ -153,8 +155,9 @@ public final class AtlasLoadReportAutoConfiguration {
 	}
 
 	/**
-	 * At a gateway: asks for reports on the proxied requests of services using
-	 * {@code weighted-round-robin}, reads them, and removes them from the answers unless
+	 * At a gateway: the clients' request for a report is removed, the gateway asks for
+	 * one on the proxied requests of services using {@code weighted-round-robin}, reads
+	 * it, and removes it from the answers unless
 	 * {@code atlas.load-report.gateway-forward=true}.
 	 */
 	@Configuration(proxyBeanMethods = false)
@@ -162,13 +165,14 @@ public final class AtlasLoadReportAutoConfiguration {
 	static class GatewayConfiguration {
 
 		@Bean
-		HttpHeadersFilter atlasLoadReportRequestHeadersFilter(ReportedLoads loads) {
-			return LoadReportHeadersFilter.asking(loads);
+		HttpHeadersFilter atlasLoadReportRequestHeadersFilter(ObjectProvider<ReportedLoads> loads) {
+			return LoadReportHeadersFilter.asking(loads.getIfAvailable());
 		}
 
 		@Bean
-		HttpHeadersFilter atlasLoadReportResponseHeadersFilter(ReportedLoads loads, LoadReportProperties properties) {
-			return LoadReportHeadersFilter.reading(loads, properties.isGatewayForward());
+		HttpHeadersFilter atlasLoadReportResponseHeadersFilter(ObjectProvider<ReportedLoads> loads,
+				LoadReportProperties properties) {
+			return LoadReportHeadersFilter.reading(loads.getIfAvailable(), properties.isGatewayForward());
 		}
 
 	}

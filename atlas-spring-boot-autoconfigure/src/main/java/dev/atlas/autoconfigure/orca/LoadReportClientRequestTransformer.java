@@ -10,6 +10,7 @@ import org.springframework.web.reactive.function.client.ClientRequest;
  * Asks for a load report ({@value LoadReport#FORMAT_HEADER}{@code : TEXT}) on
  * {@code @LoadBalanced} WebClient calls to a service whose strategy is
  * {@code weighted-round-robin}; applied by Spring Cloud to load-balanced calls only.
+ * Thread-safe.
  *
  * @since 0.1.0
  */

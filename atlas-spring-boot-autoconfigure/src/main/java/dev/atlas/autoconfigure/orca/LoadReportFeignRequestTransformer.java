@@ -14,7 +14,7 @@ import org.springframework.cloud.openfeign.loadbalancer.LoadBalancerFeignRequest
 /**
  * Asks for a load report ({@value LoadReport#FORMAT_HEADER}{@code : TEXT}) on Feign calls
  * to a service whose strategy is {@code weighted-round-robin}; applied by Spring Cloud
- * OpenFeign to load-balanced calls only.
+ * OpenFeign to load-balanced calls only. Thread-safe.
  *
  * @since 0.1.0
  */

@@ -3,7 +3,10 @@ package dev.atlas.autoconfigure.orca;
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.orca.LoadReport;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Response;
@@ -16,47 +19,55 @@ import org.springframework.web.server.ServerWebExchange;
  * Load reports at a Spring Cloud Gateway, on the headers of each proxied request and
  * answer:
  * <ul>
- * <li>request: asks the chosen instance for a report ({@value LoadReport#FORMAT_HEADER}:
- * {@code TEXT}) when the route's service uses {@code weighted-round-robin};</li>
- * <li>answer: takes the instance's report into the service's reported load, then removes
- * the {@value LoadReport#HEADER} header, so that the gateway's clients do not learn the
+ * <li>request: removes the {@value LoadReport#FORMAT_HEADER} header a client sent (a
+ * client does not decide what the instances report), and asks the chosen instance for a
+ * report ({@code TEXT}) when the route's service uses {@code weighted-round-robin};</li>
+ * <li>answer: takes the instance's report into the service's reported load (an unreadable
+ * one is logged once per instance and ignored), then removes the
+ * {@value LoadReport#HEADER} header, so that the gateway's clients do not learn the
  * instances' load (unless {@code atlas.load-report.gateway-forward=true}).</li>
  * </ul>
- * Thread-safe.
+ * Without Atlas's load balancer (no {@link ReportedLoads}), nothing is asked for or read,
+ * and reports are still removed. Thread-safe.
  *
  * @since 0.1.0
  */
 public final class LoadReportHeadersFilter implements HttpHeadersFilter {
 
-	private final ReportedLoads loads;
+	private static final Logger log = LoggerFactory.getLogger(LoadReportHeadersFilter.class);
+
+	private static final OncePerKeyLog MALFORMED = new OncePerKeyLog();
+
+	private final @Nullable ReportedLoads loads;
 
 	private final Type type;
 
 	private final boolean forward;
 
-	private LoadReportHeadersFilter(ReportedLoads loads, Type type, boolean forward) {
+	private LoadReportHeadersFilter(@Nullable ReportedLoads loads, Type type, boolean forward) {
 		this.loads = loads;
 		this.type = type;
 		this.forward = forward;
 	}
 
 	/**
-	 * The filter of the proxied requests: asks for a report where it is wanted.
-	 * @param loads says which services want reports
+	 * The filter of the proxied requests.
+	 * @param loads says which services want reports; {@code null} when Atlas is not the
+	 * load balancer
 	 * @return the filter
 	 */
-	public static LoadReportHeadersFilter asking(ReportedLoads loads) {
+	public static LoadReportHeadersFilter asking(@Nullable ReportedLoads loads) {
 		return new LoadReportHeadersFilter(loads, Type.REQUEST, false);
 	}
 
 	/**
-	 * The filter of the proxied answers: reads the report where it is wanted, and removes
-	 * it unless forwarded.
-	 * @param loads the reported load of each service
+	 * The filter of the proxied answers.
+	 * @param loads the reported load of each service; {@code null} when Atlas is not the
+	 * load balancer
 	 * @param forward whether answers keep their report on their way to the client
 	 * @return the filter
 	 */
-	public static LoadReportHeadersFilter reading(ReportedLoads loads, boolean forward) {
+	public static LoadReportHeadersFilter reading(@Nullable ReportedLoads loads, boolean forward) {
 		return new LoadReportHeadersFilter(loads, Type.RESPONSE, forward);
 	}
 
@@ -64,31 +75,43 @@ public final class LoadReportHeadersFilter implements HttpHeadersFilter {
 	public HttpHeaders filter(HttpHeaders input, ServerWebExchange exchange) {
 		ServiceInstance chosen = chosen(exchange);
 		String serviceId = (chosen != null) ? chosen.getServiceId() : null;
-		boolean wanted = chosen != null && this.loads.wanted(serviceId);
+		ReportedLoads reported = this.loads;
+		boolean wanted = reported != null && chosen != null && reported.wanted(serviceId);
 		if (this.type == Type.REQUEST) {
-			if (!wanted || input.containsHeader(LoadReport.FORMAT_HEADER)) {
+			if (!wanted && !input.containsHeader(LoadReport.FORMAT_HEADER)) {
 				return input;
 			}
-			HttpHeaders asking = new HttpHeaders();
-			asking.addAll(input);
-			asking.set(LoadReport.FORMAT_HEADER, "TEXT");
+			HttpHeaders asking = without(input, LoadReport.FORMAT_HEADER);
+			if (wanted) {
+				asking.set(LoadReport.FORMAT_HEADER, "TEXT");
+			}
 			return asking;
 		}
 		if (!input.containsHeader(LoadReport.HEADER)) {
 			return input;
 		}
-		if (wanted && chosen != null && serviceId != null) {
-			LoadReport report = LoadReport.parse(input.getFirst(LoadReport.HEADER));
+		if (wanted && reported != null && chosen != null && serviceId != null) {
+			String value = input.getFirst(LoadReport.HEADER);
+			LoadReport report = LoadReport.parse(value);
 			if (report != null) {
-				this.loads.of(serviceId).record(InstanceKey.of(chosen), report);
+				reported.of(serviceId).record(InstanceKey.of(chosen), report);
+			}
+			else {
+				String address = InstanceKey.of(chosen).address();
+				MALFORMED.once(serviceId + ' ' + address,
+						(key) -> log.warn(
+								"Service '{}', instance {}: cannot read its {} header '{}'; the report is "
+										+ "ignored (accepted: TEXT name=value pairs or JSON)",
+								serviceId, address, LoadReport.HEADER, value));
 			}
 		}
-		if (this.forward) {
-			return input;
-		}
+		return this.forward ? input : without(input, LoadReport.HEADER);
+	}
+
+	private static HttpHeaders without(HttpHeaders input, String header) {
 		HttpHeaders filtered = new HttpHeaders();
 		input.forEach((name, values) -> {
-			if (!LoadReport.HEADER.equalsIgnoreCase(name)) {
+			if (!header.equalsIgnoreCase(name)) {
 				filtered.addAll(name, values);
 			}
 		});

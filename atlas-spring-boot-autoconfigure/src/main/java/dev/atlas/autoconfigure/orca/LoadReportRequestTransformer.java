@@ -11,7 +11,7 @@ import org.springframework.http.HttpRequest;
  * Asks for a load report ({@value LoadReport#FORMAT_HEADER}{@code : TEXT}) on
  * {@code @LoadBalanced} RestTemplate and RestClient calls to a service whose strategy is
  * {@code weighted-round-robin}. Spring Cloud applies it only to load-balanced calls,
- * after the instance is chosen, so no other host is asked.
+ * after the instance is chosen, so no other host is asked. Thread-safe.
  *
  * @since 0.1.0
  */

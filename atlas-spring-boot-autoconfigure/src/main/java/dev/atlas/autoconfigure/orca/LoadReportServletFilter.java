@@ -3,6 +3,8 @@ package dev.atlas.autoconfigure.orca;
 import java.io.IOException;
 
 import dev.atlas.loadbalancer.orca.LoadReport;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -36,14 +38,45 @@ public class LoadReportServletFilter extends OncePerRequestFilter {
 		if (header != null) {
 			response.setHeader(LoadReport.HEADER, header);
 		}
-		int status = 500;
+		boolean async = false;
 		try {
 			chain.doFilter(request, response);
-			status = response.getStatus();
+			if (request.isAsyncStarted()) {
+				// counted when the asynchronous request completes, with its final status
+				request.getAsyncContext().addListener(new Counting(this.reporter, response));
+				async = true;
+			}
 		}
-		finally {
-			this.reporter.served(status);
+		catch (IOException | ServletException | RuntimeException ex) {
+			this.reporter.served(500);
+			throw ex;
 		}
+		if (!async) {
+			this.reporter.served(response.getStatus());
+		}
+	}
+
+	/** Counts an asynchronous request when it ends. */
+	private record Counting(LoadReporter reporter, HttpServletResponse response) implements AsyncListener {
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			this.reporter.served(this.response.getStatus());
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			event.getAsyncContext().addListener(this);
+		}
+
 	}
 
 }

@@ -4,13 +4,15 @@ import dev.atlas.loadbalancer.orca.LoadReport;
 import reactor.core.publisher.Mono;
 
 import org.springframework.http.HttpStatusCode;
+import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
  * WebFlux side of {@link LoadReporter}: writes the report on the answer of a request that
- * asks for one, and counts every request when it ends.
+ * asks for one, and counts every request when it ends (an error that escapes the chain as
+ * a 5xx, or its {@code ResponseStatusException}'s status). Thread-safe.
  *
  * @since 0.1.0
  */
@@ -32,10 +34,17 @@ public class LoadReportWebFilter implements WebFilter {
 		if (header != null) {
 			exchange.getResponse().getHeaders().set(LoadReport.HEADER, header);
 		}
-		return chain.filter(exchange).doFinally((signal) -> {
-			HttpStatusCode status = exchange.getResponse().getStatusCode();
-			this.reporter.served((status != null) ? status.value() : 200);
-		});
+		return chain.filter(exchange)
+			.doOnSuccess((done) -> this.reporter.served(status(exchange, 200)))
+			.doOnError((error) -> this.reporter
+				.served((error instanceof ResponseStatusException failed) ? failed.getStatusCode().value() : 500))
+			// a client that went away: counted, not as an error of this instance
+			.doOnCancel(() -> this.reporter.served(status(exchange, 0)));
+	}
+
+	private static int status(ServerWebExchange exchange, int otherwise) {
+		HttpStatusCode status = exchange.getResponse().getStatusCode();
+		return (status != null) ? status.value() : otherwise;
 	}
 
 }

@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * {@value LoadReport#HEADER} header for a caller that asks for it with
  * {@value LoadReport#FORMAT_HEADER} ({@code TEXT} or {@code JSON}): the CPU utilization,
  * the application's utilization when an {@link ApplicationUtilization} is given, and the
- * request and error rates (per second, over the window). The header's value is computed
+ * request and error rates (per second, over the time the window covers: less than the
+ * window just after start). The report and both forms of the header's value are computed
  * at most every 100 ms and shared by the answers in between.
  *
  * <p>
@@ -31,8 +32,6 @@ public class LoadReporter {
 	private final WindowedCount requests;
 
 	private final WindowedCount errors;
-
-	private final double windowSeconds;
 
 	private final DoubleSupplier cpu;
 
@@ -57,11 +56,11 @@ public class LoadReporter {
 		long now = ticker.getAsLong();
 		this.requests = new WindowedCount(window.toNanos(), now);
 		this.errors = new WindowedCount(window.toNanos(), now);
-		this.windowSeconds = window.toNanos() / 1e9;
 		this.cpu = Objects.requireNonNull(cpu, "cpu");
 		this.application = application;
 		// computed at the first call
-		this.cached = new Cached(now - REFRESH_NANOS, new LoadReport(0, 0, 0, 0));
+		LoadReport none = new LoadReport(0, 0, 0, 0);
+		this.cached = new Cached(now - REFRESH_NANOS, none, none.toText(), none.toJson());
 	}
 
 	/**
@@ -92,8 +91,8 @@ public class LoadReporter {
 		if (!json && !wanted.equalsIgnoreCase("TEXT")) {
 			return null;
 		}
-		LoadReport report = report();
-		return json ? report.toJson() : report.toText();
+		Cached current = current();
+		return json ? current.json : current.text;
 	}
 
 	/**
@@ -101,23 +100,29 @@ public class LoadReporter {
 	 * @return the report
 	 */
 	public LoadReport report() {
+		return current().report;
+	}
+
+	private Cached current() {
 		long now = this.ticker.getAsLong();
 		Cached current = this.cached;
 		if (now - current.at < REFRESH_NANOS) {
-			return current.report;
+			return current;
 		}
+		double seconds = this.requests.coveredNanos(now) / 1e9;
 		LoadReport report = new LoadReport(valid(this.cpu.getAsDouble()),
 				(this.application != null) ? valid(this.application.utilization()) : 0,
-				this.requests.sum(now) / this.windowSeconds, this.errors.sum(now) / this.windowSeconds);
-		this.cached = new Cached(now, report);
-		return report;
+				this.requests.sum(now) / seconds, this.errors.sum(now) / seconds);
+		Cached computed = new Cached(now, report, report.toText(), report.toJson());
+		this.cached = computed;
+		return computed;
 	}
 
 	private static double valid(double value) {
 		return (value >= 0 && !Double.isInfinite(value)) ? value : 0;
 	}
 
-	private record Cached(long at, LoadReport report) {
+	private record Cached(long at, LoadReport report, String text, String json) {
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.atlas.autoconfigure.orca;
 
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -28,7 +29,8 @@ public class ReportedLoads {
 
 	/**
 	 * Creates the registry.
-	 * @param rules the current rules of a service, by service id
+	 * @param rules the rules in force of a service, by service id (lower case), read at
+	 * each recomputation of its weights
 	 * @param wanted whether a service's current strategy is {@code weighted-round-robin}
 	 * (a lookup in the resolved settings: cheap)
 	 * @param scheduler runs the recomputations of the weights
@@ -37,7 +39,7 @@ public class ReportedLoads {
 		Objects.requireNonNull(rules, "rules");
 		Objects.requireNonNull(scheduler, "scheduler");
 		this.wanted = Objects.requireNonNull(wanted, "wanted");
-		this.create = (serviceId) -> new ReportedLoad(rules.apply(serviceId), scheduler, System::nanoTime);
+		this.create = (serviceId) -> new ReportedLoad(() -> rules.apply(serviceId), scheduler, System::nanoTime);
 	}
 
 	/**
@@ -46,7 +48,16 @@ public class ReportedLoads {
 	 * @return its reported load
 	 */
 	public ReportedLoad of(String serviceId) {
-		return this.loads.computeIfAbsent(serviceId, this.create);
+		return this.loads.computeIfAbsent(normalized(serviceId), this.create);
+	}
+
+	/**
+	 * Service ids compared as the registries and Atlas's settings do, without case: a
+	 * gateway's answer names Eureka's {@code USER-SERVICE} where its route says
+	 * {@code lb://user-service}.
+	 */
+	private static String normalized(String serviceId) {
+		return serviceId.toLowerCase(Locale.ROOT);
 	}
 
 	/**
@@ -55,7 +66,7 @@ public class ReportedLoads {
 	 * @return {@code true} when its strategy in force is {@code weighted-round-robin}
 	 */
 	public boolean wanted(@Nullable String serviceId) {
-		return serviceId != null && this.wanted.test(serviceId);
+		return serviceId != null && this.wanted.test(normalized(serviceId));
 	}
 
 }

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
+import dev.atlas.autoconfigure.actuator.AtlasEndpoint;
 import dev.atlas.loadbalancer.orca.LoadReport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,9 +42,14 @@ import static org.assertj.core.api.Assertions.within;
  * in a closed loop. Once reports have been in for the blackout, the costly provider's
  * share converges to its share of the capacity, 0.5 ÷ 2.5 = 20 % (± 5 points); when its
  * cost goes back to 1, the shares return to a third each (± 5 points). Round robin (the
- * contrast, with the same providers) keeps a third whatever the cost.
+ * contrast, with the same providers) keeps a third whatever the cost. Every client type
+ * asks for reports; the providers report the CPU time their calls took per second as
+ * their application utilization (they share one JVM, whose process CPU would be the same
+ * for all; the CPU source is covered by {@code LoadReporterTest}, and by the demo's
+ * reported-load scenario, whose providers are JVMs of their own).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@SuppressWarnings("unchecked")
 class WeightedRoundRobinIT {
 
 	private static final String SERVICE = "reporting";
@@ -69,6 +75,7 @@ class WeightedRoundRobinIT {
 		}
 		caller = apps.start(WhoApp.class, "wrr-caller", "spring.cloud.zookeeper.discovery.register=false",
 				"app.target=" + SERVICE, "atlas.warmup.enabled=false",
+				"management.endpoints.web.exposure.include=atlas",
 				"atlas.services." + SERVICE + ".loadbalancer.strategy=weighted-round-robin",
 				"atlas.services." + SERVICE + ".loadbalancer.weighted-round-robin.blackout-period=3s");
 		roundRobinCaller = apps.start(WhoApp.class, "rr-caller", "spring.cloud.zookeeper.discovery.register=false",
@@ -105,10 +112,31 @@ class WeightedRoundRobinIT {
 		assertThat(shares.get(port(2))).as("share of the provider at cost 2").isCloseTo(0.2, within(TOLERANCE));
 		assertThat(shares.get(port(0))).isCloseTo(0.4, within(TOLERANCE));
 		assertThat(shares.get(port(1))).isCloseTo(0.4, within(TOLERANCE));
+		// the weights in force, as the actuator shows them: the costly one's about half
+		Map<String, Object> view = caller.getBean(AtlasEndpoint.class).service(SERVICE);
+		Map<String, Double> weights = new HashMap<>();
+		for (Map<String, Object> instance : (List<Map<String, Object>>) view.get("instances")) {
+			weights.put(String.valueOf(instance.get("port")), (Double) instance.get("reportedWeight"));
+		}
+		System.out.println("wrr-it reported weights in force by port: " + weights);
+		assertThat(weights.get(port(2)) / weights.get(port(0))).isCloseTo(0.5, within(0.15));
 	}
 
 	@Test
 	@Order(3)
+	void everyClientAsksForReports() throws Exception {
+		WhoApp who = caller.getBean(WhoApp.class);
+		for (String client : List.of("rest-template", "web-client", "feign", "rest-client")) {
+			int before = asked();
+			for (int i = 0; i < 10; i++) {
+				who.call(client);
+			}
+			assertThat(asked() - before).as("calls through %s that asked for a report", client).isEqualTo(10);
+		}
+	}
+
+	@Test
+	@Order(4)
 	void whenItsCostIsBackToNormalTheSharesAreEqualAgain() throws Exception {
 		costly().cost(1);
 		shares(caller, Duration.ofSeconds(5));
@@ -120,7 +148,7 @@ class WeightedRoundRobinIT {
 	}
 
 	@Test
-	@Order(4)
+	@Order(5)
 	void aReportIsWrittenOnlyWhenAskedForInTheFormatAsked() throws Exception {
 		HttpClient http = HttpClient.newHttpClient();
 		URI who = URI.create("http://127.0.0.1:" + port(0) + "/who");
@@ -143,6 +171,10 @@ class WeightedRoundRobinIT {
 				HttpRequest.newBuilder(who).header(LoadReport.FORMAT_HEADER, "BIN").build(),
 				HttpResponse.BodyHandlers.ofString());
 		assertThat(binary.headers().firstValue(LoadReport.HEADER)).isEmpty();
+	}
+
+	private static int asked() {
+		return providers.stream().mapToInt((provider) -> provider.getBean(CostlyApp.class).asked()).sum();
 	}
 
 	private static CostlyApp costly() {
