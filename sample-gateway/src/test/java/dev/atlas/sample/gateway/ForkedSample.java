@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -14,6 +15,14 @@ import java.util.concurrent.TimeUnit;
  * s, then kills it.
  */
 final class ForkedSample implements AutoCloseable {
+
+	/**
+	 * The samples started from a class-data sharing archive ({@link #classArchive}): the
+	 * user-service, which the tests here start about fifteen times. A training run costs
+	 * about as much CPU as five starts save, so the order-service, started twice, has
+	 * none.
+	 */
+	private static final Set<String> ARCHIVED = Set.of("sample.user-service.jar");
 
 	private final Process process;
 
@@ -43,7 +52,7 @@ final class ForkedSample implements AutoCloseable {
 		List<String> command = new ArrayList<>();
 		command.add(java());
 		command.add("-XX:TieredStopAtLevel=1");
-		Path archive = classArchive(extracted);
+		Path archive = ARCHIVED.contains(jarProperty) ? classArchive(extracted) : null;
 		if (archive != null) {
 			command.add("-XX:SharedArchiveFile=" + archive);
 		}

@@ -153,6 +153,32 @@ class GatewayIT {
 		}
 	}
 
+	/**
+	 * The user-services report their load to callers that ask ({@code user-service.yml}):
+	 * a client of the gateway that asks gets no report, and a direct call shows there is
+	 * one to remove.
+	 */
+	@Test
+	void theGatewaysClientsGetNoLoadReport() {
+		HttpHeaders answer = gateway.get()
+			.uri("/api/users/1")
+			.header("endpoint-load-metrics-format", "TEXT")
+			.retrieve()
+			.toBodilessEntity()
+			.getHeaders();
+		assertThat(answer.containsHeader("endpoint-load-metrics")).isFalse();
+		Object port = servedBy("/api/users/1", (headers) -> {
+		}).get("port");
+		HttpHeaders direct = RestClient.create("http://127.0.0.1:" + port)
+			.get()
+			.uri("/users/1")
+			.header("endpoint-load-metrics-format", "TEXT")
+			.retrieve()
+			.toBodilessEntity()
+			.getHeaders();
+		assertThat(direct.getFirst("endpoint-load-metrics")).startsWith("TEXT cpu_utilization=");
+	}
+
 	@Test
 	void aHeaderRuleSendsBetaUsersToV2AndWinsOverTheirOwnHeader() {
 		String baselineUser = usersInV2(200).baseline().get(0);

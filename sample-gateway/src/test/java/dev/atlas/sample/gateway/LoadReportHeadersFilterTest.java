@@ -46,6 +46,40 @@ class LoadReportHeadersFilterTest {
 	}
 
 	@Test
+	void aClientDoesNotDecideWhatTheInstancesReport() {
+		HttpHeaders fromClient = new HttpHeaders();
+		fromClient.set(LoadReport.FORMAT_HEADER, "BIN");
+		assertThat(LoadReportHeadersFilter.asking(this.loads)
+			.filter(fromClient, exchange(this.other))
+			.containsHeader(LoadReport.FORMAT_HEADER)).as("not asked for a service without the strategy").isFalse();
+		assertThat(LoadReportHeadersFilter.asking(this.loads)
+			.filter(fromClient, exchange(this.wrr))
+			.getFirst(LoadReport.FORMAT_HEADER)).isEqualTo("TEXT");
+		assertThat(LoadReportHeadersFilter.asking(null)
+			.filter(fromClient, exchange(this.wrr))
+			.containsHeader(LoadReport.FORMAT_HEADER)).as("without Atlas's load balancer").isFalse();
+	}
+
+	@Test
+	void aReportFromEurekasUpperCaseServiceIdReachesTheServicesWeights() {
+		ServiceInstance upper = new DefaultServiceInstance("c", "WRR-SERVICE", "10.0.0.3", 8080, false);
+		HttpHeaders answer = new HttpHeaders();
+		answer.set(LoadReport.HEADER, "TEXT cpu_utilization=0.25, rps_fractional=100, eps=0");
+		LoadReportHeadersFilter.reading(this.loads, false).filter(answer, exchange(upper));
+		this.loads.of("wrr-service").update();
+		assertThat(this.loads.of("wrr-service").weight(InstanceKey.of(upper))).isEqualTo(400);
+	}
+
+	@Test
+	void withoutAtlassLoadBalancerReportsAreStillRemoved() {
+		HttpHeaders answer = new HttpHeaders();
+		answer.set(LoadReport.HEADER, "TEXT cpu_utilization=0.5, rps_fractional=100, eps=0");
+		assertThat(LoadReportHeadersFilter.reading(null, false)
+			.filter(answer, exchange(this.wrr))
+			.containsHeader(LoadReport.HEADER)).isFalse();
+	}
+
+	@Test
 	void theReportIsReadAndRemovedFromTheAnswer() {
 		LoadReportHeadersFilter reading = LoadReportHeadersFilter.reading(this.loads, false);
 		HttpHeaders answer = new HttpHeaders();
