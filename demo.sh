@@ -81,7 +81,14 @@
 #     STRAT_CALLS calls from STRAT_CONCURRENCY threads (RestClient); a table gives each strategy's
 #     share of the slow instance; PASS when no call failed, least-request's share is under 20 % and
 #     peak-ewma's under 10 % (the thresholds of LoadAwareStrategiesIT; weighted-random's, about 1 in
-#     4, is the reference).
+#     4, is the reference);
+#  9. reported load: every user-service and order-service so far is stopped; three fresh user-services
+#     report their load (atlas.load-report.enabled, on in the sample) and burn CPU per user served,
+#     5 ms, 5 ms and 10 ms (--sample.cpu-cost=1x, 1x, 2x: the last has about half the capacity); one
+#     order-service with weighted-round-robin (blackout WRR_BLACKOUT) and one with smooth-round-robin
+#     each send WRR_WARMUP calls (not counted), then WRR_CALLS from WRR_CONCURRENCY threads; PASS when
+#     no call failed and weighted-round-robin gives the 2x instance 20 % ± WRR_TOLERANCE points (its
+#     share of the capacity), round robin's third being the reference.
 # Exit status: 0 when every report PASSes, 1 when a report FAILs or a service does not start, 2 on a
 # usage or environment problem. Every process it starts is stopped on exit, failure or Ctrl-C.
 # Logs go to .demo/.
@@ -96,7 +103,8 @@
 # for every process), ORDER_ARGS (extra arguments of the first order-service; ORDER_ARGS=--atlas.enabled=false
 # shows Spring's round robin, and the reports FAIL; ORDER_ARGS=--atlas.outlier.enabled=false leaves the
 # crashed instance in rotation, and the crash report FAILs), STRAT_CALLS (1000), STRAT_CONCURRENCY (20),
-# STRAT_WARMUP (200), STRAT_DELAY (200ms), STRAT_ARGS (extra arguments of the three strategy
+# STRAT_WARMUP (200), STRAT_DELAY (200ms), WRR_CALLS (3000), WRR_WARMUP (4000), WRR_CONCURRENCY (8),
+# WRR_BLACKOUT (5s), WRR_TOLERANCE in percentage points (5), STRAT_ARGS (extra arguments of the three strategy
 # order-services; STRAT_ARGS=--atlas.enabled=false gives all three Spring's round robin, and the
 # strategies report FAILs).
 set -Eeuo pipefail
@@ -139,6 +147,11 @@ STRAT_CONCURRENCY=${STRAT_CONCURRENCY:-20}
 STRAT_WARMUP=${STRAT_WARMUP:-200}
 STRAT_DELAY=${STRAT_DELAY:-200ms}
 STRAT_ARGS=${STRAT_ARGS:-}
+WRR_CALLS=${WRR_CALLS:-3000}
+WRR_WARMUP=${WRR_WARMUP:-4000}
+WRR_CONCURRENCY=${WRR_CONCURRENCY:-8}
+WRR_BLACKOUT=${WRR_BLACKOUT:-5s}
+WRR_TOLERANCE=${WRR_TOLERANCE:-5}
 # The strategies compared in the last scenario, and the share of the slow instance each must stay
 # under, in percent (empty: printed, no verdict)
 STRATEGIES=(weighted-random least-request peak-ewma)
@@ -1318,6 +1331,93 @@ fi
 say "  strategies scenario: $((SECONDS - strat_started)) s"
 echo
 
+# --- reported load -----------------------------------------------------------------------------
+# A fleet of its own: the user-services and order-services so far are stopped (order-service calls
+# user-service, whichever instances are registered); three fresh user-services, the last with half
+# the capacity by CPU, and two order-services, weighted-round-robin and round robin
+wrr_started=$SECONDS
+say "reported load: stopping the user-services and order-services of the earlier scenarios ..."
+stale=()
+for i in "${!NAMES[@]}"; do
+  [[ "${NAMES[i]}" == user-service* || "${NAMES[i]}" == order-service* ]] && stale+=("$i")
+done
+((${#stale[@]} == 0)) || stop_pids "${stale[@]}"
+WRR_COSTS=(1x 1x 2x)
+WRR_PORTS=()
+for i in "${!WRR_COSTS[@]}"; do
+  pick_port
+  WRR_PORTS+=("$PORT")
+  # shellcheck disable=SC2086
+  start "user-service-cpu$i" "$DEMO_DIR/user-service-cpu$i.log" \
+    env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$PORT" "$(management_args "$PORT")" \
+    --sample.cpu-cost="${WRR_COSTS[i]}" --atlas.lifecycle.drain=0s
+done
+WRR_ORDER_PORTS=()
+for strategy in weighted-round-robin smooth-round-robin; do
+  pick_port
+  WRR_ORDER_PORTS+=("$PORT")
+  # shellcheck disable=SC2086
+  start "order-service-$strategy" "$DEMO_DIR/order-service-$strategy.log" \
+    env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$PORT" "$(management_args "$PORT")" \
+    --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false \
+    --atlas.services.user-service.loadbalancer.strategy="$strategy" \
+    --atlas.services.user-service.loadbalancer.weighted-round-robin.blackout-period="$WRR_BLACKOUT" $STRAT_ARGS
+done
+for i in "${!WRR_COSTS[@]}"; do
+  wait_until "user-service-cpu$i" "readiness" http_ready "${WRR_PORTS[i]}"
+done
+WRR_STRATEGIES=(weighted-round-robin smooth-round-robin)
+for s in 0 1; do
+  wait_until "order-service-${WRR_STRATEGIES[s]}" "readiness" http_ready "${WRR_ORDER_PORTS[s]}"
+  wait_until "order-service-${WRR_STRATEGIES[s]}" "its DiscoveryClient to see ${#WRR_COSTS[@]} user-service instances" \
+    sees_instances "${WRR_ORDER_PORTS[s]}" "${#WRR_COSTS[@]}"
+done
+say "  started in $((SECONDS - wrr_started)) s; each order-service first sends $WRR_WARMUP calls (not counted): the reports' blackout ($WRR_BLACKOUT) and windows"
+for port in "${WRR_ORDER_PORTS[@]}"; do
+  curl -fsS --max-time 300 \
+    "http://127.0.0.1:$port/traffic?client=rest-client&calls=$WRR_WARMUP&concurrency=$WRR_CONCURRENCY" >/dev/null || true
+done
+echo
+echo "scenario: three user-services costing 5, 5 and 10 ms of CPU per user (--sample.cpu-cost=1x, 1x, 2x), reporting their load; $WRR_CALLS calls from $WRR_CONCURRENCY threads per order-service (RestClient)"
+printf '%-22s %6s %6s  %-26s %-14s %-6s\n' strategy calls failed "shares 1x / 1x / 2x" "2x expected" result
+wrr_pass=true
+for s in 0 1; do
+  strategy=${WRR_STRATEGIES[s]}
+  out=$(curl -fsS --max-time 300 \
+    "http://127.0.0.1:${WRR_ORDER_PORTS[s]}/traffic?client=rest-client&calls=$WRR_CALLS&concurrency=$WRR_CONCURRENCY") || out=""
+  calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
+  fails=$(sed -n 's/.*"failures":\([0-9]*\).*/\1/p' <<<"$out")
+  shares=()
+  for port in "${WRR_PORTS[@]}"; do
+    count=$(grep -o "\"port\":$port,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+    shares+=("$(awk -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN { printf "%.1f", (n > 0) ? 100 * c / n : 0 }')")
+  done
+  if [[ -z "$calls" || "$fails" != 0 ]]; then
+    verdict=FAIL wrr_pass=false
+  elif [[ $s == 1 ]]; then
+    verdict=-
+  elif awk -v x="${shares[2]}" -v t="$WRR_TOLERANCE" 'BEGIN { exit !(x >= 20 - t && x <= 20 + t) }'; then
+    verdict=PASS
+  else
+    verdict=FAIL wrr_pass=false
+  fi
+  expected=$([[ $s == 0 ]] && echo "20 ± $WRR_TOLERANCE %" || echo "~33 %")
+  printf '%-22s %6s %6s  %-26s %-14s %-6s\n' "$strategy" "${calls:-0}" "${fails:-?}" "${shares[0]} / ${shares[1]} / ${shares[2]} %" \
+    "$expected" "$verdict"
+done
+echo "reported weights in force (order-service's /actuator/atlas/user-service, reportedWeight per port):"
+curl -fsS --max-time 10 "http://127.0.0.1:${MGMT_OF[${WRR_ORDER_PORTS[0]}]}/actuator/atlas/user-service" 2>/dev/null |
+  grep -o '"port":[0-9]*\|"reportedWeight":[0-9.null]*' | paste -d' ' - - | sed 's/^/  /' || true
+echo "expected: no failed call; weighted-round-robin gives the 2x instance its share of the capacity, 0.5 / 2.5 = 20 %; round robin, the reference, a third"
+if $wrr_pass; then
+  echo "RESULT: PASS"
+else
+  echo "RESULT: FAIL"
+  failed+=(reported-load)
+fi
+say "  reported-load scenario: $((SECONDS - wrr_started)) s"
+echo
+
 if $keep; then
   say "services are still running: try"
   say "  curl http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
@@ -1333,4 +1433,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, the gateway decides lanes at the edge (header, lane rules, a sticky canary per user) and three hops follow them, a canary moved through ${CANARY_STEPS// / → } % by /actuator/refresh follows within ${CANARY_STEP_TOLERANCE} points (4 standard deviations where more) with traffic flowing (no failed call), a rolling restart under $ROLL_CONCURRENCY concurrent GETs through order-service and as many through the gateway failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), and least-request and peak-ewma keep most calls off a slow instance; the warmup ramp is printed above"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, the gateway decides lanes at the edge (header, lane rules, a sticky canary per user) and three hops follow them, a canary moved through ${CANARY_STEPS// / → } % by /actuator/refresh follows within ${CANARY_STEP_TOLERANCE} points (4 standard deviations where more) with traffic flowing (no failed call), a rolling restart under $ROLL_CONCURRENCY concurrent GETs through order-service and as many through the gateway failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), least-request and peak-ewma keep most calls off a slow instance, and weighted-round-robin gives an instance of half the capacity its share by the load it reports; the warmup ramp is printed above"

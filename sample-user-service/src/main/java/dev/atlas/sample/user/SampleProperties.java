@@ -25,16 +25,21 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param capacity how many {@code GET /users/{id}} this instance serves at once: above
  * it, a request is answered 503 at once (a capped instance with no queue, for overload
  * tests, e.g. {@code --sample.capacity=4}); {@code 0} (the default) for no cap
- * @param cpuCost CPU work per {@code GET /users/{id}}, in units of 1 ms of its thread's
- * CPU time, written {@code 2x} or {@code 2}: {@code --sample.cpu-cost=2x} on one instance
- * and {@code 1x} on the others gives it half their capacity, by CPU (for the
- * {@code weighted-round-robin} strategy); {@code 0} (the default) for none
+ * @param cpuCost CPU work per {@code GET /users/{id}}, in units of
+ * {@value #CPU_COST_UNIT_NANOS} ns (5 ms) of its thread's CPU time, written {@code 2x} or
+ * {@code 2}: {@code --sample.cpu-cost=2x} on one instance and {@code 1x} on the others
+ * gives it about half their capacity, by CPU (for the {@code weighted-round-robin}
+ * strategy; the unit is large beside the 1 to 1.5 ms of CPU the application itself spends
+ * on a request); {@code 0} (the default) for none
  */
 @ConfigurationProperties("sample")
 public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") String host,
 		@DefaultValue("1") double weight, @DefaultValue("") String tag, @DefaultValue("") String cluster,
 		@DefaultValue("false") boolean maintenance, @DefaultValue("0s") Duration delay, @DefaultValue("0") int capacity,
 		@DefaultValue("0") String cpuCost) {
+
+	/** The CPU time one unit of {@code sample.cpu-cost} stands for, ns. */
+	public static final long CPU_COST_UNIT_NANOS = 5_000_000;
 
 	/**
 	 * The CPU work per request.
@@ -50,7 +55,7 @@ public record SampleProperties(String instanceId, @DefaultValue("127.0.0.1") Str
 		try {
 			double value = Double.parseDouble(factor);
 			if (value >= 0 && !Double.isInfinite(value)) {
-				return (long) (value * 1_000_000);
+				return (long) (value * CPU_COST_UNIT_NANOS);
 			}
 		}
 		catch (NumberFormatException ex) {
