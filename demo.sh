@@ -774,6 +774,11 @@ write_rules() {
   mv -f "$RULES_FILE.tmp" "$RULES_FILE"
 }
 
+# count_of JSON PORT : the calls order-service's /traffic answer counts for the instance on PORT (empty when none)
+count_of() {
+  grep -o "\"port\":$2,[^}]*\"count\":[0-9]*" <<<"$1" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true
+}
+
 # report_share FILE TAG : prints TAG's share of hop 1 in the /gray/report table in FILE (e.g. 10.3),
 # nothing when the table has no such tag
 report_share() {
@@ -1192,7 +1197,7 @@ affinity_table() {
   printf '%-28s %-8s %8s\n' instance cluster share
   for i in "${!AFF_CLUSTERS[@]}"; do
     port=${AFF_PORTS[i]}
-    count=$(grep -o "\"port\":$port,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+    count=$(count_of "$out" "$port")
     [[ "${AFF_CLUSTERS[i]}" != "$want" ]] || on_want=$((on_want + ${count:-0}))
     printf '%-28s %-8s %7.1f %%\n' "127.0.0.1:$port" "${AFF_CLUSTERS[i]}" \
       "$(awk -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN { printf "%.1f", (n > 0) ? 100 * c / n : 0 }')"
@@ -1250,7 +1255,7 @@ printf '%-10s %-14s %s\n' "age (s)" "new instance" "expected (weight 1 x max(0.1
 while ((SECONDS - seen <= WARMUP + 4)); do
   age=$((SECONDS - seen))
   out=$(curl -fsS --max-time 60 "http://127.0.0.1:$WARM_ORDER_PORT/traffic?client=feign&calls=400&concurrency=$CONCURRENCY" || true)
-  count=$(grep -o "\"port\":$NEW_PORT,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+  count=$(count_of "$out" "$NEW_PORT")
   calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
   awk -v a="$age" -v w="$WARMUP" -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN {
     f = a / w; if (f < 0.1) f = 0.1; if (f > 1) f = 1
@@ -1306,7 +1311,7 @@ for i in "${!STRATEGIES[@]}"; do
     "http://127.0.0.1:${STRAT_PORTS[i]}/traffic?client=rest-client&calls=$STRAT_CALLS&concurrency=$STRAT_CONCURRENCY") || out=""
   calls=$(sed -n 's/.*"calls":\([0-9]*\).*/\1/p' <<<"$out")
   fails=$(sed -n 's/.*"failures":\([0-9]*\).*/\1/p' <<<"$out")
-  count=$(grep -o "\"port\":$SLOW_PORT,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+  count=$(count_of "$out" "$SLOW_PORT")
   share=$(awk -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN { printf "%.1f", (n > 0) ? 100 * c / n : 0 }')
   if [[ -z "$calls" || "$fails" != 0 ]]; then
     verdict=FAIL strat_pass=false
@@ -1389,7 +1394,7 @@ for s in 0 1; do
   fails=$(sed -n 's/.*"failures":\([0-9]*\).*/\1/p' <<<"$out")
   shares=()
   for port in "${WRR_PORTS[@]}"; do
-    count=$(grep -o "\"port\":$port,[^}]*\"count\":[0-9]*" <<<"$out" | sed -n 's/.*"count":\([0-9]*\)$/\1/p' | head -n 1 || true)
+    count=$(count_of "$out" "$port")
     shares+=("$(awk -v c="${count:-0}" -v n="${calls:-0}" 'BEGIN { printf "%.1f", (n > 0) ? 100 * c / n : 0 }')")
   done
   if [[ -z "$calls" || "$fails" != 0 ]]; then
