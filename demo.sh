@@ -60,7 +60,8 @@
 #     the gateway (GET /api/users/{id}, bursts of ROLL_BURST, curl --parallel); every request of both
 #     must succeed (reported separately);
 #  5. crash: the same closed loop while the v1 user-service with the largest weight gets SIGKILL (no
-#     deregistration: the registry keeps listing it until its session expires) and a replacement
+#     deregistration: the registry keeps listing it until it notices, e.g. when its ZooKeeper session
+#     expires) and a replacement
 #     starts on the same port with the same instance id; order-service (started with
 #     --atlas.outlier.base-ejection-time=CRASH_EJECTION s and --atlas.outlier.probe.interval=CRASH_PROBE s)
 #     must eject it after 5 failures in a row; the report gives requests sent and failed, attempts on
@@ -216,6 +217,12 @@ case "$registry" in
   nacos) [[ "${NACOS_ADDR:-}" =~ ^[^:]+:[1-9][0-9]*$ ]] \
            || die "--registry nacos needs NACOS_ADDR=host:port of a running Nacos server (e.g. NACOS_ADDR=127.0.0.1:8848)" 2 ;;
   *) die "unknown registry '$registry' (allowed: zookeeper, nacos, eureka)" 2 ;;
+esac
+# how the registry notices an instance killed without deregistering, in the crash report's words
+case "$registry" in
+  zookeeper) DROP_REASON="when its ZooKeeper session expires" ;;
+  nacos) DROP_REASON="when its gRPC connection to Nacos closes" ;;
+  eureka) DROP_REASON="when its lease expires and Eureka evicts it" ;;
 esac
 if [[ -z "$ROLL_DRAIN" ]]; then
   # Eureka's callers notice a deregistration at their next fetch (every 2 s in the 'eureka' profile)
@@ -604,10 +611,11 @@ gateway_calls() {
   : >"$file"
   for ((i = 1; i <= n; i++)); do
     for ((r = 0; r < repeat; r++)); do
+      # "next" separates two URLs' options: not after the last one (curl would look for one more URL)
+      ((i == 1 && r == 0)) || printf 'next\n' >>"$file"
       printf 'url = "http://127.0.0.1:%s/api/%s/%s"\nmax-time = 20\nwrite-out = " HTTP%%{http_code}\\n"\n' \
         "$GATEWAY_PORT" "$path" "$i" >>"$file"
       for opt in "$@"; do printf '%s\n' "${opt//\{i\}/$i}" >>"$file"; done
-      printf 'next\n' >>"$file"
     done
   done
 }
@@ -965,7 +973,7 @@ kill -KILL "$victim_pid" 2>/dev/null || true
 now_ms
 t_kill=$NOW
 wait "$victim_pid" 2>/dev/null || true
-say "  SIGKILL $victim (pid $victim_pid): no deregistration; the registry still lists it"
+say "  SIGKILL $victim (pid $victim_pid): no deregistration; the registry lists it until it notices ($DROP_REASON)"
 
 # 1. until order-service ejects it (or, on a registry that notices the crash itself, no longer lists
 # it), at most 10 s
@@ -1075,12 +1083,12 @@ else
     "not applicable (never ejected; its port open after $(secs $((t_open - t_restart))) s, ready after $(secs $((t_ready - t_restart))) s)"
 fi
 # how it came back, as order-service's outlier detection logged it: a probe passed, or the registry
-# dropped the dead instance (its ZooKeeper session expired) and the ejection was forgotten before the
+# dropped the dead instance ($DROP_REASON) and the ejection was forgotten before the
 # replacement registered (a poll every 0.1 s can miss that short absence)
 outlier_log=$(tail -n +"$log_from" "$DEMO_DIR/order-service.log" | grep 'outlier\.OutlierDetector' | sed 's/^.* : /  /' | head -n 6 || true)
 if [[ -n "$t_return" ]] && grep -q 'forgotten while ejected: it is no longer listed' <<<"$outlier_log"; then
   printf '%-48s %s\n' "how it returned:" \
-    "listed again once the replacement registered (the registry dropped the dead instance when its session expired$(
+    "listed again once the replacement registered (the registry dropped the dead instance: $DROP_REASON$(
       [[ -n "$t_unlisted" ]] && echo ", $(secs $((t_unlisted - t_kill))) s after the kill"), and order-service forgot its ejection)"
 elif [[ -n "$t_return" ]] && grep -q 'returns after' <<<"$outlier_log"; then
   printf '%-48s %s\n' "how it returned:" \

@@ -114,7 +114,7 @@ class ReportedLoadTest {
 	void invalidRulesNameTheProperty() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new WeightRules(Duration.ZERO, Duration.ofMinutes(3), Duration.ofMillis(50), 1))
-			.withMessageContaining("weight-update-period must be >= 100ms");
+			.withMessageContaining("weight-update-period must be a duration >= 100ms");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new WeightRules(Duration.ZERO, Duration.ofMinutes(3), Duration.ofSeconds(1), -1))
 			.withMessageContaining("error-utilization-penalty");
