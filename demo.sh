@@ -630,6 +630,7 @@ gateway_row() {
   local name=$1 label=$2 expect=$3 repeat=$4 config=$5 out line
   out="$DEMO_DIR/report-gateway-$name.txt"
   curl -sS -K "$config" >"$out" 2>"$out.error" || true
+  [[ -s "$out.error" ]] || rm -f "$out.error"
   line=$(awk -v expect="$expect" -v repeat="$repeat" -v label="$label" '
     {
       calls++

@@ -13,14 +13,18 @@ import org.jspecify.annotations.Nullable;
  * The provider side of load reporting: counts the requests this instance serves and the
  * errors (5xx) it answers over a sliding window, and writes ORCA's
  * {@value LoadReport#HEADER} header for a caller that asks for it with
- * {@value LoadReport#FORMAT_HEADER} ({@code TEXT} or {@code JSON}): the CPU utilization,
- * the application's utilization when an {@link ApplicationUtilization} is given, and the
- * request and error rates (per second, over the time the window covers: less than the
- * window just after start). The report and both forms of the header's value are computed
- * at most every 100 ms and shared by the answers in between.
+ * {@value LoadReport#FORMAT_HEADER} ({@code TEXT} or {@code JSON}): the CPU utilization
+ * (its source sampled at each computation and averaged exponentially with a time constant
+ * of half the window, so that it covers about the time the rates do: a gauge such as
+ * {@code process.cpu.usage} reads the last fraction of a second and moves a lot), the
+ * application's utilization when an {@link ApplicationUtilization} is given (as given),
+ * and the request and error rates (per second, over the time the window covers: less than
+ * the window just after start). The report and both forms of the header's value are
+ * computed at most every 100 ms and shared by the answers in between.
  *
  * <p>
- * Thread-safe; counting is lock-free and allocates nothing.
+ * Thread-safe; counting is lock-free and allocates nothing; the computation, at most once
+ * per 100 ms, takes this object's monitor.
  *
  * @since 0.1.0
  */
@@ -39,6 +43,17 @@ public class LoadReporter {
 
 	private final LongSupplier ticker;
 
+	/** Half the window: the time constant of the CPU utilization's average, ns. */
+	private final double cpuTimeConstantNanos;
+
+	/** The CPU utilization averaged so far (guarded by this object's monitor). */
+	private double cpuSmoothed;
+
+	/**
+	 * When it was last averaged in, or {@code Long.MIN_VALUE} before the first sample.
+	 */
+	private long cpuSmoothedAt = Long.MIN_VALUE;
+
 	/** The report served until {@link #REFRESH_NANOS} after it was computed. */
 	private volatile Cached cached;
 
@@ -56,6 +71,7 @@ public class LoadReporter {
 		long now = ticker.getAsLong();
 		this.requests = new WindowedCount(window.toNanos(), now);
 		this.errors = new WindowedCount(window.toNanos(), now);
+		this.cpuTimeConstantNanos = window.toNanos() / 2.0;
 		this.cpu = Objects.requireNonNull(cpu, "cpu");
 		this.application = application;
 		// computed at the first call
@@ -109,8 +125,26 @@ public class LoadReporter {
 		if (now - current.at < REFRESH_NANOS) {
 			return current;
 		}
+		return refresh(now);
+	}
+
+	/** Computes the report now, once per 100 ms whatever the number of requests. */
+	private synchronized Cached refresh(long now) {
+		Cached current = this.cached;
+		if (now - current.at < REFRESH_NANOS) {
+			return current;
+		}
 		double seconds = this.requests.coveredNanos(now) / 1e9;
-		LoadReport report = new LoadReport(valid(this.cpu.getAsDouble()),
+		double sample = valid(this.cpu.getAsDouble());
+		if (this.cpuSmoothedAt == Long.MIN_VALUE) {
+			this.cpuSmoothed = sample;
+		}
+		else {
+			double alpha = 1 - Math.exp(-(now - this.cpuSmoothedAt) / this.cpuTimeConstantNanos);
+			this.cpuSmoothed += alpha * (sample - this.cpuSmoothed);
+		}
+		this.cpuSmoothedAt = now;
+		LoadReport report = new LoadReport(this.cpuSmoothed,
 				(this.application != null) ? valid(this.application.utilization()) : 0,
 				this.requests.sum(now) / seconds, this.errors.sum(now) / seconds);
 		Cached computed = new Cached(now, report, report.toText(), report.toJson());

@@ -73,6 +73,19 @@ class LoadReporterTest {
 	}
 
 	@Test
+	void theCpuUtilizationIsAveragedOverAboutTheWindow() {
+		double[] cpu = { 0.2 };
+		LoadReporter smoothed = new LoadReporter(Duration.ofSeconds(10), () -> cpu[0], null, this.now::get);
+		assertThat(smoothed.report().cpuUtilization()).isEqualTo(0.2);
+		cpu[0] = 1.0;
+		this.now.addAndGet(SECOND);
+		// one second of a 5 s time constant: 18 % of the way
+		assertThat(smoothed.report().cpuUtilization()).isCloseTo(0.2 + 0.8 * (1 - Math.exp(-0.2)), within(1e-9));
+		this.now.addAndGet(30 * SECOND);
+		assertThat(smoothed.report().cpuUtilization()).isCloseTo(1.0, within(0.01));
+	}
+
+	@Test
 	void aUtilizationThatIsNotANumberIsReportedAsZero() {
 		LoadReporter odd = new LoadReporter(Duration.ofSeconds(10), () -> Double.NaN, () -> -1, this.now::get);
 		assertThat(odd.report().cpuUtilization()).isZero();
