@@ -62,7 +62,13 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	 */
 	private List<LaneRuleProperties> rules = new ArrayList<>();
 
-	private List<LaneRule> laneRules = List.of();
+	/**
+	 * The rules as {@link #afterPropertiesSet()} compiled them. Not named as its accessor
+	 * {@link #laneRules()}: Spring's bean introspection takes a no-argument method named
+	 * as a field for a read-only property (a record-style accessor), which Spring Cloud's
+	 * rebinding then tries to reset, and cannot (an unmodifiable list), with a WARN.
+	 */
+	private List<LaneRule> compiledRules = List.of();
 
 	/**
 	 * Validates what binding cannot: blank header name or metadata key, lane rules.
@@ -82,7 +88,7 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 		for (int i = 0; i < this.rules.size(); i++) {
 			compiled.add(this.rules.get(i).toRule(PREFIX + ".rules[" + i + "]"));
 		}
-		this.laneRules = List.copyOf(compiled);
+		this.compiledRules = List.copyOf(compiled);
 	}
 
 	public boolean isEnabled() {
@@ -122,7 +128,7 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 	 * @return the rules in order; empty before validation or when none is configured
 	 */
 	public List<LaneRule> laneRules() {
-		return this.laneRules;
+		return this.compiledRules;
 	}
 
 	public @Nullable String getOwnTag() {
@@ -149,7 +155,7 @@ public class GrayProperties extends GrayLaneProperties implements InitializingBe
 		Map<String, Double> weights = lanes.getWeights();
 		try {
 			return new GrayRules(this.header, this.ownTag, lanes.getFallback(), lanes.isIsolateBaseline(),
-					lanes.getBaselineTags(), weights, lanes.getHashKeyHeader(), this.laneRules);
+					lanes.getBaselineTags(), weights, lanes.getHashKeyHeader(), this.compiledRules);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException("Invalid " + property + ": " + ex.getMessage() + PERCENTAGES, ex);

@@ -1,0 +1,183 @@
+package dev.atlas.autoconfigure.refresh;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.atlas.autoconfigure.WhoApp;
+import dev.atlas.autoconfigure.ZooKeeperApps;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.cloud.context.refresh.ContextRefresher;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.web.client.RestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A normal run logs no WARN or ERROR of Atlas's, on real applications (registered in an
+ * in-process ZooKeeper): three providers in one zone, one tagged {@code v2}, reporting
+ * their load; a caller with every concern Atlas has configured (lane rules, a canary
+ * percentage, cluster affinity, warmup, outlier ejection, the weighted-round-robin
+ * strategy, the retry budget, an in-flight limit), calling through each of its four
+ * clients; then two refreshes that change Atlas's rules (one through
+ * {@code /actuator/refresh}, one through Spring Cloud's {@link ContextRefresher}, which a
+ * Nacos config push and a Spring Cloud Bus event call), one that changes nothing, and a
+ * baseline provider's shutdown.
+ *
+ * <p>
+ * A log record is Atlas's when its logger is one of Atlas's classes or its text names
+ * Atlas's classes ({@code dev.atlas.}) or properties ({@code atlas.}), as Spring Cloud's
+ * {@code ConfigurationPropertiesRebinder} does when it cannot reset a property of Atlas's
+ * properties beans. The applications log with the full logger name (Boot's default
+ * pattern shortens it) so that the record's origin can be read.
+ *
+ * <p>
+ * Seen failing on {@code GrayProperties} as it was, rebound (left out of
+ * {@code spring.cloud.refresh.never-refreshable}, as where a property source above
+ * Atlas's sets it): Spring Cloud's "Cannot reset property 'laneRules' on
+ * dev.atlas.autoconfigure.gray.GrayProperties to its default value".
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class UnexpectedWarningsIT {
+
+	@TempDir
+	static Path directory;
+
+	private static final String SERVICE = "provider";
+
+	/**
+	 * The console pattern of the applications: level, thread, full logger name, message,
+	 * stack trace.
+	 */
+	private static final String PATTERN = "logging.pattern.console=%5p [%t] %c : %m%n%wEx";
+
+	/** The start of a record in that pattern: its level, thread and logger. */
+	private static final Pattern RECORD = Pattern.compile("^\\s*(TRACE|DEBUG|INFO|WARN|ERROR) \\[[^]]*] (\\S+) : ");
+
+	@Test
+	void startupCallsRefreshesAndShutdownLogNoWarningOfAtlas(CapturedOutput output) throws Exception {
+		Path rules = directory.resolve("rules.properties");
+		write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "10"));
+		try (ZooKeeperApps apps = new ZooKeeperApps()) {
+			ConfigurableApplicationContext baseline = apps.start(WhoApp.class, SERVICE, PATTERN,
+					"spring.cloud.zookeeper.discovery.metadata.zone=a", "atlas.load-report.enabled=true");
+			apps.start(WhoApp.class, SERVICE, PATTERN, "spring.cloud.zookeeper.discovery.metadata.zone=a",
+					"atlas.load-report.enabled=true");
+			apps.start(WhoApp.class, SERVICE, PATTERN, "spring.cloud.zookeeper.discovery.metadata.zone=a",
+					"spring.cloud.zookeeper.discovery.metadata.version=v2", "atlas.load-report.enabled=true");
+			ConfigurableApplicationContext caller = apps.start(WhoApp.class, "caller", PATTERN,
+					"spring.cloud.zookeeper.discovery.metadata.zone=a", "atlas.affinity.cluster=a",
+					"atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].header=X-User-Group",
+					"atlas.gray.rules[0].equals=beta", "atlas.gray.hash-key-header=X-User-Id",
+					"atlas.loadbalancer.strategy=weighted-round-robin",
+					"atlas.loadbalancer.max-in-flight-per-instance=50",
+					"spring.config.import=optional:file:" + rules.toAbsolutePath(), "management.server.port=0",
+					"management.endpoints.web.exposure.include=refresh,atlas,prestop,health,prometheus");
+			ZooKeeperApps.awaitInstances(caller, SERVICE, 3);
+			WhoApp who = caller.getBean(WhoApp.class);
+			for (int i = 0; i < 10; i++) {
+				for (String client : List.of("rest-client", "rest-template", "web-client", "feign")) {
+					who.call(client);
+				}
+			}
+			RestClient management = RestClient.create("http://127.0.0.1:"
+					+ caller.getEnvironment().getRequiredProperty("local.management.port", Integer.class));
+			management.get().uri("/actuator/atlas/" + SERVICE).retrieve().toBodilessEntity();
+
+			// a list is bound from the one source that has it: the whole rule
+			write(rules,
+					Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "50", "atlas.gray.rules[0].tag", "v2",
+							"atlas.gray.rules[0].header", "X-User-Group", "atlas.gray.rules[0].equals", "gamma",
+							"atlas.outlier.max-ejection-percent", "30"));
+			assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
+				.as("keys the first refresh changed")
+				.contains("atlas.gray.rules[0].equals");
+			write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "20"));
+			assertThat(caller.getBean(ContextRefresher.class).refresh()).as("keys the second refresh changed")
+				.contains("atlas.services." + SERVICE + ".gray.weights.v2");
+			assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
+				.as("keys a refresh without change changed")
+				.isEqualTo("[]");
+			for (int i = 0; i < 10; i++) {
+				who.call("rest-client");
+			}
+			baseline.close();
+			ZooKeeperApps.awaitInstances(caller, SERVICE, 2);
+			who.call("rest-client");
+		}
+		List<LogRecord> records = records(output.getOut() + output.getErr());
+		assertThat(records).as("Atlas's INFO records (the captured output was read)")
+			.anyMatch((record) -> record.level().equals("INFO") && record.logger().startsWith("dev.atlas."));
+		assertThat(records.stream().filter((record) -> record.warning() && record.atlas()).map(LogRecord::text))
+			.as("WARN and ERROR records of Atlas's")
+			.isEmpty();
+	}
+
+	/**
+	 * The log records in console output of the pattern above, each with its continuation
+	 * lines (a stack trace, a multi-line message).
+	 * @param output the captured output
+	 * @return the records, in order
+	 */
+	static List<LogRecord> records(String output) {
+		List<LogRecord> records = new ArrayList<>();
+		String level = null;
+		String logger = null;
+		StringBuilder text = null;
+		for (String line : output.split("\\R")) {
+			Matcher start = RECORD.matcher(line);
+			if (start.find()) {
+				if (text != null) {
+					records.add(new LogRecord(level, logger, text.toString()));
+				}
+				level = start.group(1);
+				logger = start.group(2);
+				text = new StringBuilder(line);
+			}
+			else if (text != null) {
+				text.append('\n').append(line);
+			}
+		}
+		if (text != null) {
+			records.add(new LogRecord(level, logger, text.toString()));
+		}
+		return records;
+	}
+
+	private static void write(Path file, Map<String, String> properties) throws IOException {
+		StringBuilder text = new StringBuilder();
+		properties.forEach((key, value) -> text.append(key).append('=').append(value).append('\n'));
+		Files.writeString(file, text);
+	}
+
+	/**
+	 * One log record.
+	 *
+	 * @param level its level
+	 * @param logger its logger's name
+	 * @param text its lines
+	 */
+	record LogRecord(String level, String logger, String text) {
+
+		boolean warning() {
+			return this.level.equals("WARN") || this.level.equals("ERROR");
+		}
+
+		/** Whether Atlas logged it, or it names Atlas's classes or properties. */
+		boolean atlas() {
+			return this.logger.startsWith("dev.atlas.") || this.text.contains("atlas.");
+		}
+
+	}
+
+}
