@@ -6,7 +6,6 @@ import java.util.function.BooleanSupplier;
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.support.CallbackFailures;
-import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,8 +29,6 @@ import org.springframework.cloud.client.loadbalancer.ResponseData;
 public class LoadReportLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
 
 	private static final Logger log = LoggerFactory.getLogger(LoadReportLifecycle.class);
-
-	private static final OncePerKeyLog MALFORMED = new OncePerKeyLog();
 
 	private final String serviceId;
 
@@ -75,23 +72,12 @@ public class LoadReportLifecycle implements LoadBalancerLifecycle<Object, Object
 		}
 		try {
 			ServiceInstance server = BracketedHost.chosen(completionContext.getLoadBalancerResponse());
-			String header = header(completionContext.getClientResponse());
-			if (server == null || header == null) {
+			if (server == null) {
 				this.load.answered();
 				return;
 			}
-			LoadReport report = LoadReport.parse(header);
-			if (report == null) {
-				InstanceKey key = InstanceKey.of(server);
-				MALFORMED.once(this.serviceId + ' ' + key.address(),
-						(k) -> log.warn(
-								"Service '{}', instance {}: cannot read its {} header '{}'; the report is "
-										+ "ignored (accepted: TEXT name=value pairs or JSON)",
-								this.serviceId, key.address(), LoadReport.HEADER, header));
-				this.load.answered();
-				return;
-			}
-			this.load.record(InstanceKey.of(server), report);
+			this.load.recordHeader(this.serviceId, InstanceKey.of(server),
+					header(completionContext.getClientResponse()));
 		}
 		catch (RuntimeException ex) {
 			// A callback must never hide the request's own outcome from the caller.

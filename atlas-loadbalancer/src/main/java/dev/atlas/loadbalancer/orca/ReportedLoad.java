@@ -12,7 +12,9 @@ import java.util.function.Supplier;
 
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.spi.ReportedWeights;
+import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import dev.atlas.loadbalancer.support.Scheduler;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +43,9 @@ import org.slf4j.LoggerFactory;
 public final class ReportedLoad implements ReportedWeights {
 
 	private static final Logger log = LoggerFactory.getLogger(ReportedLoad.class);
+
+	/** Headers that could not be read, by service and instance: logged once each. */
+	private static final OncePerKeyLog MALFORMED = new OncePerKeyLog();
 
 	private final Supplier<WeightRules> rules;
 
@@ -104,6 +109,33 @@ public final class ReportedLoad implements ReportedWeights {
 			}
 		}
 		updateIfDue(now);
+	}
+
+	/**
+	 * Takes the {@value LoadReport#HEADER} header of one answer, as a caller's request
+	 * lifecycle or a gateway reads it: a report that {@link LoadReport#parse} reads is
+	 * {@link #record recorded}; an answer without the header counts as
+	 * {@link #answered()}, and so does one whose header cannot be read, which is also
+	 * logged (WARN) once per service and instance. Never throws for a header's content.
+	 * @param serviceId the service, for the message
+	 * @param instance the instance that answered
+	 * @param header the header's value; {@code null} when the answer has none
+	 */
+	public void recordHeader(String serviceId, InstanceKey instance, @Nullable String header) {
+		LoadReport report = (header != null) ? LoadReport.parse(header) : null;
+		if (report != null) {
+			record(instance, report);
+			return;
+		}
+		if (header != null) {
+			String address = instance.address();
+			MALFORMED.once(serviceId + ' ' + address,
+					(key) -> log.warn(
+							"Service '{}', instance {}: cannot read its {} header '{}'; the report is ignored "
+									+ "(accepted: TEXT name=value pairs or JSON)",
+							serviceId, address, LoadReport.HEADER, header));
+		}
+		answered();
 	}
 
 	/**

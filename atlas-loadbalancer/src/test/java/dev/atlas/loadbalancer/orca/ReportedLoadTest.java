@@ -7,13 +7,19 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import dev.atlas.loadbalancer.TestInstances;
 import dev.atlas.loadbalancer.instance.InstanceKey;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.within;
 
 /** gRFC A58's weight rules, on a ticker moved by hand and a scheduler run by hand. */
+@ExtendWith(OutputCaptureExtension.class)
 class ReportedLoadTest {
 
 	private final AtomicLong now = new AtomicLong(1_000_000_000L);
@@ -63,6 +69,25 @@ class ReportedLoadTest {
 		advance(Duration.ofSeconds(5));
 		this.load.update();
 		assertThat(this.load.weight(this.a)).as("in a new blackout").isZero();
+	}
+
+	@Test
+	void aHeaderIsRecordedAndOneThatCannotBeReadIsLoggedOncePerInstance(CapturedOutput output) {
+		this.load.recordHeader("svc", this.a, "TEXT cpu_utilization=0.5, rps_fractional=100");
+		assertThat(this.load.trackedInstances()).as("a report read from its header").isOne();
+		assertThat(this.scheduled).as("the first answer starts a recomputation").hasValue(1);
+		for (int i = 0; i < 3; i++) {
+			this.load.recordHeader("svc", this.b, "TEXT cpu_utilization=lots");
+		}
+		this.load.recordHeader("svc", this.b, null);
+		assertThat(this.load.trackedInstances()).as("nothing recorded for b").isOne();
+		assertThat(output.getOut().lines().filter((line) -> line.contains("cannot read its endpoint-load-metrics")))
+			.as("one WARN for b, naming the service, the instance and the header")
+			.singleElement(InstanceOfAssertFactories.STRING)
+			.contains("WARN", "'svc'", this.b.address(), "'TEXT cpu_utilization=lots'");
+		advance(Duration.ofSeconds(1));
+		this.load.recordHeader("svc", this.b, "not a report");
+		assertThat(this.scheduled).as("an answer whose report cannot be read still counts as an answer").hasValue(2);
 	}
 
 	@Test

@@ -3,10 +3,7 @@ package dev.atlas.autoconfigure.orca;
 import dev.atlas.loadbalancer.instance.BracketedHost;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.orca.LoadReport;
-import dev.atlas.loadbalancer.support.OncePerKeyLog;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Response;
@@ -33,10 +30,6 @@ import org.springframework.web.server.ServerWebExchange;
  * @since 0.1.0
  */
 public final class LoadReportHeadersFilter implements HttpHeadersFilter {
-
-	private static final Logger log = LoggerFactory.getLogger(LoadReportHeadersFilter.class);
-
-	private static final OncePerKeyLog MALFORMED = new OncePerKeyLog();
 
 	private final @Nullable ReportedLoads loads;
 
@@ -91,19 +84,7 @@ public final class LoadReportHeadersFilter implements HttpHeadersFilter {
 			return input;
 		}
 		if (wanted && reported != null && chosen != null && serviceId != null) {
-			String value = input.getFirst(LoadReport.HEADER);
-			LoadReport report = LoadReport.parse(value);
-			if (report != null) {
-				reported.of(serviceId).record(InstanceKey.of(chosen), report);
-			}
-			else {
-				String address = InstanceKey.of(chosen).address();
-				MALFORMED.once(serviceId + ' ' + address,
-						(key) -> log.warn(
-								"Service '{}', instance {}: cannot read its {} header '{}'; the report is "
-										+ "ignored (accepted: TEXT name=value pairs or JSON)",
-								serviceId, address, LoadReport.HEADER, value));
-			}
+			reported.of(serviceId).recordHeader(serviceId, InstanceKey.of(chosen), input.getFirst(LoadReport.HEADER));
 		}
 		return this.forward ? input : without(input, LoadReport.HEADER);
 	}
