@@ -89,7 +89,11 @@
 #     order-service with weighted-round-robin (blackout WRR_BLACKOUT) and one with smooth-round-robin
 #     each send WRR_WARMUP calls (not counted), then WRR_CALLS from WRR_CONCURRENCY threads; PASS when
 #     no call failed and weighted-round-robin gives the 2x instance 20 % ± WRR_TOLERANCE points (its
-#     share of the capacity), round robin's third being the reference.
+#     share of the capacity), round robin's third being the reference;
+# 10. logs: the services are stopped (unless --keep), then every WARN and ERROR line the samples logged
+#     is counted by the scenario that provokes it on purpose (a tag no instance runs, a lane the gateway's
+#     next hop does not have, the affinity scenario's spill-over and its one zoned order-service); PASS
+#     when no other WARN or ERROR line (nor a JVM warning) appeared and no report left an error file.
 # Exit status: 0 when every report PASSes, 1 when a report FAILs or a service does not start, 2 on a
 # usage or environment problem. Every process it starts is stopped on exit, failure or Ctrl-C.
 # Logs go to .demo/.
@@ -431,7 +435,7 @@ for jar in "${jars[@]}"; do
 done
 
 mkdir -p "$DEMO_DIR"
-rm -f "$DEMO_DIR"/*.log "$DEMO_DIR"/report-*.txt "$DEMO_DIR"/refresh-*.json
+rm -f "$DEMO_DIR"/*.log "$DEMO_DIR"/report-*.txt "$DEMO_DIR"/*.error "$DEMO_DIR"/refresh-*.json
 
 # The jars of the two Spring Boot applications are extracted once per build (Spring Boot's
 # `-Djarmode=tools extract`): plain jars on the class path load markedly faster than jars nested
@@ -1432,6 +1436,69 @@ fi
 say "  reported-load scenario: $((SECONDS - wrr_started)) s"
 echo
 
+# --- the logs ----------------------------------------------------------------------------------
+# Every WARN and ERROR the samples logged (user-services, order-services, the gateway; the registry's
+# own log is the registry's) must be one a scenario provokes on purpose, declared here with
+# expect_log; a line of the JVM's own ("WARNING: ...", "Exception in thread ...") counts as unexpected
+# too. Without --keep the services are stopped first, so that their shutdown is checked as well.
+LOG_WHY=() LOG_FILES=() LOG_LINES=()
+# expect_log WHY FILES LINE : WARN/ERROR lines matching the extended regex LINE in the logs whose
+# names match the extended regex FILES are provoked by the scenario WHY
+expect_log() { LOG_WHY+=("$1"); LOG_FILES+=("$2"); LOG_LINES+=("$3"); }
+expect_log "gray: X-Service-Version v3, a tag no instance runs, falls back to v1 (both hops)" \
+  '^(order-service|user-service-[0-9]+)[.]log$' "[.]GrayRouter +: No instance of service 'user-service' has tag 'v3'"
+expect_log "gateway: the lane rules want v2, and order-service has no v2 instance (it passes the lane on)" \
+  '^gateway[.]log$' "[.]GrayRouter +: No instance of service 'order-service' has tag 'v2'"
+expect_log "affinity: cluster a's instances stopped, calls spill over to b" \
+  '^order-service-a[.]log$' \
+  "[.]ClusterAffinity +: Service 'user-service': (cluster 'a' has 0 usable|no instance is in the caller's cluster 'a')"
+expect_log "affinity: order-service-a is the only order-service with a zone (proportional zone routing stays off)" \
+  '^order-service-a[.]log$' \
+  "[.]CallerCensus +: Atlas cluster affinity: [0-9]+ of the [0-9]+ instances of this application's own service 'order-service' have no zone metadata"
+if ! $keep && ((${#PIDS[@]} > 0)); then
+  say "stopping ${#PIDS[@]} process(es) before the log check: ${NAMES[*]}"
+  stop_all
+fi
+echo
+echo "scenario: logs; every WARN and ERROR line of the samples (.demo/user-service*.log, order-service*.log, gateway.log), by the scenario that provokes it"
+log_unexpected=()
+log_counts=()
+for log in "$DEMO_DIR"/user-service*.log "$DEMO_DIR"/order-service*.log "$DEMO_DIR"/gateway.log; do
+  [[ -f "$log" ]] || continue
+  file=${log##*/}
+  while IFS= read -r line; do
+    reason=-1
+    for i in "${!LOG_WHY[@]}"; do
+      if [[ "$file" =~ ${LOG_FILES[i]} ]] && grep -q -E -e "${LOG_LINES[i]}" <<<"$line"; then
+        reason=$i
+        break
+      fi
+    done
+    if ((reason >= 0)); then
+      log_counts[$reason]=$(( ${log_counts[$reason]:-0} + 1 ))
+    else
+      log_unexpected+=("$file: $line")
+    fi
+  done < <(grep -E -e '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ ]+ +(WARN|ERROR) ' -e '^(WARNING|ERROR):' -e '^Exception in thread ' "$log" || true)
+done
+for i in "${!LOG_WHY[@]}"; do printf '%5d  %s\n' "${log_counts[$i]:-0}" "${LOG_WHY[i]}"; done
+stray=()
+for file in "$DEMO_DIR"/*.error; do
+  if [[ -e "$file" ]]; then stray+=("${file#"$ROOT"/}"); fi
+done
+printf '%5d  unexpected WARN/ERROR lines\n' "${#log_unexpected[@]}"
+for line in "${log_unexpected[@]:0:20}"; do printf '       %s\n' "${line:0:400}"; done
+((${#log_unexpected[@]} <= 20)) || echo "       ... and $((${#log_unexpected[@]} - 20)) more"
+printf '%5d  stray error files%s\n' "${#stray[@]}" "$( ((${#stray[@]} == 0)) || printf ': %s' "${stray[*]}")"
+echo "expected: no unexpected WARN or ERROR line and no stray error file"
+if ((${#log_unexpected[@]} == 0 && ${#stray[@]} == 0)); then
+  echo "RESULT: PASS"
+else
+  echo "RESULT: FAIL"
+  failed+=(logs)
+fi
+echo
+
 if $keep; then
   say "services are still running: try"
   say "  curl http://127.0.0.1:$ORDER_PORT/orders/1?client=feign"
@@ -1447,4 +1514,4 @@ if ((${#failed[@]} > 0)); then
   say "FAIL for: ${failed[*]}"
   exit 1
 fi
-say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, the gateway decides lanes at the edge (header, lane rules, a sticky canary per user) and three hops follow them, a canary moved through ${CANARY_STEPS// / → } % by /actuator/refresh follows within ${CANARY_STEP_TOLERANCE} points (4 standard deviations where more) with traffic flowing (no failed call), a rolling restart under $ROLL_CONCURRENCY concurrent GETs through order-service and as many through the gateway failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), least-request and peak-ewma keep most calls off a slow instance, and weighted-round-robin gives an instance of half the capacity its share by the load it reports; the warmup ramp is printed above"
+say "PASS: all ${#CLIENTS[@]} clients follow the weights ${USER_WEIGHTS[*]:0:3} within $TOLERANCE points; gray lanes hold on both hops (untagged → v1, v2 → v2, v3 → v1), the canary sends ${CANARY_PERCENT} % ± ${CANARY_TOLERANCE} to v2, the gateway decides lanes at the edge (header, lane rules, a sticky canary per user) and three hops follow them, a canary moved through ${CANARY_STEPS// / → } % by /actuator/refresh follows within ${CANARY_STEP_TOLERANCE} points (4 standard deviations where more) with traffic flowing (no failed call), a rolling restart under $ROLL_CONCURRENCY concurrent GETs through order-service and as many through the gateway failed no request, neither did a crash (the dead instance ejected within $CRASH_EJECT_LIMIT s, then no attempt on it until it was back), cluster affinity keeps calls in a, then spills over to b (counted), least-request and peak-ewma keep most calls off a slow instance, weighted-round-robin gives an instance of half the capacity its share by the load it reports, and the samples logged no WARN or ERROR beyond those the scenarios provoke; the warmup ramp is printed above"
