@@ -44,12 +44,22 @@ public final class ZooKeeperApps implements AutoCloseable {
 	 * @return the running application, closed by {@link #close()}
 	 */
 	public ConfigurableApplicationContext start(Class<?> source, String name, String... properties) {
-		ConfigurableApplicationContext app = new SpringApplicationBuilder(source)
-			.properties("spring.application.name=" + name, "server.port=0",
-					"spring.cloud.zookeeper.connect-string=" + this.zookeeper.getConnectString(),
-					"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
-					"spring.cloud.nacos.discovery.enabled=false", "spring.main.banner-mode=off",
-					"atlas.lifecycle.drain=0s")
+		return start(new SpringApplicationBuilder(source), name, properties);
+	}
+
+	/**
+	 * Starts an application as {@link #start(Class, String, String...)} does, from a
+	 * builder the caller has prepared (with initializers or listeners of its own).
+	 * @param builder the application's builder
+	 * @param name {@code spring.application.name}, the service id it registers as
+	 * @param properties more {@code key=value} properties; later ones win
+	 * @return the running application, closed by {@link #close()}
+	 */
+	public ConfigurableApplicationContext start(SpringApplicationBuilder builder, String name, String... properties) {
+		ConfigurableApplicationContext app = builder.properties("spring.application.name=" + name, "server.port=0",
+				"spring.cloud.zookeeper.connect-string=" + this.zookeeper.getConnectString(),
+				"spring.cloud.zookeeper.discovery.instance-host=127.0.0.1",
+				"spring.cloud.nacos.discovery.enabled=false", "spring.main.banner-mode=off", "atlas.lifecycle.drain=0s")
 			.properties(properties)
 			.run();
 		this.apps.add(app);

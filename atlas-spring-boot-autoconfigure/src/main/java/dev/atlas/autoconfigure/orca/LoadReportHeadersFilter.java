@@ -80,13 +80,15 @@ public final class LoadReportHeadersFilter implements HttpHeadersFilter {
 			}
 			return asking;
 		}
-		if (!input.containsHeader(LoadReport.HEADER)) {
-			return input;
-		}
 		if (wanted && reported != null && chosen != null && serviceId != null) {
+			// every answer counts, with a report or without: weights expire while answers
+			// keep coming without one
 			reported.of(serviceId).recordHeader(serviceId, InstanceKey.of(chosen), input.getFirst(LoadReport.HEADER));
 		}
-		return this.forward ? input : without(input, LoadReport.HEADER);
+		if (this.forward || !input.containsHeader(LoadReport.HEADER)) {
+			return input;
+		}
+		return without(input, LoadReport.HEADER);
 	}
 
 	private static HttpHeaders without(HttpHeaders input, String header) {

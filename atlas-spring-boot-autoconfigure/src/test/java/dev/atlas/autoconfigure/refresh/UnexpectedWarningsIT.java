@@ -15,10 +15,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
+import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.context.refresh.ContextRefresher;
+import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,13 +29,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A normal run logs no WARN or ERROR of Atlas's, on real applications (registered in an
  * in-process ZooKeeper): three providers in one zone, one tagged {@code v2}, reporting
- * their load; a caller with every concern Atlas has configured (lane rules, a canary
+ * their load; two callers with every concern Atlas has configured (lane rules, a canary
  * percentage, cluster affinity, warmup, outlier ejection, the weighted-round-robin
- * strategy, the retry budget, an in-flight limit), calling through each of its four
- * clients; then two refreshes that change Atlas's rules (one through
- * {@code /actuator/refresh}, one through Spring Cloud's {@link ContextRefresher}, which a
- * Nacos config push and a Spring Cloud Bus event call), one that changes nothing, and a
- * baseline provider's shutdown.
+ * strategy, the retry budget, an in-flight limit), each calling through its four clients,
+ * then refreshed twice with changes to Atlas's rules (through {@code /actuator/refresh}
+ * and through Spring Cloud's {@link ContextRefresher}, which a Nacos config push and a
+ * Spring Cloud Bus event call) and once without change; then a provider's shutdown (with
+ * a drain). The second caller has a property source above Atlas's that sets
+ * {@code spring.cloud.refresh.never-refreshable} (as a remote source of Spring Cloud's
+ * bootstrap would), so that Spring Cloud rebinds Atlas's properties beans on its
+ * refreshes.
  *
  * <p>
  * A log record is Atlas's when its logger is one of Atlas's classes or its text names
@@ -42,9 +48,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * pattern shortens it) so that the record's origin can be read.
  *
  * <p>
- * Seen failing on {@code GrayProperties} as it was, rebound (left out of
- * {@code spring.cloud.refresh.never-refreshable}, as where a property source above
- * Atlas's sets it): Spring Cloud's "Cannot reset property 'laneRules' on
+ * Seen failing on {@code GrayProperties} as it was: on the second caller's first refresh,
+ * Spring Cloud's "Cannot reset property 'laneRules' on
  * dev.atlas.autoconfigure.gray.GrayProperties to its default value".
  */
 @ExtendWith(OutputCaptureExtension.class)
@@ -61,59 +66,39 @@ class UnexpectedWarningsIT {
 	 */
 	private static final String PATTERN = "logging.pattern.console=%5p [%t] %c : %m%n%wEx";
 
-	/** The start of a record in that pattern: its level, thread and logger. */
-	private static final Pattern RECORD = Pattern.compile("^\\s*(TRACE|DEBUG|INFO|WARN|ERROR) \\[[^]]*] (\\S+) : ");
+	/**
+	 * The start of a record in that pattern, or in Logback's own before Spring Boot sets
+	 * it up ({@code 12:00:00.000 [main] WARN logger -- message}): its level and logger.
+	 */
+	private static final Pattern RECORD = Pattern.compile(
+			"^(?:\\s*|\\d{2}:\\d{2}:\\d{2}\\.\\d{3} \\[[^]]*] )(TRACE|DEBUG|INFO|WARN|ERROR) (?:\\[[^]]*] )?(\\S+) (?::|--) ");
 
 	@Test
 	void startupCallsRefreshesAndShutdownLogNoWarningOfAtlas(CapturedOutput output) throws Exception {
-		Path rules = directory.resolve("rules.properties");
-		write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "10"));
 		try (ZooKeeperApps apps = new ZooKeeperApps()) {
+			// the one stopped at the end drains, as in production
 			ConfigurableApplicationContext baseline = apps.start(WhoApp.class, SERVICE, PATTERN,
-					"spring.cloud.zookeeper.discovery.metadata.zone=a", "atlas.load-report.enabled=true");
+					"spring.cloud.zookeeper.discovery.metadata.zone=a", "atlas.load-report.enabled=true",
+					"atlas.lifecycle.drain=500ms");
 			apps.start(WhoApp.class, SERVICE, PATTERN, "spring.cloud.zookeeper.discovery.metadata.zone=a",
 					"atlas.load-report.enabled=true");
 			apps.start(WhoApp.class, SERVICE, PATTERN, "spring.cloud.zookeeper.discovery.metadata.zone=a",
 					"spring.cloud.zookeeper.discovery.metadata.version=v2", "atlas.load-report.enabled=true");
-			ConfigurableApplicationContext caller = apps.start(WhoApp.class, "caller", PATTERN,
-					"spring.cloud.zookeeper.discovery.metadata.zone=a", "atlas.affinity.cluster=a",
-					"atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].header=X-User-Group",
-					"atlas.gray.rules[0].equals=beta", "atlas.gray.hash-key-header=X-User-Id",
-					"atlas.loadbalancer.strategy=weighted-round-robin",
-					"atlas.loadbalancer.max-in-flight-per-instance=50",
-					"spring.config.import=optional:file:" + rules.toAbsolutePath(), "management.server.port=0",
-					"management.endpoints.web.exposure.include=refresh,atlas,prestop,health,prometheus");
-			ZooKeeperApps.awaitInstances(caller, SERVICE, 3);
-			WhoApp who = caller.getBean(WhoApp.class);
-			for (int i = 0; i < 10; i++) {
-				for (String client : List.of("rest-client", "rest-template", "web-client", "feign")) {
-					who.call(client);
-				}
+			List<ConfigurableApplicationContext> callers = List.of(startCaller(apps, "caller"),
+					// Atlas's properties beans rebound on refresh: a source above Atlas's
+					// sets never-refreshable, as a remote one of Spring Cloud's bootstrap
+					startCaller(apps, "rebound-caller", new RemoteNeverRefreshable()));
+			for (ConfigurableApplicationContext caller : callers) {
+				callAndRefresh(caller);
 			}
-			RestClient management = RestClient.create("http://127.0.0.1:"
-					+ caller.getEnvironment().getRequiredProperty("local.management.port", Integer.class));
-			management.get().uri("/actuator/atlas/" + SERVICE).retrieve().toBodilessEntity();
-
-			// a list is bound from the one source that has it: the whole rule
-			write(rules,
-					Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "50", "atlas.gray.rules[0].tag", "v2",
-							"atlas.gray.rules[0].header", "X-User-Group", "atlas.gray.rules[0].equals", "gamma",
-							"atlas.outlier.max-ejection-percent", "30"));
-			assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
-				.as("keys the first refresh changed")
-				.contains("atlas.gray.rules[0].equals");
-			write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "20"));
-			assertThat(caller.getBean(ContextRefresher.class).refresh()).as("keys the second refresh changed")
-				.contains("atlas.services." + SERVICE + ".gray.weights.v2");
-			assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
-				.as("keys a refresh without change changed")
-				.isEqualTo("[]");
-			for (int i = 0; i < 10; i++) {
-				who.call("rest-client");
-			}
+			assertThat(callers.get(1).getEnvironment().getProperty("spring.cloud.refresh.never-refreshable"))
+				.as("what the second caller keeps out of rebinding, after its refreshes")
+				.isEqualTo("com.zaxxer.hikari.HikariDataSource");
 			baseline.close();
-			ZooKeeperApps.awaitInstances(caller, SERVICE, 2);
-			who.call("rest-client");
+			for (ConfigurableApplicationContext caller : callers) {
+				ZooKeeperApps.awaitInstances(caller, SERVICE, 2);
+				caller.getBean(WhoApp.class).call("rest-client");
+			}
 		}
 		List<LogRecord> records = records(output.getOut() + output.getErr());
 		assertThat(records).as("Atlas's INFO records (the captured output was read)")
@@ -121,6 +106,59 @@ class UnexpectedWarningsIT {
 		assertThat(records.stream().filter((record) -> record.warning() && record.atlas()).map(LogRecord::text))
 			.as("WARN and ERROR records of Atlas's")
 			.isEmpty();
+	}
+
+	private static ConfigurableApplicationContext startCaller(ZooKeeperApps apps, String name,
+			ApplicationContextInitializer<?>... initializers) throws IOException {
+		Path rules = directory.resolve(name + ".properties");
+		write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "10"));
+		List<String> properties = new ArrayList<>(List.of(PATTERN, "spring.cloud.zookeeper.discovery.metadata.zone=a",
+				"atlas.affinity.cluster=a", "atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].header=X-User-Group",
+				"atlas.gray.rules[0].equals=beta", "atlas.gray.hash-key-header=X-User-Id",
+				"atlas.loadbalancer.strategy=weighted-round-robin", "atlas.loadbalancer.max-in-flight-per-instance=50",
+				"spring.config.import=optional:file:" + rules.toAbsolutePath(), "management.server.port=0",
+				"management.endpoints.web.exposure.include=refresh,atlas,prestop,health,prometheus"));
+		ConfigurableApplicationContext caller = apps.start(
+				new SpringApplicationBuilder(WhoApp.class).initializers(initializers), name,
+				properties.toArray(String[]::new));
+		ZooKeeperApps.awaitInstances(caller, SERVICE, 3);
+		return caller;
+	}
+
+	/**
+	 * Calls through the four clients, refreshes twice with changes to Atlas's rules and
+	 * once without change, and calls again.
+	 */
+	private static void callAndRefresh(ConfigurableApplicationContext caller) throws IOException {
+		Path rules = directory
+			.resolve(caller.getEnvironment().getRequiredProperty("spring.application.name") + ".properties");
+		WhoApp who = caller.getBean(WhoApp.class);
+		for (int i = 0; i < 10; i++) {
+			for (String client : List.of("rest-client", "rest-template", "web-client", "feign")) {
+				who.call(client);
+			}
+		}
+		RestClient management = RestClient.create("http://127.0.0.1:"
+				+ caller.getEnvironment().getRequiredProperty("local.management.port", Integer.class));
+		management.get().uri("/actuator/atlas/" + SERVICE).retrieve().toBodilessEntity();
+
+		// a list is bound from the one source that has it: the whole rule
+		write(rules,
+				Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "50", "atlas.gray.rules[0].tag", "v2",
+						"atlas.gray.rules[0].header", "X-User-Group", "atlas.gray.rules[0].equals", "gamma",
+						"atlas.outlier.max-ejection-percent", "30"));
+		assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
+			.as("keys the first refresh changed")
+			.contains("atlas.gray.rules[0].equals");
+		write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "20"));
+		assertThat(caller.getBean(ContextRefresher.class).refresh()).as("keys the second refresh changed")
+			.contains("atlas.services." + SERVICE + ".gray.weights.v2");
+		assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
+			.as("keys a refresh without change changed")
+			.isEqualTo("[]");
+		for (int i = 0; i < 10; i++) {
+			who.call("rest-client");
+		}
 	}
 
 	/**
@@ -158,6 +196,26 @@ class UnexpectedWarningsIT {
 		StringBuilder text = new StringBuilder();
 		properties.forEach((key, value) -> text.append(key).append('=').append(value).append('\n'));
 		Files.writeString(file, text);
+	}
+
+	/**
+	 * Adds a property source above Atlas's that sets
+	 * {@code spring.cloud.refresh.never-refreshable} to Spring Cloud's default, as a
+	 * remote source of Spring Cloud's bootstrap would be added, so that Spring Cloud
+	 * rebinds Atlas's properties beans on refresh. Registered through
+	 * {@code context.initializer.classes}.
+	 */
+	public static class RemoteNeverRefreshable
+			implements ApplicationContextInitializer<ConfigurableApplicationContext> {
+
+		@Override
+		public void initialize(ConfigurableApplicationContext context) {
+			context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("remote",
+						Map.of("spring.cloud.refresh.never-refreshable", "com.zaxxer.hikari.HikariDataSource")));
+		}
+
 	}
 
 	/**

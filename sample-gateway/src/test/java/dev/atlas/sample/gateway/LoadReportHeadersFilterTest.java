@@ -1,13 +1,18 @@
 package dev.atlas.sample.gateway;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.atlas.autoconfigure.orca.LoadReportHeadersFilter;
 import dev.atlas.autoconfigure.orca.ReportedLoads;
 import dev.atlas.loadbalancer.instance.InstanceKey;
 import dev.atlas.loadbalancer.orca.LoadReport;
 import dev.atlas.loadbalancer.orca.WeightRules;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.NullSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
@@ -90,6 +95,30 @@ class LoadReportHeadersFilterTest {
 		assertThat(passedOn.getFirst("Content-Type")).isEqualTo("application/json");
 		this.loads.of("wrr-service").update();
 		assertThat(this.loads.of("wrr-service").weight(InstanceKey.of(this.wrr))).isEqualTo(200);
+	}
+
+	/**
+	 * An answer without a report, or with one that cannot be read, counts as an answer:
+	 * it starts the recomputation that lets weights expire when instances stop reporting.
+	 * Seen failing before: the gateway counted only answers with a report.
+	 */
+	@ParameterizedTest
+	@NullSource
+	@ValueSource(strings = "TEXT cpu_utilization=lots")
+	void anAnswerWithoutAReadableReportStillCounts(@Nullable String header) {
+		AtomicInteger recomputations = new AtomicInteger();
+		ReportedLoads counted = new ReportedLoads((service) -> NO_BLACKOUT, "wrr-service"::equals, (task, delay) -> {
+			recomputations.incrementAndGet();
+			task.run();
+		});
+		HttpHeaders answer = new HttpHeaders();
+		if (header != null) {
+			answer.set(LoadReport.HEADER, header);
+		}
+		HttpHeaders passedOn = LoadReportHeadersFilter.reading(counted, false).filter(answer, exchange(this.wrr));
+		assertThat(recomputations).as("the answer started a recomputation").hasValue(1);
+		assertThat(passedOn.containsHeader(LoadReport.HEADER)).isFalse();
+		assertThat(counted.of("wrr-service").trackedInstances()).as("nothing recorded").isZero();
 	}
 
 	@Test
