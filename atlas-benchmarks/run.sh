@@ -4,7 +4,7 @@
 # JMH invocation with -prof gc, then the seeded quality simulation, and prints the results as Markdown.
 #
 #   atlas-benchmarks/run.sh            full run: 2 forks x (4 x 1 s warmup, 2 x 1 s measurement) per benchmark
-#                                      (80 benchmarks; about 20 minutes on 2 cores)
+#                                      (80 benchmarks; 37.5 minutes on 2 cores with the build)
 #   atlas-benchmarks/run.sh --smoke    every benchmark once, in-process, 10 ms each (figures meaningless)
 #   atlas-benchmarks/run.sh [--smoke] ARGS...
 #                                      ARGS go to JMH after the defaults: a benchmark regex and/or

@@ -19,10 +19,12 @@ import org.springframework.web.server.ServerWebExchange;
  * <li>request: removes the {@value LoadReport#FORMAT_HEADER} header a client sent (a
  * client does not decide what the instances report), and asks the chosen instance for a
  * report ({@code TEXT}) when the route's service uses {@code weighted-round-robin};</li>
- * <li>answer: takes the instance's report into the service's reported load (an unreadable
- * one is logged once per instance and ignored), then removes the
- * {@value LoadReport#HEADER} header, so that the gateway's clients do not learn the
- * instances' load (unless {@code atlas.load-report.gateway-forward=true}).</li>
+ * <li>answer: for a service using {@code weighted-round-robin}, takes the instance's
+ * report into the service's reported load (an unreadable one is logged once per instance
+ * and ignored; every answer, with a report or without, counts, so that weights expire
+ * when instances stop reporting), then removes the {@value LoadReport#HEADER} header, so
+ * that the gateway's clients do not learn the instances' load (unless
+ * {@code atlas.load-report.gateway-forward=true}).</li>
  * </ul>
  * Without Atlas's load balancer (no {@link ReportedLoads}), nothing is asked for or read,
  * and reports are still removed. Thread-safe.

@@ -11,6 +11,7 @@ import java.util.regex.Pattern;
 
 import dev.atlas.autoconfigure.WhoApp;
 import dev.atlas.autoconfigure.ZooKeeperApps;
+import dev.atlas.autoconfigure.gray.GrayProperties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -88,9 +89,8 @@ class UnexpectedWarningsIT {
 					// Atlas's properties beans rebound on refresh: a source above Atlas's
 					// sets never-refreshable, as a remote one of Spring Cloud's bootstrap
 					startCaller(apps, "rebound-caller", new RemoteNeverRefreshable()));
-			for (ConfigurableApplicationContext caller : callers) {
-				callAndRefresh(caller);
-			}
+			callAndRefresh(callers.get(0), false);
+			callAndRefresh(callers.get(1), true);
 			assertThat(callers.get(1).getEnvironment().getProperty("spring.cloud.refresh.never-refreshable"))
 				.as("what the second caller keeps out of rebinding, after its refreshes")
 				.isEqualTo("com.zaxxer.hikari.HikariDataSource");
@@ -128,8 +128,10 @@ class UnexpectedWarningsIT {
 	/**
 	 * Calls through the four clients, refreshes twice with changes to Atlas's rules and
 	 * once without change, and calls again.
+	 * @param caller the caller
+	 * @param rebound whether Spring Cloud rebinds Atlas's properties beans in this caller
 	 */
-	private static void callAndRefresh(ConfigurableApplicationContext caller) throws IOException {
+	private static void callAndRefresh(ConfigurableApplicationContext caller, boolean rebound) throws IOException {
 		Path rules = directory
 			.resolve(caller.getEnvironment().getRequiredProperty("spring.application.name") + ".properties");
 		WhoApp who = caller.getBean(WhoApp.class);
@@ -150,6 +152,9 @@ class UnexpectedWarningsIT {
 		assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
 			.as("keys the first refresh changed")
 			.contains("atlas.gray.rules[0].equals");
+		assertThat(caller.getBean(GrayProperties.class).getRules().get(0).getEquals())
+			.as("Atlas's GrayProperties bean, rebound or as started")
+			.isEqualTo(rebound ? "gamma" : "beta");
 		write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "20"));
 		assertThat(caller.getBean(ContextRefresher.class).refresh()).as("keys the second refresh changed")
 			.contains("atlas.services." + SERVICE + ".gray.weights.v2");
@@ -202,8 +207,7 @@ class UnexpectedWarningsIT {
 	 * Adds a property source above Atlas's that sets
 	 * {@code spring.cloud.refresh.never-refreshable} to Spring Cloud's default, as a
 	 * remote source of Spring Cloud's bootstrap would be added, so that Spring Cloud
-	 * rebinds Atlas's properties beans on refresh. Registered through
-	 * {@code context.initializer.classes}.
+	 * rebinds Atlas's properties beans on refresh.
 	 */
 	public static class RemoteNeverRefreshable
 			implements ApplicationContextInitializer<ConfigurableApplicationContext> {
