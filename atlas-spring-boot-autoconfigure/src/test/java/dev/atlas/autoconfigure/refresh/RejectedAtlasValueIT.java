@@ -1,9 +1,7 @@
 package dev.atlas.autoconfigure.refresh;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 import dev.atlas.autoconfigure.ZooKeeperApps;
@@ -168,10 +166,7 @@ class RejectedAtlasValueIT {
 	}
 
 	private static void write(Map<String, String> properties) throws IOException {
-		StringBuilder text = new StringBuilder();
-		new LinkedHashMap<>(properties)
-			.forEach((key, value) -> text.append(key).append('=').append(value).append('\n'));
-		Files.writeString(config, text);
+		RulesFiles.write(config, properties);
 	}
 
 	/** An application with keys of its own, refreshed next to Atlas's. */

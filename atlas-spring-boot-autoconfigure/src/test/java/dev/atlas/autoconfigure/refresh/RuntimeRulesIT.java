@@ -3,7 +3,6 @@ package dev.atlas.autoconfigure.refresh;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpClient.Version;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -274,9 +273,7 @@ class RuntimeRulesIT {
 	}
 
 	private static void write(Map<String, String> properties) throws IOException {
-		StringBuilder text = new StringBuilder();
-		properties.forEach((key, value) -> text.append(key).append('=').append(value).append('\n'));
-		Files.writeString(rules, text);
+		RulesFiles.write(rules, properties);
 	}
 
 	private static String format(double percent) {

@@ -1,7 +1,6 @@
 package dev.atlas.autoconfigure.refresh;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -111,7 +110,7 @@ class UnexpectedWarningsIT {
 	private static ConfigurableApplicationContext startCaller(ZooKeeperApps apps, String name,
 			ApplicationContextInitializer<?>... initializers) throws IOException {
 		Path rules = directory.resolve(name + ".properties");
-		write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "10"));
+		RulesFiles.write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "10"));
 		List<String> properties = new ArrayList<>(List.of(PATTERN, "spring.cloud.zookeeper.discovery.metadata.zone=a",
 				"atlas.affinity.cluster=a", "atlas.gray.rules[0].tag=v2", "atlas.gray.rules[0].header=X-User-Group",
 				"atlas.gray.rules[0].equals=beta", "atlas.gray.hash-key-header=X-User-Id",
@@ -145,7 +144,7 @@ class UnexpectedWarningsIT {
 		management.get().uri("/actuator/atlas/" + SERVICE).retrieve().toBodilessEntity();
 
 		// a list is bound from the one source that has it: the whole rule
-		write(rules,
+		RulesFiles.write(rules,
 				Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "50", "atlas.gray.rules[0].tag", "v2",
 						"atlas.gray.rules[0].header", "X-User-Group", "atlas.gray.rules[0].equals", "gamma",
 						"atlas.outlier.max-ejection-percent", "30"));
@@ -155,7 +154,7 @@ class UnexpectedWarningsIT {
 		assertThat(caller.getBean(GrayProperties.class).getRules().get(0).getEquals())
 			.as("Atlas's GrayProperties bean, rebound or as started")
 			.isEqualTo(rebound ? "gamma" : "beta");
-		write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "20"));
+		RulesFiles.write(rules, Map.of("atlas.services." + SERVICE + ".gray.weights.v2", "20"));
 		assertThat(caller.getBean(ContextRefresher.class).refresh()).as("keys the second refresh changed")
 			.contains("atlas.services." + SERVICE + ".gray.weights.v2");
 		assertThat(management.post().uri("/actuator/refresh").retrieve().body(String.class))
@@ -195,12 +194,6 @@ class UnexpectedWarningsIT {
 			records.add(new LogRecord(level, logger, text.toString()));
 		}
 		return records;
-	}
-
-	private static void write(Path file, Map<String, String> properties) throws IOException {
-		StringBuilder text = new StringBuilder();
-		properties.forEach((key, value) -> text.append(key).append('=').append(value).append('\n'));
-		Files.writeString(file, text);
 	}
 
 	/**
