@@ -91,13 +91,8 @@ class AtlasPropertiesRebindingTest {
 			.toList();
 		assertThat(atlas).as("Atlas's properties beans").hasSameSizeAs(NeverRebound.ATLAS_PROPERTIES);
 		for (Object bean : atlas) {
-			BeanWrapperImpl wrapper = new BeanWrapperImpl(bean);
-			for (PropertyDescriptor property : wrapper.getPropertyDescriptors()) {
-				if (!property.getName().equals("class")) {
-					described.put(ClassUtils.getUserClass(bean).getName() + "." + property.getName(),
-							describe(wrapper.getPropertyValue(property.getName())));
-				}
-			}
+			String prefix = ClassUtils.getUserClass(bean).getName() + ".";
+			properties(bean).forEach((name, value) -> described.put(prefix + name, value));
 		}
 		return described;
 	}
@@ -119,14 +114,19 @@ class AtlasPropertiesRebindingTest {
 				|| value.getClass().isRecord()) {
 			return String.valueOf(value);
 		}
-		BeanWrapperImpl wrapper = new BeanWrapperImpl(value);
+		return properties(value).toString();
+	}
+
+	/** Every readable property of a bean, by name, {@link #describe described}. */
+	private static Map<String, String> properties(Object bean) {
+		BeanWrapperImpl wrapper = new BeanWrapperImpl(bean);
 		Map<String, String> properties = new TreeMap<>();
 		for (PropertyDescriptor property : wrapper.getPropertyDescriptors()) {
 			if (!property.getName().equals("class")) {
 				properties.put(property.getName(), describe(wrapper.getPropertyValue(property.getName())));
 			}
 		}
-		return properties.toString();
+		return properties;
 	}
 
 	/** Spring Boot's binding of {@code @ConfigurationProperties} beans. */
