@@ -21,11 +21,14 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * <strong>The model.</strong>
  * <ul>
- * <li>A <em>capped service</em> of {@value #INSTANCES} instances, each taking at most
- * {@link Fleet#slots()} requests at once (a semaphore) and answering 503 at once above
- * that (fail-fast); service time exponential with mean {@link Fleet#serviceMillis()} ms,
- * so each instance serves at most {@value #CAPACITY_PER_INSTANCE} req/s
- * ({@link Fleet#STORM}: 20 slots, 200 ms; {@link Fleet#WIDE}: 50 slots, 500 ms).</li>
+ * <li>A <em>capped service</em> of {@value #INSTANCES} instances, each serving at most
+ * {@value #CAPACITY_PER_INSTANCE} req/s and answering 503 at once above that (fail-fast);
+ * service time exponential with mean {@link Fleet#serviceMillis()} ms. An instance caps
+ * either what it serves at once ({@link Cap#CONCURRENCY}: {@link Fleet#slots()} requests,
+ * a semaphore; {@link Fleet#STORM}: 20 slots, 200 ms; {@link Fleet#WIDE}: 50 slots, 500
+ * ms) or what it accepts per second ({@link Cap#RATE}, {@link Fleet#RATE_LIMITED}: a
+ * limit of {@value #CAPACITY_PER_INSTANCE} requests over the last second, counted in two
+ * buckets of 500 ms as Sentinel's QPS flow rule with its default fast failure).</li>
  * <li>At {@value #DROP_SECOND} s, {@value #LOST} instances stop: connections to them are
  * refused at once, and they leave the callers' instance list {@value #DEREGISTER_MILLIS}
  * ms later (the registry's event). Capacity drops from 1,000 to 600 req/s.</li>
@@ -50,14 +53,16 @@ import org.jspecify.annotations.Nullable;
  * offered request).
  *
  * <p>
- * <strong>What no policy can beat.</strong> A request that finds every instance busy and
- * is not tried again later is lost: with the capacity left pooled and every request sent
- * to a free slot if there is one (perfect routing), goodput is the offered rate times one
- * minus the Erlang B loss probability (Erlang, 1917) of {@code offered × service time}
- * erlangs over {@code 6 × slots} servers: {@link #lossBound(Fleet)}, 587 req/s for
- * {@link Fleet#STORM} and 594 for {@link Fleet#WIDE}. Only re-attempts made later (the
- * edge's back-off) can exceed it, and the marker stops them where the middle service gave
- * up on overload.
+ * <strong>What no policy can beat.</strong> On a fleet that caps concurrency, a request
+ * that finds every instance busy and is not tried again later is lost: with the capacity
+ * left pooled and every request sent to a free slot if there is one (perfect routing),
+ * goodput is the offered rate times one minus the Erlang B loss probability (Erlang,
+ * 1917) of {@code offered × service time} erlangs over {@code 6 × slots} servers:
+ * {@link #lossBound(Fleet)}, 587 req/s for {@link Fleet#STORM} and 594 for
+ * {@link Fleet#WIDE}. Only re-attempts made later (the edge's back-off) can exceed it,
+ * and the marker stops them where the middle service gave up on overload. A fleet that
+ * caps its rate serves its whole capacity, 600 req/s, whenever each instance is offered
+ * more than it accepts.
  */
 public final class FleetSimulation {
 
@@ -84,6 +89,9 @@ public final class FleetSimulation {
 
 	/** Retries of the edge's Retry filter. */
 	static final int EDGE_RETRIES = 3;
+
+	/** Length of a bucket of a rate-capped instance's 1 s window, ms. */
+	static final int RATE_BUCKET_MILLIS = 500;
 
 	private static final long NANOS_PER_MILLI = 1_000_000L;
 
@@ -117,12 +125,16 @@ public final class FleetSimulation {
 	}
 
 	/**
-	 * The goodput no policy exceeds without re-attempts made later, after the loss: the
-	 * offered rate times one minus Erlang B of the offered erlangs over the slots left.
+	 * The goodput no policy exceeds without re-attempts made later, after the loss: on a
+	 * fleet that caps concurrency, the offered rate times one minus Erlang B of the
+	 * offered erlangs over the slots left; on one that caps its rate, the capacity left.
 	 * @param fleet the capped instances' slots and service time
 	 * @return the bound, req/s
 	 */
 	public static double lossBound(Fleet fleet) {
+		if (fleet.cap() == Cap.RATE) {
+			return (INSTANCES - LOST) * CAPACITY_PER_INSTANCE;
+		}
 		double erlangs = OFFERED * fleet.serviceMillis() / 1000.0;
 		int servers = (INSTANCES - LOST) * fleet.slots();
 		// Erlang B by its recurrence: B(0) = 1, B(k) = A·B(k-1) / (k + A·B(k-1))
@@ -157,7 +169,7 @@ public final class FleetSimulation {
 
 	static String report(long seed) {
 		StringBuilder out = new StringBuilder();
-		for (Fleet fleet : List.of(Fleet.STORM, Fleet.WIDE)) {
+		for (Fleet fleet : List.of(Fleet.STORM, Fleet.WIDE, Fleet.RATE_LIMITED)) {
 			report(out, fleet, seed);
 		}
 		return out.toString();
@@ -167,13 +179,17 @@ public final class FleetSimulation {
 		List<Result> results = new ArrayList<>();
 		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED, Policy.BUDGET_WITHOUT_MARKER,
 				Policy.ATLAS, Policy.ATLAS_LEAST_REQUEST, Policy.ATLAS_LIMIT)) {
-			results.add(run(policy, fleet, seed));
+			if (!policy.limit() || fleet.cap() == Cap.CONCURRENCY) {
+				results.add(run(policy, fleet, seed));
+			}
 		}
+		String cap = (fleet.cap() == Cap.CONCURRENCY)
+				? String.format(Locale.ROOT, "%d slots, %d ms", fleet.slots(), fleet.serviceMillis())
+				: String.format(Locale.ROOT, "a rate limit, %d ms", fleet.serviceMillis());
 		out.append(String.format(Locale.ROOT,
-				"Fleet simulation (seed %d): %d instances × %d req/s (%d slots, %d ms), %d lost at %d s, %d req/s offered"
+				"Fleet simulation (seed %d): %d instances × %d req/s (%s), %d lost at %d s, %d req/s offered"
 						+ " at the edge; no policy without later re-attempts serves more than %.0f req/s after the loss%n%n",
-				seed, INSTANCES, CAPACITY_PER_INSTANCE, fleet.slots(), fleet.serviceMillis(), LOST, DROP_SECOND,
-				OFFERED, lossBound(fleet)));
+				seed, INSTANCES, CAPACITY_PER_INSTANCE, cap, LOST, DROP_SECOND, OFFERED, lossBound(fleet)));
 		out.append("| window (s) |");
 		for (Result result : results) {
 			out.append(' ').append(result.policy().name()).append(": attempts/s, goodput/s, ×offered |");
@@ -193,30 +209,56 @@ public final class FleetSimulation {
 		out.append('\n');
 	}
 
+	/** How a capped instance refuses what is above its capacity. */
+	public enum Cap {
+
+		/** A number of requests at once (a semaphore): 503 when every slot is taken. */
+		CONCURRENCY,
+
+		/**
+		 * A number of requests accepted over the last second: 503 above it, as Sentinel's
+		 * QPS flow rule with its default fast failure (a sliding window of two 500 ms
+		 * buckets); what it accepts is served whatever is in flight.
+		 */
+		RATE
+
+	}
+
 	/**
 	 * The capped instances: each serves {@value #CAPACITY_PER_INSTANCE} req/s.
 	 *
+	 * @param cap how an instance refuses what is above its capacity
 	 * @param slots requests an instance takes at once before it answers 503
+	 * ({@link Cap#CONCURRENCY}); 0 with {@link Cap#RATE}
 	 * @param serviceMillis mean service time, ms
 	 */
-	public record Fleet(int slots, int serviceMillis) {
+	public record Fleet(Cap cap, int slots, int serviceMillis) {
 
 		/** 20 slots × 200 ms. */
-		public static final Fleet STORM = new Fleet(20, 200);
+		public static final Fleet STORM = new Fleet(Cap.CONCURRENCY, 20, 200);
 
 		/** 50 slots × 500 ms: the same capacity, more requests at once. */
-		public static final Fleet WIDE = new Fleet(50, 500);
+		public static final Fleet WIDE = new Fleet(Cap.CONCURRENCY, 50, 500);
+
+		/** A rate limit of 100 req/s per instance, 200 ms answers. */
+		public static final Fleet RATE_LIMITED = new Fleet(Cap.RATE, 0, 200);
 
 		/**
 		 * Validates.
 		 * @throws IllegalArgumentException unless an instance serves
 		 * {@value FleetSimulation#CAPACITY_PER_INSTANCE} req/s
-		 * ({@code slots × 1000 / serviceMillis})
+		 * ({@code slots × 1000 / serviceMillis} when it caps concurrency), or when a
+		 * rate-capped fleet has slots
 		 */
 		public Fleet {
-			if (slots <= 0 || serviceMillis <= 0 || slots * 1000L != CAPACITY_PER_INSTANCE * (long) serviceMillis) {
+			Objects.requireNonNull(cap, "cap");
+			boolean valid = (cap == Cap.CONCURRENCY)
+					? slots > 0 && serviceMillis > 0 && slots * 1000L == CAPACITY_PER_INSTANCE * (long) serviceMillis
+					: slots == 0 && serviceMillis > 0;
+			if (!valid) {
 				throw new IllegalArgumentException("a fleet's instance serves " + CAPACITY_PER_INSTANCE
-						+ " req/s: slots × 1000 / serviceMillis, was " + slots + " × 1000 / " + serviceMillis);
+						+ " req/s: slots × 1000 / serviceMillis when it caps concurrency, no slots when it caps its"
+						+ " rate; was " + cap + ", " + slots + " × 1000 / " + serviceMillis);
 			}
 		}
 
@@ -237,7 +279,7 @@ public final class FleetSimulation {
 	 * @param limit whether the middle service has {@code max-in-flight-per-instance} at
 	 * the capped instances' {@link Fleet#slots()}: a full instance is skipped, and a
 	 * request that finds every instance full fails at once (saturated), not retried by
-	 * the middle service
+	 * the middle service; only on a fleet that caps concurrency
 	 */
 	public record Policy(String name, boolean middleRetries503, boolean budget, boolean marker, boolean leastRequest,
 			boolean limit) {
@@ -328,6 +370,14 @@ public final class FleetSimulation {
 
 		private final int[] busy = new int[INSTANCES];
 
+		/** A rate-capped instance's current bucket: its index, and what it accepted. */
+		private final long[] bucket = new long[INSTANCES];
+
+		private final int[] acceptedNow = new int[INSTANCES];
+
+		/** What it accepted in the bucket before. */
+		private final int[] acceptedBefore = new int[INSTANCES];
+
 		private final boolean[] stopped = new boolean[INSTANCES];
 
 		private final boolean[] listed = new boolean[INSTANCES];
@@ -349,6 +399,9 @@ public final class FleetSimulation {
 		private long nextId;
 
 		Run(Policy policy, Fleet fleet, long seed, int offeredPerSecond, double failureRatio) {
+			if (policy.limit() && fleet.cap() != Cap.CONCURRENCY) {
+				throw new IllegalArgumentException("the in-flight limit is modelled on a fleet that caps concurrency");
+			}
 			this.policy = policy;
 			this.fleet = fleet;
 			this.offeredPerSecond = offeredPerSecond;
@@ -464,14 +517,34 @@ public final class FleetSimulation {
 				return Outcome.REFUSED;
 			}
 			this.attempts[second()]++;
-			if (this.busy[instance] >= this.fleet.slots()
-					|| (this.failureRatio > 0 && this.failures.nextDouble() < this.failureRatio)) {
+			if (!admits(instance) || (this.failureRatio > 0 && this.failures.nextDouble() < this.failureRatio)) {
 				return Outcome.OVERLOADED;
 			}
 			this.busy[instance]++;
 			schedule(this.now + exponential(this.service, this.fleet.serviceMillis() * (double) NANOS_PER_MILLI),
 					Kind.SERVED, null, instance);
 			return Outcome.SERVING;
+		}
+
+		/**
+		 * Whether the instance takes one more request now; counts it in its rate window
+		 * when it caps its rate.
+		 */
+		private boolean admits(int instance) {
+			if (this.fleet.cap() == Cap.CONCURRENCY) {
+				return this.busy[instance] < this.fleet.slots();
+			}
+			long current = this.now / (RATE_BUCKET_MILLIS * NANOS_PER_MILLI);
+			if (current != this.bucket[instance]) {
+				this.acceptedBefore[instance] = (current == this.bucket[instance] + 1) ? this.acceptedNow[instance] : 0;
+				this.acceptedNow[instance] = 0;
+				this.bucket[instance] = current;
+			}
+			if (this.acceptedBefore[instance] + this.acceptedNow[instance] >= CAPACITY_PER_INSTANCE) {
+				return false;
+			}
+			this.acceptedNow[instance]++;
+			return true;
 		}
 
 		/**
