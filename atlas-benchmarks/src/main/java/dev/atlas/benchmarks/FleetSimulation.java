@@ -69,7 +69,10 @@ public final class FleetSimulation {
 	/** Instances of the capped service. */
 	public static final int INSTANCES = 10;
 
-	/** Capacity of one instance, req/s: slots / mean service time, in each fleet. */
+	/**
+	 * Capacity of one instance, req/s: slots / mean service time on a fleet that caps
+	 * concurrency, the rate limit on one that caps its rate.
+	 */
 	public static final int CAPACITY_PER_INSTANCE = 100;
 
 	/** Requests per second offered at the edge. */
@@ -90,7 +93,10 @@ public final class FleetSimulation {
 	/** Retries of the edge's Retry filter. */
 	static final int EDGE_RETRIES = 3;
 
-	/** Length of a bucket of a rate-capped instance's 1 s window, ms. */
+	/**
+	 * Length of a bucket of a rate-capped instance's window, ms: the window is two
+	 * buckets, 1 s.
+	 */
 	static final int RATE_BUCKET_MILLIS = 500;
 
 	private static final long NANOS_PER_MILLI = 1_000_000L;
@@ -116,9 +122,11 @@ public final class FleetSimulation {
 	/**
 	 * Runs the storm scenario.
 	 * @param policy how the callers retry
-	 * @param fleet the capped instances' slots and service time
+	 * @param fleet how the capped instances cap their load
 	 * @param seed the seed of every draw
 	 * @return the measurements
+	 * @throws IllegalArgumentException for a policy with the in-flight limit on a fleet
+	 * that caps its rate
 	 */
 	public static Result run(Policy policy, Fleet fleet, long seed) {
 		return new Run(policy, fleet, seed, OFFERED, 0).run();
@@ -128,7 +136,7 @@ public final class FleetSimulation {
 	 * The goodput no policy exceeds without re-attempts made later, after the loss: on a
 	 * fleet that caps concurrency, the offered rate times one minus Erlang B of the
 	 * offered erlangs over the slots left; on one that caps its rate, the capacity left.
-	 * @param fleet the capped instances' slots and service time
+	 * @param fleet how the capped instances cap their load
 	 * @return the bound, req/s
 	 */
 	public static double lossBound(Fleet fleet) {
@@ -216,9 +224,10 @@ public final class FleetSimulation {
 		CONCURRENCY,
 
 		/**
-		 * A number of requests accepted over the last second: 503 above it, as Sentinel's
-		 * QPS flow rule with its default fast failure (a sliding window of two 500 ms
-		 * buckets); what it accepts is served whatever is in flight.
+		 * {@value FleetSimulation#CAPACITY_PER_INSTANCE} requests accepted over the last
+		 * second: 503 above it, as Sentinel's QPS flow rule with its default fast failure
+		 * (a sliding window of two buckets of {@value FleetSimulation#RATE_BUCKET_MILLIS}
+		 * ms); what it accepts is served whatever is in flight.
 		 */
 		RATE
 
@@ -230,7 +239,8 @@ public final class FleetSimulation {
 	 * @param cap how an instance refuses what is above its capacity
 	 * @param slots requests an instance takes at once before it answers 503
 	 * ({@link Cap#CONCURRENCY}); 0 with {@link Cap#RATE}
-	 * @param serviceMillis mean service time, ms
+	 * @param serviceMillis mean of the exponential service time, ms, {@code > 0}; with
+	 * {@link Cap#RATE} it does not bound what an instance serves
 	 */
 	public record Fleet(Cap cap, int slots, int serviceMillis) {
 
@@ -240,15 +250,20 @@ public final class FleetSimulation {
 		/** 50 slots × 500 ms: the same capacity, more requests at once. */
 		public static final Fleet WIDE = new Fleet(Cap.CONCURRENCY, 50, 500);
 
-		/** A rate limit of 100 req/s per instance, 200 ms answers. */
+		/**
+		 * A rate limit of {@value FleetSimulation#CAPACITY_PER_INSTANCE} req/s per
+		 * instance, answers of 200 ms on average.
+		 */
 		public static final Fleet RATE_LIMITED = new Fleet(Cap.RATE, 0, 200);
 
 		/**
 		 * Validates.
-		 * @throws IllegalArgumentException unless an instance serves
-		 * {@value FleetSimulation#CAPACITY_PER_INSTANCE} req/s
-		 * ({@code slots × 1000 / serviceMillis} when it caps concurrency), or when a
-		 * rate-capped fleet has slots
+		 * @throws NullPointerException when {@code cap} is {@code null}
+		 * @throws IllegalArgumentException when {@code serviceMillis <= 0}; when a fleet
+		 * that caps concurrency does not serve
+		 * {@value FleetSimulation#CAPACITY_PER_INSTANCE} req/s per instance
+		 * ({@code slots × 1000 / serviceMillis}); when a fleet that caps its rate has
+		 * slots
 		 */
 		public Fleet {
 			Objects.requireNonNull(cap, "cap");

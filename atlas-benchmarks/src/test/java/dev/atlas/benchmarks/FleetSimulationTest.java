@@ -1,7 +1,5 @@
 package dev.atlas.benchmarks;
 
-import java.util.List;
-
 import dev.atlas.benchmarks.FleetSimulation.Cap;
 import dev.atlas.benchmarks.FleetSimulation.Fleet;
 import dev.atlas.benchmarks.FleetSimulation.Policy;
@@ -30,7 +28,8 @@ class FleetSimulationTest {
 		for (int from = 0; from + 10 <= FleetSimulation.SECONDS; from++) {
 			long attempts = Result.sum(result.attempts(), from, 10);
 			long offered = Result.sum(result.offered(), from, 10);
-			// exactly (the budgets' 1 s slices line up with the windows): the edge sends
+			// (the budgets' 1 s slices line up with the windows, see
+			// assertWithinOneLayersBound): the edge sends
 			// the middle at most 1.2 × offered + 100 requests, which send the capped
 			// service at most 1.2 × that + 100 attempts
 			assertThat(attempts).as("attempts in [%d s, %d s)", from, from + 10)
@@ -92,22 +91,22 @@ class FleetSimulationTest {
 	void onARateCappedFleetAtlasDefaultsKeepAttemptsBoundedAndGoodputAbove590() {
 		Result result = FleetSimulation.run(Policy.ATLAS, Fleet.RATE_LIMITED, SEED);
 		// The budget counts the 10 s before each retry, not the measured window: a window
-		// can hold retries paid for by requests of the seconds before it, when fewer
-		// arrived in its own (3 attempts here; at most 36 in a window over seeds 1 to
-		// 100).
+		// whose last seconds had no retry left can hold retries paid for by requests of
+		// the seconds before it (10 attempts over in [60 s, 70 s) here; at most 36 in a
+		// window over seeds 1 to 100, so 1.2 × offered + 13.6/s).
 		assertWithinOneLayersBound(result, 40);
 		for (int from = FleetSimulation.DROP_SECOND; from + 10 <= FleetSimulation.SECONDS; from++) {
 			assertThat(Result.sum(result.goodput(), from, 10) / 10.0).as("goodput in [%d s, %d s)", from, from + 10)
 				.isGreaterThanOrEqualTo(590);
 		}
-		// the same fleet without the budget and the marker: several times the offered
-		// load
+		// the same fleet without the budget and the marker: twice and three and a half
+		// times the offered load
 		int from = FleetSimulation.DROP_SECOND + 10;
-		for (Policy policy : List.of(Policy.SPRING_CLOUD, Policy.ATLAS_UNBOUNDED)) {
-			Result storm = FleetSimulation.run(policy, Fleet.RATE_LIMITED, SEED);
-			assertThat(Result.mean(storm.attempts(), from) / Result.mean(storm.offered(), from)).as(policy.name())
-				.isGreaterThan(2);
-		}
+		Result springCloud = FleetSimulation.run(Policy.SPRING_CLOUD, Fleet.RATE_LIMITED, SEED);
+		assertThat(Result.mean(springCloud.attempts(), from) / Result.mean(springCloud.offered(), from))
+			.isGreaterThan(2);
+		Result unbounded = FleetSimulation.run(Policy.ATLAS_UNBOUNDED, Fleet.RATE_LIMITED, SEED);
+		assertThat(Result.mean(unbounded.attempts(), from) / Result.mean(unbounded.offered(), from)).isGreaterThan(3.4);
 	}
 
 	@Test
@@ -143,8 +142,10 @@ class FleetSimulationTest {
 
 	/**
 	 * Attempts at the capped service within {@code 1.2 × offered + 10/s}, plus
-	 * {@code slack}, over every 10 s window (the budgets' 1 s slices line up with the
-	 * windows).
+	 * {@code slack}, over every 10 s window. The budgets' 1 s slices line up with the
+	 * windows, but a budget counts the 10 s before each retry: a window can exceed the
+	 * bound by retries paid for by requests of the seconds before it (with seed 42, not
+	 * on the fleets tested with no slack).
 	 */
 	private static void assertWithinOneLayersBound(Result result, int slack) {
 		for (int from = 0; from + 10 <= FleetSimulation.SECONDS; from++) {
