@@ -1,5 +1,9 @@
 package dev.atlas.eureka;
 
+import java.time.Duration;
+import java.util.Set;
+import java.util.stream.Collectors;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -10,10 +14,12 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * An application whose only {@code RestClient.Builder} is {@code @LoadBalanced} hands it
@@ -59,6 +65,40 @@ class EurekaTransportCheckIT {
 
 		assertThat(output).contains(
 				"atlas.lifecycle.drain (0 ms) is shorter than eureka.client.registry-fetch-interval-seconds (1 s)");
+	}
+
+	@Test
+	void closedItLeavesNoEurekaClientRunning(CapturedOutput output) {
+		Set<Long> before = liveThreads();
+		ConfigurableApplicationContext app = apps.start(LoadBalancedOnlyApp.class, "lb-only-closed");
+		// its Eureka client retries its registration every second through the load
+		// balancer, and goes on while the application closes: Spring Cloud's load
+		// balancer factory created a context again for such a call, which created a
+		// second Eureka client, never shut down
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> output.getOut().contains("DiscoveryClient_LB-ONLY-CLOSED/lb-only-closed")
+					&& output.getOut().contains("registration failed"));
+
+		app.close();
+
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(eurekaClientThreadsSince(before))
+				.as("threads of a Eureka client started by the closed application")
+				.isEmpty());
+	}
+
+	private static Set<Long> liveThreads() {
+		return Thread.getAllStackTraces().keySet().stream().map(Thread::getId).collect(Collectors.toSet());
+	}
+
+	private static Set<String> eurekaClientThreadsSince(Set<Long> before) {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((thread) -> thread.isAlive() && !before.contains(thread.getId())
+					&& thread.getName().startsWith("DiscoveryClient-"))
+			.map(Thread::getName)
+			.collect(Collectors.toSet());
 	}
 
 	/** The mistake: one builder, load-balanced. */

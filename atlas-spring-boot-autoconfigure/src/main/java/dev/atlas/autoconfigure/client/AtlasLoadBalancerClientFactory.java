@@ -37,8 +37,19 @@ import org.springframework.context.support.GenericApplicationContext;
  * lives: a child context's singletons do not change once it is refreshed. Only singletons
  * are kept: a look-up that finds a bean of another scope is answered from the bean
  * factory every time, as in Spring Cloud. {@link #destroy()} forgets them with the
- * contexts. Thread-safe: two threads may fill a service's entry at the same time, with
- * equal answers.
+ * contexts.
+ *
+ * <p>
+ * Once destroyed (the application context is closing), the factory creates no context:
+ * Spring Cloud's would create one again for a call still made then (a scheduled task of a
+ * registry client, a request still on its way), and that context's beans would be created
+ * in a closing application, where refresh-scoped beans (a Eureka client with its threads)
+ * are created anew and never closed, and meters are registered again. Such a call fails
+ * at once with {@link IllegalStateException}.
+ *
+ * <p>
+ * Thread-safe: two threads may fill a service's entry at the same time, with equal
+ * answers.
  *
  * @since 0.1.0
  */
@@ -53,6 +64,8 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 
 	/** By service: its beans looked up by class, {@link #NOT_CACHED} when not kept. */
 	private final Map<String, Map<Class<?>, Object>> beans = new ConcurrentHashMap<>();
+
+	private volatile boolean destroyed;
 
 	/**
 	 * Creates the factory.
@@ -171,11 +184,29 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	}
 
 	/**
+	 * A service's context, created the first time it is asked for, as in Spring Cloud;
+	 * not after {@link #destroy()}.
+	 * @param name the service
+	 * @return its context
+	 * @throws IllegalStateException when the factory was destroyed (the application
+	 * context is closing) and the service has no context
+	 */
+	@Override
+	protected GenericApplicationContext getContext(String name) {
+		if (this.destroyed && !getContextNames().contains(name)) {
+			throw new IllegalStateException("No load balancer for service '" + name
+					+ "': the application context is closing, and Atlas creates no load balancer then");
+		}
+		return super.getContext(name);
+	}
+
+	/**
 	 * Closes the services' contexts, then forgets the cached answers (a look-up made in
-	 * between is forgotten too).
+	 * between is forgotten too); creates no context afterwards.
 	 */
 	@Override
 	public void destroy() {
+		this.destroyed = true;
 		super.destroy();
 		this.loadBalancers.clear();
 		this.lifecycles.clear();

@@ -23,6 +23,7 @@ import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.core.env.Environment;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.mockito.Mockito.mock;
 
 /**
@@ -120,14 +121,20 @@ class AtlasLoadBalancerClientFactoryTest {
 	}
 
 	@Test
-	void destroyForgetsWhatWasKept() {
+	void destroyForgetsWhatWasKeptAndNoContextIsCreatedAfterwards() {
 		configure(Singletons.class);
-		Map<String, LoadBalancerLifecycle> before = this.factory.getInstances("users", LoadBalancerLifecycle.class);
+		this.factory.getInstances("users", LoadBalancerLifecycle.class);
+		this.factory.getInstance("users");
 
 		this.factory.destroy();
 
-		assertThat(this.factory.getInstances("users", LoadBalancerLifecycle.class)).isNotSameAs(before)
-			.containsOnlyKeys("lifecycle");
+		// kept answers would be returned without a context: the look-ups reach it
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.factory.getInstances("users", LoadBalancerLifecycle.class))
+			.withMessageContaining("the application context is closing");
+		assertThatIllegalStateException().isThrownBy(() -> this.factory.getInstance("users"));
+		assertThatIllegalStateException().isThrownBy(() -> this.factory.getInstance("orders"));
+		assertThat(this.factory.getContextNames()).isEmpty();
 	}
 
 	@Configuration(proxyBeanMethods = false)
