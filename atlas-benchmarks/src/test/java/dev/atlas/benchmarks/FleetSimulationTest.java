@@ -28,10 +28,10 @@ class FleetSimulationTest {
 		for (int from = 0; from + 10 <= FleetSimulation.SECONDS; from++) {
 			long attempts = Result.sum(result.attempts(), from, 10);
 			long offered = Result.sum(result.offered(), from, 10);
-			// (the budgets' 1 s slices line up with the windows, see
-			// assertWithinOneLayersBound): the edge sends
-			// the middle at most 1.2 × offered + 100 requests, which send the capped
-			// service at most 1.2 × that + 100 attempts
+			// the edge sends the middle at most 1.2 × offered + 100 requests, which send
+			// the capped service at most 1.2 × that + 100 attempts (as counted back from
+			// each retry, see assertWithinOneLayersBound; no window of this seed's run
+			// exceeds it)
 			assertThat(attempts).as("attempts in [%d s, %d s)", from, from + 10)
 				.isLessThanOrEqualTo((long) (1.2 * (1.2 * offered + 10 * 10)) + 10 * 10);
 		}
