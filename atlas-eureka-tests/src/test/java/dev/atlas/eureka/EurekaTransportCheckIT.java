@@ -72,12 +72,14 @@ class EurekaTransportCheckIT {
 		Set<Long> before = liveThreads();
 		ConfigurableApplicationContext app = apps.start(LoadBalancedOnlyApp.class, "lb-only-closed");
 		// its Eureka client retries its registration every second through the load
-		// balancer, and goes on while the application closes: Spring Cloud's load
-		// balancer factory created a context again for such a call, which created a
-		// second Eureka client, never shut down
+		// balancer, on its own thread, and goes on while the application closes: Spring
+		// Cloud's load balancer factory created a context again for such a call, which
+		// created a second Eureka client, never shut down
 		await().atMost(Duration.ofSeconds(20))
-			.until(() -> output.getOut().contains("DiscoveryClient_LB-ONLY-CLOSED/lb-only-closed")
-					&& output.getOut().contains("registration failed"));
+			.until(() -> output.getOut()
+				.lines()
+				.anyMatch((line) -> line.contains("DiscoveryClient_LB-ONLY-CLOSED/lb-only-closed")
+						&& line.contains("registration failed")));
 
 		app.close();
 

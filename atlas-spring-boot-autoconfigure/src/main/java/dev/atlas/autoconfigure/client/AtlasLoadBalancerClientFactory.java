@@ -41,11 +41,16 @@ import org.springframework.context.support.GenericApplicationContext;
  *
  * <p>
  * Once destroyed (the application context is closing), the factory creates no context:
- * Spring Cloud's would create one again for a call still made then (a scheduled task of a
- * registry client, a request still on its way), and that context's beans would be created
- * in a closing application, where refresh-scoped beans (a Eureka client with its threads)
- * are created anew and never closed, and meters are registered again. Such a call fails
- * at once with {@link IllegalStateException}.
+ * Spring Cloud's would create one again for a call still made then, never closed, whose
+ * beans are created in the closing application, where refresh-scoped beans are then
+ * created anew and never shut down, and meters registered again. Such calls come from a
+ * registry client (a Eureka client whose own calls go through a {@code @LoadBalanced}
+ * builder: its scheduled tasks, and its deregistration as it shuts down, which then
+ * created a second Eureka client with its threads), from requests still on their way, and
+ * from beans being destroyed ({@code @PreDestroy}): the load balancers close before most
+ * beans, which do not depend on them. Such a call finds no load balancer ({@code null},
+ * no lifecycles), which Spring Cloud's clients and Atlas's answer as for a service
+ * without instances.
  *
  * <p>
  * Thread-safe: two threads may fill a service's entry at the same time, with equal
@@ -79,7 +84,8 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	 * The service's load balancer, as {@link LoadBalancerClientFactory#getInstance}
 	 * answers it.
 	 * @param serviceId the service
-	 * @return its load balancer, {@code null} when its context has none
+	 * @return its load balancer, {@code null} when its context has none, or when it has
+	 * no context and this factory is closed
 	 */
 	@Override
 	public @Nullable ReactiveLoadBalancer<ServiceInstance> getInstance(String serviceId) {
@@ -87,7 +93,13 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		if (cached instanceof ReactiveLoadBalancer<?>) {
 			return cast(cached);
 		}
-		ReactiveLoadBalancer<ServiceInstance> found = super.getInstance(serviceId);
+		ReactiveLoadBalancer<ServiceInstance> found;
+		try {
+			found = super.getInstance(serviceId);
+		}
+		catch (ClosedFactoryException closed) {
+			return null;
+		}
 		if (cached == null && found != null) {
 			this.loadBalancers.put(serviceId,
 					singletonsOnly(serviceId, ReactorServiceInstanceLoadBalancer.class) ? found : NOT_CACHED);
@@ -103,23 +115,52 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	 * @param name the service
 	 * @param clazz the class of the bean
 	 * @param generics its generics; none for a cached look-up
-	 * @return the bean, {@code null} when the context has none
+	 * @return the bean, {@code null} when the context has none, or when the service has
+	 * no context and this factory is closed
 	 */
 	@Override
 	public <X> @Nullable X getInstance(String name, Class<?> clazz, Class<?>... generics) {
 		if (generics.length != 0) {
-			return super.getInstance(name, clazz, generics);
+			return instanceUnlessClosed(name, clazz, generics);
 		}
 		Map<Class<?>, Object> ofService = this.beans.computeIfAbsent(name, (n) -> new ConcurrentHashMap<>());
 		Object cached = ofService.get(clazz);
 		if (cached != null && cached != NOT_CACHED) {
 			return cast(cached);
 		}
-		X found = super.getInstance(name, clazz, generics);
+		X found = instanceUnlessClosed(name, clazz, generics);
 		if (cached == null && found != null) {
 			ofService.put(clazz, singletonsOnly(name, clazz) ? found : NOT_CACHED);
 		}
 		return found;
+	}
+
+	/**
+	 * The service's bean of a type, as {@link LoadBalancerClientFactory#getInstance}
+	 * answers it (not cached).
+	 * @param <T> the type
+	 * @param name the service
+	 * @param type the type of the bean
+	 * @return the bean, {@code null} when the context has none, or when the service has
+	 * no context and this factory is closed
+	 */
+	@Override
+	public <T> @Nullable T getInstance(String name, Class<T> type) {
+		try {
+			return super.getInstance(name, type);
+		}
+		catch (ClosedFactoryException closed) {
+			return null;
+		}
+	}
+
+	private <X> @Nullable X instanceUnlessClosed(String name, Class<?> clazz, Class<?>... generics) {
+		try {
+			return super.getInstance(name, clazz, generics);
+		}
+		catch (ClosedFactoryException closed) {
+			return null;
+		}
 	}
 
 	/**
@@ -128,19 +169,25 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	 * @param <T> the type
 	 * @param name the service
 	 * @param type the type of the beans
-	 * @return the beans by name, empty when the context has none; the cached map is
-	 * read-only
+	 * @return the beans by name, empty when the context has none, or when the service has
+	 * no context and this factory is closed; the cached map is read-only
 	 */
 	@Override
 	public <T> @Nullable Map<String, T> getInstances(String name, Class<T> type) {
 		if (type != LoadBalancerLifecycle.class) {
-			return super.getInstances(name, type);
+			return instancesUnlessClosed(name, type);
 		}
 		Object cached = this.lifecycles.get(name);
 		if (cached instanceof Map<?, ?> map) {
 			return cast(map);
 		}
-		Map<String, T> found = super.getInstances(name, type);
+		Map<String, T> found;
+		try {
+			found = super.getInstances(name, type);
+		}
+		catch (ClosedFactoryException closed) {
+			return Map.of();
+		}
 		if (cached != null || found == null) {
 			return found;
 		}
@@ -151,6 +198,15 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		Map<String, T> kept = Collections.unmodifiableMap(new LinkedHashMap<>(found));
 		this.lifecycles.put(name, kept);
 		return kept;
+	}
+
+	private <T> @Nullable Map<String, T> instancesUnlessClosed(String name, Class<T> type) {
+		try {
+			return super.getInstances(name, type);
+		}
+		catch (ClosedFactoryException closed) {
+			return Map.of();
+		}
 	}
 
 	/**
@@ -184,20 +240,25 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	}
 
 	/**
-	 * A service's context, created the first time it is asked for, as in Spring Cloud;
-	 * not after {@link #destroy()}.
+	 * Creates a service's context, as Spring Cloud does the first time the service is
+	 * asked for; not once this factory is destroyed.
 	 * @param name the service
-	 * @return its context
-	 * @throws IllegalStateException when the factory was destroyed (the application
-	 * context is closing) and the service has no context
+	 * @return its context, refreshed
+	 * @throws IllegalStateException when this factory was destroyed (the application
+	 * context is closing) before or while the context was created (it is then closed)
 	 */
 	@Override
-	protected GenericApplicationContext getContext(String name) {
-		if (this.destroyed && !getContextNames().contains(name)) {
-			throw new IllegalStateException("No load balancer for service '" + name
-					+ "': the application context is closing, and Atlas creates no load balancer then");
+	public GenericApplicationContext createContext(String name) {
+		if (this.destroyed) {
+			throw new ClosedFactoryException(name);
 		}
-		return super.getContext(name);
+		GenericApplicationContext context = super.createContext(name);
+		if (this.destroyed) {
+			// destroyed meanwhile: it would never be closed
+			context.close();
+			throw new ClosedFactoryException(name);
+		}
+		return context;
 	}
 
 	/**
@@ -296,6 +357,17 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		@Override
 		public Stream<T> orderedStream() {
 			return this.delegate.orderedStream();
+		}
+
+	}
+
+	/** A context asked for after the factory was destroyed. */
+	private static final class ClosedFactoryException extends IllegalStateException {
+
+		private static final long serialVersionUID = 1L;
+
+		ClosedFactoryException(String name) {
+			super("No load balancer for service '" + name + "': the application context is closing");
 		}
 
 	}
