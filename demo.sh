@@ -167,9 +167,9 @@ CLIENTS=(rest-template rest-client web-client feign)
 USER_TAGS=(v1 v1 v1 v2 v2)
 USER_WEIGHTS=(1 2 3 1 1)
 # Every order-service and user-service treats v1 as the baseline (what untagged calls reach). The
-# order-services skip Atlas's drain on shutdown (no caller of theirs is left when the demo stops);
-# the user-services drain ROLL_DRAIN, as they must in the rolling restart.
-FLEET_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain=0s)
+# order-services skip Atlas's drain on shutdown (no caller of theirs is left when the demo stops:
+# NO_DRAIN, below); the user-services drain ROLL_DRAIN, as they must in the rolling restart.
+FLEET_ARGS=(--atlas.gray.baseline-tags=v1) # the order-services get --atlas.lifecycle.drain=NO_DRAIN below
 USER_ARGS=(--atlas.gray.baseline-tags=v1) # and --atlas.lifecycle.drain=ROLL_DRAIN, below
 # The weight tables compare shares with full weights: warmup (on by default for 60 s after an
 # instance registers) would make the freshly started instances' shares follow their age. Warmup
@@ -178,7 +178,7 @@ ORDER_COMMON_ARGS=("${FLEET_ARGS[@]}" --atlas.warmup.enabled=false)
 # The gateway: v1 is the baseline, as everywhere; two lane rules (a header and a cookie send a request
 # to v2), and a sticky 10 % canary of user-service keyed by X-User-Id (about 10 % of the users on v2,
 # each always in the same lane); warmup off and no drain, as for the order-services.
-GATEWAY_LANE_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false
+GATEWAY_LANE_ARGS=(--atlas.gray.baseline-tags=v1 --atlas.warmup.enabled=false
   --atlas.gray.rules[0].tag=v2 --atlas.gray.rules[0].header=X-User-Group --atlas.gray.rules[0].equals=beta
   --atlas.gray.rules[1].tag=v2 --atlas.gray.rules[1].cookie=canary --atlas.gray.rules[1].equals=1
   --atlas.services.user-service.gray.weights.v2="$CANARY_PERCENT"
@@ -234,6 +234,11 @@ if [[ -z "$ROLL_DRAIN" ]]; then
   if [[ "$registry" == eureka ]]; then ROLL_DRAIN=5s; else ROLL_DRAIN=2s; fi
 fi
 USER_ARGS+=(--atlas.lifecycle.drain="$ROLL_DRAIN")
+# The services no caller is left for when they stop skip the drain; on Eureka they drain one fetch
+# interval (2 s in the 'eureka' profile), as Atlas asks at startup of a drain shorter than that.
+if [[ "$registry" == eureka ]]; then NO_DRAIN=2s; else NO_DRAIN=0s; fi
+ORDER_COMMON_ARGS+=(--atlas.lifecycle.drain="$NO_DRAIN")
+GATEWAY_LANE_ARGS+=(--atlas.lifecycle.drain="$NO_DRAIN")
 [[ -n "${CANARY_STEPS// /}" ]] || die "CANARY_STEPS is empty (e.g. CANARY_STEPS='0 10 50 100 0')" 2
 for target in $CANARY_STEPS; do
   [[ "$target" =~ ^(0|[1-9][0-9]?|100)$ ]] \
@@ -1195,7 +1200,7 @@ pick_port; AFF_ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-a "$DEMO_DIR/order-service-a.log" \
   env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$AFF_ORDER_PORT" "$(management_args "$AFF_ORDER_PORT")" \
-  --sample.cluster=a --atlas.affinity.mode=threshold --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false
+  --sample.cluster=a --atlas.affinity.mode=threshold --atlas.lifecycle.drain="$NO_DRAIN" --atlas.warmup.enabled=false
 say "affinity: starting user-services in clusters ${AFF_CLUSTERS[*]} (untagged) and order-service-a in cluster a ..."
 for i in "${!AFF_CLUSTERS[@]}"; do
   wait_until "user-service-${AFF_CLUSTERS[i]}$((i + 1))" "readiness" http_ready "${AFF_PORTS[i]}"
@@ -1263,7 +1268,7 @@ pick_port; WARM_ORDER_PORT=$PORT
 # shellcheck disable=SC2086
 start order-service-warm "$DEMO_DIR/order-service-warm.log" \
   env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$WARM_ORDER_PORT" "$(management_args "$WARM_ORDER_PORT")" \
-  --atlas.lifecycle.drain=0s --atlas.warmup.duration="${WARMUP}s"
+  --atlas.lifecycle.drain="$NO_DRAIN" --atlas.warmup.duration="${WARMUP}s"
 wait_until order-service-warm "readiness" http_ready "$WARM_ORDER_PORT"
 wait_until order-service-warm "its DiscoveryClient to see $((aff_total - 2)) user-service instances" \
   sees_instances "$WARM_ORDER_PORT" "$((aff_total - 2))"
@@ -1273,7 +1278,7 @@ pick_port; NEW_PORT=$PORT
 # shellcheck disable=SC2086
 start user-service-new "$DEMO_DIR/user-service-new.log" \
   env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$NEW_PORT" "$(management_args "$NEW_PORT")" \
-  --sample.cluster=b --atlas.lifecycle.drain=0s
+  --sample.cluster=b --atlas.lifecycle.drain="$NO_DRAIN"
 echo
 say "warmup: a new untagged instance joins the two b instances; order-service-warm ramps it up over ${WARMUP} s (min 10 %)"
 wait_until order-service-warm "its DiscoveryClient to see $((aff_total - 1)) user-service instances" \
@@ -1299,7 +1304,7 @@ pick_port; SLOW_PORT=$PORT
 # shellcheck disable=SC2086
 start user-service-slow "$DEMO_DIR/user-service-slow.log" \
   env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$SLOW_PORT" "$(management_args "$SLOW_PORT")" \
-  --sample.cluster=b --sample.delay="$STRAT_DELAY" --atlas.lifecycle.drain=0s
+  --sample.cluster=b --sample.delay="$STRAT_DELAY" --atlas.lifecycle.drain="$NO_DRAIN"
 STRAT_PORTS=()
 for strategy in "${STRATEGIES[@]}"; do
   pick_port
@@ -1307,7 +1312,7 @@ for strategy in "${STRATEGIES[@]}"; do
   # shellcheck disable=SC2086
   start "order-service-$strategy" "$DEMO_DIR/order-service-$strategy.log" \
     env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$PORT" "$(management_args "$PORT")" \
-    --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false \
+    --atlas.lifecycle.drain="$NO_DRAIN" --atlas.warmup.enabled=false \
     --atlas.services.user-service.loadbalancer.strategy="$strategy" $STRAT_ARGS
 done
 echo
@@ -1383,7 +1388,7 @@ for i in "${!WRR_COSTS[@]}"; do
   # shellcheck disable=SC2086
   start "user-service-cpu$i" "$DEMO_DIR/user-service-cpu$i.log" \
     env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$USER_RUN" --server.port="$PORT" "$(management_args "$PORT")" \
-    --sample.cpu-cost="${WRR_COSTS[i]}" --atlas.lifecycle.drain=0s
+    --sample.cpu-cost="${WRR_COSTS[i]}" --atlas.lifecycle.drain="$NO_DRAIN"
 done
 WRR_ORDER_PORTS=()
 for strategy in weighted-round-robin smooth-round-robin; do
@@ -1392,7 +1397,7 @@ for strategy in weighted-round-robin smooth-round-robin; do
   # shellcheck disable=SC2086
   start "order-service-$strategy" "$DEMO_DIR/order-service-$strategy.log" \
     env "${REGISTRY_ENV[@]}" java $DEMO_JAVA_OPTS -jar "$ORDER_RUN" --server.port="$PORT" "$(management_args "$PORT")" \
-    --atlas.lifecycle.drain=0s --atlas.warmup.enabled=false \
+    --atlas.lifecycle.drain="$NO_DRAIN" --atlas.warmup.enabled=false \
     --atlas.services.user-service.loadbalancer.strategy="$strategy" \
     --atlas.services.user-service.loadbalancer.weighted-round-robin.blackout-period="$WRR_BLACKOUT" $STRAT_ARGS
 done
@@ -1471,6 +1476,17 @@ expect_log "gateway: the lane rules want v2, and order-service has no v2 instanc
 expect_log "affinity: cluster a's instances stopped, calls spill over to b" \
   '^order-service-a[.]log$' \
   "[.]ClusterAffinity +: Service 'user-service': (cluster 'a' has 0 usable|no instance is in the caller's cluster 'a')"
+if [[ "$registry" == eureka ]]; then
+  # Lines of the Eureka client itself (Netflix's), not of Atlas or the samples: its task supervisor
+  # refuses to reschedule a task once the client shuts down, and says so when a registry fetch or a
+  # lease renewal outlasts its interval (2 s in the 'eureka' profile) on this machine's busy cores.
+  expect_log "eureka: its client's task supervisor (a task refused as it shuts down, a fetch or renewal over 2 s)" \
+    '[.]log$' "c[.]netflix[.]discovery[.]TimedSupervisorTask +: task supervisor (shutting down, can't accept the task|timed out)"
+  # gateway_sees' first request for order-service can reach the gateway before its first Eureka fetch
+  # that lists one (Eureka's callers learn of new instances at their next fetch)
+  expect_log "eureka: the demo's first request for order-service came before the gateway's fetch listed one" \
+    '^gateway[.]log$' "[.]SnapshotBalancer +: No instance available for service 'order-service'$"
+fi
 # an INFO line in Spring Boot's default format
 BOOT_INFO='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ ]+ +INFO [0-9]+ --- '
 if ! $keep && ((${#PIDS[@]} > 0)); then
