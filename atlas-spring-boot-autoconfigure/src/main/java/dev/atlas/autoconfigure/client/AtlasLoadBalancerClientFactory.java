@@ -47,10 +47,10 @@ import org.springframework.context.support.GenericApplicationContext;
  * registry client (a Eureka client whose own calls go through a {@code @LoadBalanced}
  * builder: its scheduled tasks, and its deregistration as it shuts down, which then
  * created a second Eureka client with its threads), from requests still on their way, and
- * from beans being destroyed ({@code @PreDestroy}): the load balancers close before most
- * beans, which do not depend on them. Such a call finds no load balancer ({@code null},
- * no lifecycles), which Spring Cloud's clients and Atlas's answer as for a service
- * without instances.
+ * from beans being destroyed ({@code @PreDestroy}): the load balancers may close before
+ * the beans that call through them, as those do not depend on them. Such a call finds no
+ * load balancer ({@code null}, no lifecycles), which Spring Cloud's clients and Atlas's
+ * answer as for a service without instances.
  *
  * <p>
  * Thread-safe: two threads may fill a service's entry at the same time, with equal
