@@ -286,7 +286,8 @@ public final class FleetSimulation {
 	 * @param middleRetries503 whether the middle service retries a 503 (Atlas's default
 	 * adds 503 to Spring Cloud's retryable statuses; Spring Cloud's retries connect
 	 * failures only)
-	 * @param budget whether both callers bound their retries by a retry budget
+	 * @param budget the retry budget of both callers: {@link RetryBudgetRules#DEFAULTS},
+	 * {@link RetryBudgetRules#OFF} (every retry allowed) or {@link #NO_RETRY_ALLOWED}
 	 * @param marker whether the middle service marks an overload it gave up on, and the
 	 * edge does not retry it
 	 * @param leastRequest whether the middle service chooses with {@code least-request}
@@ -296,34 +297,55 @@ public final class FleetSimulation {
 	 * request that finds every instance full fails at once (saturated), not retried by
 	 * the middle service; only on a fleet that caps concurrency
 	 */
-	public record Policy(String name, boolean middleRetries503, boolean budget, boolean marker, boolean leastRequest,
-			boolean limit) {
+	public record Policy(String name, boolean middleRetries503, RetryBudgetRules budget, boolean marker,
+			boolean leastRequest, boolean limit) {
+
+		/** A budget that refuses every retry: ratio 0, no minimum. */
+		public static final RetryBudgetRules NO_RETRY_ALLOWED = new RetryBudgetRules(true, 0, 0,
+				RetryBudgetRules.DEFAULTS.window());
 
 		/** Spring Cloud's defaults, with the edge's Retry of 3. */
-		public static final Policy SPRING_CLOUD = new Policy("Spring Cloud defaults", false, false, false, false,
-				false);
+		public static final Policy SPRING_CLOUD = new Policy("Spring Cloud defaults", false, RetryBudgetRules.OFF,
+				false, false, false);
 
 		/** Atlas's retry of 503 without the budget or the marker. */
-		public static final Policy ATLAS_UNBOUNDED = new Policy("Atlas, no budget", true, false, false, false, false);
+		public static final Policy ATLAS_UNBOUNDED = new Policy("Atlas, no budget", true, RetryBudgetRules.OFF, false,
+				false, false);
 
 		/**
 		 * The budget alone: an edge that does not read the marker (a caller without
 		 * Atlas's support, such as a gateway without it).
 		 */
-		public static final Policy BUDGET_WITHOUT_MARKER = new Policy("Atlas's budget, marker not read", true, true,
-				false, false, false);
+		public static final Policy BUDGET_WITHOUT_MARKER = new Policy("Atlas's budget, marker not read", true,
+				RetryBudgetRules.DEFAULTS, false, false, false);
 
 		/** Atlas's defaults: the budget in both callers, and the overload marker. */
-		public static final Policy ATLAS = new Policy("Atlas's defaults (budget + marker)", true, true, true, false,
-				false);
+		public static final Policy ATLAS = new Policy("Atlas's defaults (budget + marker)", true,
+				RetryBudgetRules.DEFAULTS, true, false, false);
 
 		/** {@link #ATLAS} with {@code least-request} in the middle service. */
-		public static final Policy ATLAS_LEAST_REQUEST = new Policy("Atlas's defaults, least-request", true, true, true,
-				true, false);
+		public static final Policy ATLAS_LEAST_REQUEST = new Policy("Atlas's defaults, least-request", true,
+				RetryBudgetRules.DEFAULTS, true, true, false);
 
 		/** {@link #ATLAS} with the per-instance in-flight limit in the middle service. */
-		public static final Policy ATLAS_LIMIT = new Policy("Atlas's defaults + max-in-flight-per-instance", true, true,
-				true, false, true);
+		public static final Policy ATLAS_LIMIT = new Policy("Atlas's defaults + max-in-flight-per-instance", true,
+				RetryBudgetRules.DEFAULTS, true, false, true);
+
+		/**
+		 * No retry at all (every retry refused, no attempt marked): what goodput is when
+		 * nothing is tried again, connections refused by the stopped instances included.
+		 */
+		public static final Policy NO_RETRIES = new Policy("no retries", true, NO_RETRY_ALLOWED, false, false, false);
+
+		/**
+		 * Validates.
+		 * @throws NullPointerException when {@code name} or {@code budget} is
+		 * {@code null}
+		 */
+		public Policy {
+			Objects.requireNonNull(name, "name");
+			Objects.requireNonNull(budget, "budget");
+		}
 
 	}
 
@@ -426,7 +448,7 @@ public final class FleetSimulation {
 			this.service = root.split();
 			this.picks = root.split();
 			this.failures = root.split();
-			RetryBudgetRules rules = policy.budget() ? RetryBudgetRules.DEFAULTS : RetryBudgetRules.OFF;
+			RetryBudgetRules rules = policy.budget();
 			// Both budgets start with the clock: their slices of 1 s line up with the
 			// seconds measured.
 			this.edgeBudget = new RetryBudget(rules, () -> this.now);

@@ -19,6 +19,16 @@ import dev.atlas.loadbalancer.support.WindowedCount;
  * window's history ({@link #update}).
  *
  * <p>
+ * Unlike Finagle's, the bound is checked over every trailing part of the window as well:
+ * the current slice (a tenth of the window), the last two slices, and so on up to the
+ * whole window, each with the whole reserve. So the credit a calm window leaves is not
+ * spent in one burst when failures start, retries spread over the slices of an outage,
+ * and every window of whole slices, wherever it starts, holds at most
+ * {@code ratio × its requests + reserve} retries (a retry is allowed only if the part of
+ * every such window that has passed stays within it, and later requests only raise the
+ * bound).
+ *
+ * <p>
  * Only logical requests deposit, not their retries (so the bound is {@code ratio} of the
  * load the callers offer, not of the load they make); refused retries are counted
  * ({@link #exhausted()}). Thread-safe and lock-free; neither call allocates. Deposits,
@@ -91,11 +101,12 @@ public final class RetryBudget {
 	}
 
 	/**
-	 * Retries the budget allows now: {@code ratio × requests + reserve − retries} over
-	 * the window, a number of retries, which may be fractional, and negative when retries
-	 * made earlier count for more than the window's requests now allow (requests left the
-	 * window before the retries they paid for, or a lower ratio): no retry is allowed
-	 * until it is 1 again.
+	 * Retries the budget allows now: the least of
+	 * {@code ratio × requests + reserve − retries} over the trailing parts of the window
+	 * (the current slice, the last two, … the whole window), a number of retries, which
+	 * may be fractional, and negative when retries made earlier count for more than the
+	 * requests now allow (requests left the window before the retries they paid for, or a
+	 * lower ratio): no retry is allowed until it is 1 again.
 	 * @return retries; {@link Double#POSITIVE_INFINITY} when the budget is off
 	 */
 	public double balance() {
@@ -207,9 +218,25 @@ public final class RetryBudget {
 			return sum;
 		}
 
-		/** Retries left over the window (negative when overdrawn). */
+		/**
+		 * Retries left (negative when overdrawn): the least of
+		 * {@code ratio × requests + reserve − retries} over the trailing windows, the
+		 * current slice, it and the one before, and so on up to the whole window. Read
+		 * slice by slice from the newest, with no allocation.
+		 */
 		double balance(long nowNanos) {
-			return this.rules.ratio() * requests(nowNanos) + this.rules.reserve() - this.retries.sum(nowNanos);
+			double ratio = this.rules.ratio();
+			double left = this.rules.reserve();
+			double least = Double.POSITIVE_INFINITY;
+			for (int age = 0; age < WindowedCount.SLICES; age++) {
+				long requests = 0;
+				for (WindowedCount stripe : this.requests) {
+					requests += stripe.slice(nowNanos, age);
+				}
+				left += ratio * requests - this.retries.slice(nowNanos, age);
+				least = Math.min(least, left);
+			}
+			return least;
 		}
 
 	}

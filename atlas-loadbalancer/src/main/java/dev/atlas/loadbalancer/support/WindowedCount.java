@@ -94,6 +94,27 @@ public final class WindowedCount {
 	}
 
 	/**
+	 * The count of one slice of the window: {@code age} 0 is the current slice (so far),
+	 * 1 the one before it, up to {@code SLICES - 1}; a slice that counted nothing in that
+	 * epoch gives 0. {@link #sum} is the sum of the {@code SLICES} ages.
+	 * @param nowNanos the ticker's time now
+	 * @param age {@code 0..SLICES - 1}
+	 * @return {@code >= 0}
+	 * @throws IndexOutOfBoundsException when {@code age} is outside {@code 0..SLICES - 1}
+	 */
+	public long slice(long nowNanos, int age) {
+		if (age < 0 || age >= SLICES) {
+			throw new IndexOutOfBoundsException("age " + age + " is outside 0.." + (SLICES - 1));
+		}
+		long epoch = epoch(nowNanos) - age;
+		if (epoch < 1) {
+			return 0;
+		}
+		long slice = this.slices.get(PADDING + (int) (epoch % SLICES));
+		return ((slice >>> COUNT_BITS) == epoch) ? (slice & COUNT_MASK) : 0;
+	}
+
+	/**
 	 * The time {@link #sum} covers at {@code nowNanos}: the {@code SLICES - 1} whole
 	 * slices before the current one and the current one so far, or less since
 	 * construction. Divide a sum by it for a rate that has no saw-tooth as slices turn

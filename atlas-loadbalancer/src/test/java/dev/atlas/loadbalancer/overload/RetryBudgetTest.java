@@ -102,8 +102,8 @@ class RetryBudgetTest {
 			for (int s = start; s < start + 10; s++) {
 				sum += perSecond[s];
 			}
-			// ratio × requests + reserve, with one slice (1 s) of slack for the sliding
-			assertThat(sum).as("window starting at %d s", start).isLessThanOrEqualTo((int) (0.2 * 8000 + 100 + 260));
+			// ratio × requests + reserve: the budget's slices are this test's seconds
+			assertThat(sum).as("window starting at %d s", start).isLessThanOrEqualTo((int) (0.2 * 8000 + 100));
 		}
 		// and the budget is used: over the last 10 s, close to 0.2 × 8,000 + 100
 		int last = 0;
@@ -111,6 +111,65 @@ class RetryBudgetTest {
 			last += perSecond[s];
 		}
 		assertThat(last).isBetween(1600, 1700 + 170);
+	}
+
+	@Test
+	void aWindowsCreditIsNotSpentInOneBurst() {
+		// 9 s of 1,000 requests per second without a retry: 1,800 retries of credit over
+		// the window (Finagle's bucket would allow them at once), but the current second
+		// has no request yet, so only the reserve covers it
+		RetryBudget budget = budget(0.2, 10);
+		for (int second = 0; second < 9; second++) {
+			for (int request = 0; request < 1000; request++) {
+				budget.deposit();
+			}
+			this.now.addAndGet(1_000_000_000L);
+		}
+		assertThat(withdrawals(budget, 1000)).isEqualTo(100);
+		assertThat(budget.balance()).isEqualTo(0.0);
+		// each request of this second pays for a fifth of a retry
+		for (int request = 0; request < 50; request++) {
+			budget.deposit();
+		}
+		assertThat(withdrawals(budget, 1000)).isEqualTo(10);
+	}
+
+	@Test
+	void retriesStayWithinRatioPlusReserveOverEveryWindowOfWholeSlicesWhenTheRateFalls() {
+		// 1,000 requests per second, none failing, for 7 s; then 200 per second, every
+		// one
+		// failing and asking for a retry: a window that starts at the fall holds the
+		// retries its own requests pay for, not those of the credit left by the seconds
+		// before it
+		RetryBudget budget = budget(0.2, 10);
+		int[] requests = new int[30];
+		int[] retries = new int[30];
+		for (int ms = 0; ms < 30_000; ms++) {
+			int second = ms / 1000;
+			if (second < 7 || ms % 5 == 0) {
+				budget.deposit();
+				requests[second]++;
+				if (second >= 7 && budget.tryWithdraw()) {
+					retries[second]++;
+				}
+			}
+			this.now.addAndGet(1_000_000L);
+		}
+		for (int start = 0; start + 10 <= 30; start++) {
+			int windowRequests = 0;
+			int windowRetries = 0;
+			for (int s = start; s < start + 10; s++) {
+				windowRequests += requests[s];
+				windowRetries += retries[s];
+			}
+			assertThat(windowRetries).as("retries in [%d s, %d s)", start, start + 10)
+				.isLessThanOrEqualTo((int) (0.2 * windowRequests) + 100);
+		}
+		// and spread: a fifth of each second's requests, and the reserve again each time
+		// the retries it paid for leave the window
+		for (int s = 7; s < 30; s++) {
+			assertThat(retries[s]).as("retries in second %d", s).isEqualTo(((s - 7) % 10 == 0) ? 140 : 40);
+		}
 	}
 
 	@Test

@@ -3,6 +3,7 @@ package dev.atlas.loadbalancer.support;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /** A window of 10 s: 10 slices of 1 s. */
 class WindowedCountTest {
@@ -22,6 +23,28 @@ class WindowedCountTest {
 		// the slice of second 0 leaves the window at second 10
 		assertThat(this.count.sum(START + 10 * SECOND)).isEqualTo(9);
 		assertThat(this.count.sum(START + 19 * SECOND)).isZero();
+	}
+
+	@Test
+	void aSliceIsReadByItsAgeAndTheAgesSumToTheWindow() {
+		for (int s = 0; s < 12; s++) {
+			for (int i = 0; i <= s; i++) {
+				this.count.add(1, START + s * SECOND);
+			}
+		}
+		long now = START + 11 * SECOND + SECOND / 2;
+		long sum = 0;
+		for (int age = 0; age < WindowedCount.SLICES; age++) {
+			// second 11 - age counted 12 - age events
+			assertThat(this.count.slice(now, age)).as("age %d", age).isEqualTo(12 - age);
+			sum += this.count.slice(now, age);
+		}
+		assertThat(sum).isEqualTo(this.count.sum(now));
+		// a slice not written in its epoch, and one before the first, count nothing
+		assertThat(this.count.slice(START + 25 * SECOND, 3)).isZero();
+		assertThat(new WindowedCount(10 * SECOND, START).slice(START, 9)).isZero();
+		assertThatExceptionOfType(IndexOutOfBoundsException.class).isThrownBy(() -> this.count.slice(now, 10));
+		assertThatExceptionOfType(IndexOutOfBoundsException.class).isThrownBy(() -> this.count.slice(now, -1));
 	}
 
 	@Test
