@@ -124,7 +124,8 @@ class RetryBudgetIT {
 		double refusedBefore = exhausted(budgeted);
 		int attempts = attempts(budgeted, client, REQUESTS);
 		// 50 requests, one retry for every 5 of them (ratio 0.2): 60 attempts; what an
-		// earlier client left of the balance is below one retry
+		// earlier client left of the balance is below one retry, and so is what the edge
+		// of a 1 s slice of the budget's window, when the requests cross one, loses
 		assertThat(attempts).isBetween(REQUESTS + 9, REQUESTS + 11);
 		assertThat(exhausted(budgeted) - refusedBefore).isBetween(REQUESTS - 11.0, REQUESTS - 9.0);
 	}
@@ -175,8 +176,11 @@ class RetryBudgetIT {
 			.addFirst(new MapPropertySource("retry-budget-change", Map.of(key, "1.0")));
 		try {
 			budgeted.publishEvent(new EnvironmentChangeEvent(budgeted, Set.of(key)));
-			// every request now earns a retry
-			assertThat(attempts(budgeted, "rest-template", REQUESTS)).isEqualTo(2 * REQUESTS);
+			// every request now earns a retry (with no minimum, a request whose retry is
+			// asked in the budget's next 1 s slice finds that slice's own requests only,
+			// none yet if it is the first: one such request a run at most, as 50 take
+			// well under a second)
+			assertThat(attempts(budgeted, "rest-template", REQUESTS)).isBetween(2 * REQUESTS - 1, 2 * REQUESTS);
 		}
 		finally {
 			budgeted.getEnvironment().getPropertySources().remove("retry-budget-change");
