@@ -147,10 +147,28 @@ class RetryBudgetTest {
 			}
 			this.now.addAndGet(1_000_000L);
 		}
-		// 334 asked in the first second, 200 + 100 allowed; then 200 a second
+		// 333 asked in the first second, 200 + 100 allowed; then 200 a second
 		assertThat(refused[10]).isBetween(32, 35);
 		assertThat(refused[11]).isBetween(132, 135);
 		assertThat(refused[12]).isBetween(132, 135);
+	}
+
+	@Test
+	void atTwoHundredRequestsPerSecondTheReserveCoversOneFailureInThreeForAlmostFourSeconds() {
+		// 200 requests per second, 10 s calm, then every third request fails and asks for
+		// a retry: 66.7 retries a second against 40 + the reserve of 100, so the first is
+		// refused at 3.75 s (the figure of docs/overload.md)
+		RetryBudget budget = budget(0.2, 10);
+		int[] refused = new int[15];
+		for (int ms = 0; ms < 15_000; ms += 5) {
+			budget.deposit();
+			if (ms >= 10_000 && (ms / 5) % 3 == 0 && !budget.tryWithdraw()) {
+				refused[ms / 1000]++;
+			}
+			this.now.addAndGet(5_000_000L);
+		}
+		assertThat(refused[10] + refused[11] + refused[12]).isZero();
+		assertThat(refused[13]).isPositive();
 	}
 
 	@Test

@@ -32,9 +32,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The retry budget with real applications on a real (in-process) ZooKeeper: both
  * providers of {@code failing} answer 503 to every request, so every request asks for its
  * retry. The budgeted caller allows retries for 20 % of its requests and no minimum
- * ({@code min-retries-per-second=0}), so that the count is exact; the unbounded one has
- * the budget off, as Spring Cloud has no budget. The budget counts over 10 s: the runtime
- * change, which spends it, runs last.
+ * ({@code min-retries-per-second=0}), so that the count is exact, over a window of 1 min
+ * (slices of 6 s, so that the 50 requests of a case cross at most one slice's edge); the
+ * unbounded one has the budget off, as Spring Cloud has no budget. The runtime change,
+ * which spends the budget, runs last.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RetryBudgetIT {
@@ -61,7 +62,7 @@ class RetryBudgetIT {
 		second = apps.start(WhoApp.class, "failing", "app.fail=true");
 		List<ConfigurableApplicationContext> gone = List.of(apps.start(WhoApp.class, "gone"),
 				apps.start(WhoApp.class, "gone"));
-		budgeted = caller("failing", "atlas.retry.budget.min-retries-per-second=0");
+		budgeted = caller("failing", "atlas.retry.budget.min-retries-per-second=0", "atlas.retry.budget.window=1m");
 		unbounded = caller("failing", "atlas.retry.budget.enabled=false");
 		goneCaller = caller("gone", "atlas.retry.budget.min-retries-per-second=0");
 		ZooKeeperApps.awaitInstances(budgeted, "failing", 2);
@@ -74,11 +75,13 @@ class RetryBudgetIT {
 		}
 	}
 
-	private static ConfigurableApplicationContext caller(String target, String budget) {
+	private static ConfigurableApplicationContext caller(String target, String... budget) {
 		// No outlier detection: it would eject the failing providers, and the counts
 		// would measure it instead of the budget.
-		return apps.start(WhoApp.class, target + "-caller", "app.target=" + target, "atlas.warmup.enabled=false",
-				"atlas.outlier.enabled=false", budget);
+		List<String> properties = new ArrayList<>(
+				List.of("app.target=" + target, "atlas.warmup.enabled=false", "atlas.outlier.enabled=false"));
+		properties.addAll(List.of(budget));
+		return apps.start(WhoApp.class, target + "-caller", properties.toArray(String[]::new));
 	}
 
 	@AfterAll
@@ -125,7 +128,7 @@ class RetryBudgetIT {
 		int attempts = attempts(budgeted, client, REQUESTS);
 		// 50 requests, one retry for every 5 of them (ratio 0.2): 60 attempts; what an
 		// earlier client left of the balance is below one retry, and so is what the edge
-		// of a 1 s slice of the budget's window, when the requests cross one, loses
+		// of a 6 s slice of the budget's window, when the requests cross one, loses
 		assertThat(attempts).isBetween(REQUESTS + 9, REQUESTS + 11);
 		assertThat(exhausted(budgeted) - refusedBefore).isBetween(REQUESTS - 11.0, REQUESTS - 9.0);
 	}
@@ -177,9 +180,9 @@ class RetryBudgetIT {
 		try {
 			budgeted.publishEvent(new EnvironmentChangeEvent(budgeted, Set.of(key)));
 			// every request now earns a retry (with no minimum, a request whose retry is
-			// asked in the budget's next 1 s slice finds that slice's own requests only,
-			// none yet if it is the first: one such request a run at most, as 50 take
-			// well under a second)
+			// asked in the budget's next slice finds that slice's own requests only, none
+			// yet if it is the first: one such request at most, as 50 take well under the
+			// slice's 6 s)
 			assertThat(attempts(budgeted, "rest-template", REQUESTS)).isBetween(2 * REQUESTS - 1, 2 * REQUESTS);
 		}
 		finally {
