@@ -222,18 +222,20 @@ public final class RetryBudget {
 		 * Retries left (negative when overdrawn): the least of
 		 * {@code ratio × requests + reserve − retries} over the trailing windows, the
 		 * current slice, it and the one before, and so on up to the whole window. Read
-		 * slice by slice from the newest, with no allocation.
+		 * slice by slice from the newest, with no allocation. Every count of a window is
+		 * created with the same window and time, so one epoch serves them all.
 		 */
 		double balance(long nowNanos) {
 			double ratio = this.rules.ratio();
 			double left = this.rules.reserve();
 			double least = Double.POSITIVE_INFINITY;
-			for (int age = 0; age < WindowedCount.SLICES; age++) {
+			long current = this.retries.epoch(nowNanos);
+			for (long epoch = current; epoch > current - WindowedCount.SLICES; epoch--) {
 				long requests = 0;
 				for (WindowedCount stripe : this.requests) {
-					requests += stripe.slice(nowNanos, age);
+					requests += stripe.count(epoch);
 				}
-				left += ratio * requests - this.retries.slice(nowNanos, age);
+				left += ratio * requests - this.retries.count(epoch);
 				least = Math.min(least, left);
 			}
 			return least;

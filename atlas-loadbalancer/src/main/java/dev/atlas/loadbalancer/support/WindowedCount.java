@@ -94,19 +94,24 @@ public final class WindowedCount {
 	}
 
 	/**
-	 * The count of one slice of the window: {@code age} 0 is the current slice (so far),
-	 * 1 the one before it, up to {@code SLICES - 1}; a slice that counted nothing in that
-	 * epoch gives 0. {@link #sum} is the sum of the {@code SLICES} ages.
-	 * @param nowNanos the ticker's time now
-	 * @param age {@code 0..SLICES - 1}
-	 * @return {@code >= 0}
-	 * @throws IndexOutOfBoundsException when {@code age} is outside {@code 0..SLICES - 1}
+	 * The epoch of a time: which slice of time it falls in, counted from the
+	 * construction. The current slice is {@code epoch(nowNanos)}, the one before it that
+	 * minus 1, and so on; {@link #sum} covers the last {@code SLICES}. Two counts created
+	 * with the same window and time have the same epochs, so that one call serves both.
+	 * @param nowNanos the ticker's time
+	 * @return {@code >= 1}
 	 */
-	public long slice(long nowNanos, int age) {
-		if (age < 0 || age >= SLICES) {
-			throw new IndexOutOfBoundsException("age " + age + " is outside 0.." + (SLICES - 1));
-		}
-		long epoch = epoch(nowNanos) - age;
+	public long epoch(long nowNanos) {
+		return Math.max(1, (nowNanos - this.originNanos) / this.sliceNanos);
+	}
+
+	/**
+	 * The count of one slice: 0 when the slice of that epoch counted nothing, or has been
+	 * reused for a later one (it left the window), or is not yet counted.
+	 * @param epoch an {@linkplain #epoch(long) epoch}
+	 * @return {@code >= 0}
+	 */
+	public long count(long epoch) {
 		if (epoch < 1) {
 			return 0;
 		}
@@ -127,10 +132,6 @@ public final class WindowedCount {
 		long intoSlice = Math.floorMod(nowNanos - this.originNanos, this.sliceNanos);
 		long window = (SLICES - 1) * this.sliceNanos + intoSlice;
 		return Math.max(1, Math.min(sinceStart, window));
-	}
-
-	private long epoch(long nowNanos) {
-		return Math.max(1, (nowNanos - this.originNanos) / this.sliceNanos);
 	}
 
 }

@@ -3,7 +3,6 @@ package dev.atlas.loadbalancer.support;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /** A window of 10 s: 10 slices of 1 s. */
 class WindowedCountTest {
@@ -26,25 +25,30 @@ class WindowedCountTest {
 	}
 
 	@Test
-	void aSliceIsReadByItsAgeAndTheAgesSumToTheWindow() {
+	void aSliceIsReadByItsEpochAndTheLastSlicesSumToTheWindow() {
 		for (int s = 0; s < 12; s++) {
 			for (int i = 0; i <= s; i++) {
 				this.count.add(1, START + s * SECOND);
 			}
 		}
 		long now = START + 11 * SECOND + SECOND / 2;
+		long current = this.count.epoch(now);
 		long sum = 0;
 		for (int age = 0; age < WindowedCount.SLICES; age++) {
 			// second 11 - age counted 12 - age events
-			assertThat(this.count.slice(now, age)).as("age %d", age).isEqualTo(12 - age);
-			sum += this.count.slice(now, age);
+			assertThat(this.count.count(current - age)).as("age %d", age).isEqualTo(12 - age);
+			sum += this.count.count(current - age);
 		}
 		assertThat(sum).isEqualTo(this.count.sum(now));
-		// a slice not written in its epoch, and one before the first, count nothing
-		assertThat(this.count.slice(START + 25 * SECOND, 3)).isZero();
-		assertThat(new WindowedCount(10 * SECOND, START).slice(START, 9)).isZero();
-		assertThatExceptionOfType(IndexOutOfBoundsException.class).isThrownBy(() -> this.count.slice(now, 10));
-		assertThatExceptionOfType(IndexOutOfBoundsException.class).isThrownBy(() -> this.count.slice(now, -1));
+		// the slice of second 1 was reused for second 11
+		assertThat(this.count.count(current - 10)).isZero();
+		// a count created with the same window and time has the same epochs
+		assertThat(new WindowedCount(10 * SECOND, START).epoch(now)).isEqualTo(current);
+		// a slice not written in its epoch, a later one, and one before the first count
+		// nothing
+		assertThat(this.count.count(this.count.epoch(START + 25 * SECOND) - 3)).isZero();
+		assertThat(this.count.count(current + 1)).isZero();
+		assertThat(this.count.count(0)).isZero();
 	}
 
 	@Test
