@@ -93,13 +93,7 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		if (cached instanceof ReactiveLoadBalancer<?>) {
 			return cast(cached);
 		}
-		ReactiveLoadBalancer<ServiceInstance> found;
-		try {
-			found = super.getInstance(serviceId);
-		}
-		catch (ClosedFactoryException closed) {
-			return null;
-		}
+		ReactiveLoadBalancer<ServiceInstance> found = unlessClosed(() -> super.getInstance(serviceId), null);
 		if (cached == null && found != null) {
 			this.loadBalancers.put(serviceId,
 					singletonsOnly(serviceId, ReactorServiceInstanceLoadBalancer.class) ? found : NOT_CACHED);
@@ -121,14 +115,14 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	@Override
 	public <X> @Nullable X getInstance(String name, Class<?> clazz, Class<?>... generics) {
 		if (generics.length != 0) {
-			return instanceUnlessClosed(name, clazz, generics);
+			return unlessClosed(() -> super.getInstance(name, clazz, generics), null);
 		}
 		Map<Class<?>, Object> ofService = this.beans.computeIfAbsent(name, (n) -> new ConcurrentHashMap<>());
 		Object cached = ofService.get(clazz);
 		if (cached != null && cached != NOT_CACHED) {
 			return cast(cached);
 		}
-		X found = instanceUnlessClosed(name, clazz, generics);
+		X found = unlessClosed(() -> super.getInstance(name, clazz, generics), null);
 		if (cached == null && found != null) {
 			ofService.put(clazz, singletonsOnly(name, clazz) ? found : NOT_CACHED);
 		}
@@ -146,21 +140,7 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	 */
 	@Override
 	public <T> @Nullable T getInstance(String name, Class<T> type) {
-		try {
-			return super.getInstance(name, type);
-		}
-		catch (ClosedFactoryException closed) {
-			return null;
-		}
-	}
-
-	private <X> @Nullable X instanceUnlessClosed(String name, Class<?> clazz, Class<?>... generics) {
-		try {
-			return super.getInstance(name, clazz, generics);
-		}
-		catch (ClosedFactoryException closed) {
-			return null;
-		}
+		return unlessClosed(() -> super.getInstance(name, type), null);
 	}
 
 	/**
@@ -175,7 +155,7 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 	@Override
 	public <T> @Nullable Map<String, T> getInstances(String name, Class<T> type) {
 		if (type != LoadBalancerLifecycle.class) {
-			return instancesUnlessClosed(name, type);
+			return unlessClosed(() -> super.getInstances(name, type), Map.of());
 		}
 		Object cached = this.lifecycles.get(name);
 		if (cached instanceof Map<?, ?> map) {
@@ -186,6 +166,7 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 			found = super.getInstances(name, type);
 		}
 		catch (ClosedFactoryException closed) {
+			// not through unlessClosed: what follows would ask for the context again
 			return Map.of();
 		}
 		if (cached != null || found == null) {
@@ -200,12 +181,16 @@ public class AtlasLoadBalancerClientFactory extends LoadBalancerClientFactory {
 		return kept;
 	}
 
-	private <T> @Nullable Map<String, T> instancesUnlessClosed(String name, Class<T> type) {
+	/**
+	 * A look-up of Spring Cloud's factory, or {@code whenClosed} when it needed a context
+	 * and this factory is closed.
+	 */
+	private static <T> @Nullable T unlessClosed(Supplier<@Nullable T> lookUp, @Nullable T whenClosed) {
 		try {
-			return super.getInstances(name, type);
+			return lookUp.get();
 		}
 		catch (ClosedFactoryException closed) {
-			return Map.of();
+			return whenClosed;
 		}
 	}
 

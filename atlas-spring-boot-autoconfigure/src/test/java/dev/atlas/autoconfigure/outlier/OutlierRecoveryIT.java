@@ -79,8 +79,7 @@ class OutlierRecoveryIT {
 				apps.start(WhoApp.class, SERVICE));
 		// No retry budget: the traffic (about 650 calls/s) must see no failure while an
 		// instance answers 503 for the 1 s a run of 503s lasts before it ejects, a third
-		// of
-		// the calls then needing a retry; the budget (20 % of the calls, plus 10 a
+		// of the calls then needing a retry; the budget (20 % of the calls, plus 10 a
 		// second) refuses some of them, which is not what this test measures.
 		caller = apps.start(Attempts.RecordingWhoApp.class, "flaky-caller", "app.target=" + SERVICE,
 				"app.read-timeout=1s", "atlas.warmup.enabled=false", "atlas.retry.budget.enabled=false",
